@@ -1,0 +1,40 @@
+//===- Partition/PlanValidator.h - Check a plan independently ---*- C++ -*-===//
+//
+// Every plan passes through here before it is reported or written: every node
+// placed exactly once on an existing device, nodes unsupported on
+// accelerators kept off them, colocation classes on one device, memory caps
+// respected, and, where the partitioner promises it, contiguity of each
+// device's forward part and backward part (seed 004 §3, §5.3).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_PLANVALIDATOR_H
+#define ONNXP_PARTITION_PLANVALIDATOR_H
+
+#include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/Plan.h"
+#include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/Error.h"
+
+#include <vector>
+
+namespace onnxp {
+
+struct ValidationOptions {
+  bool requireContiguous = false; ///< forward and backward parts separately
+  bool checkMemory = true;
+  bool checkColocation = true;
+};
+
+/// Returns the first violation found, naming the node and device.
+Error validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
+                   const ValidationOptions &O = {});
+
+/// Whether the node set {v : InSet[v]} is contiguous in G restricted to the
+/// nodes with Consider[v] (seed 004 Def. 3.1: no path leaves the set and
+/// re-enters it). Consider may be empty meaning all nodes.
+bool isContiguous(const CostGraph &G, const std::vector<char> &InSet,
+                  const std::vector<char> &Consider = {});
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_PLANVALIDATOR_H

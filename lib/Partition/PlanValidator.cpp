@@ -1,0 +1,99 @@
+//===- Partition/PlanValidator.cpp - Independent plan checks ------------===//
+//
+// Written without reference to any partitioner so that a bug in one cannot
+// hide in the other. Contiguity (seed 004 Def. 3.1) is checked by a forward
+// search from the set's out-neighbours outside the set: the set is
+// contiguous iff that search never re-enters it.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/PlanValidator.h"
+
+#include <map>
+
+using namespace onnxp;
+
+bool onnxp::isContiguous(const CostGraph &G, const std::vector<char> &InSet,
+                         const std::vector<char> &Consider) {
+  auto Considered = [&](int V) { return Consider.empty() || Consider[V]; };
+  std::vector<char> Seen(G.numNodes(), 0);
+  std::vector<int> Stack;
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    if (!InSet[V] || !Considered(V)) continue;
+    for (int EId : G.outEdges(V)) {
+      int W = G.edge(EId).dst;
+      if (!InSet[W] && Considered(W) && !Seen[W]) { Seen[W] = 1; Stack.push_back(W); }
+    }
+  }
+  while (!Stack.empty()) {
+    int V = Stack.back();
+    Stack.pop_back();
+    for (int EId : G.outEdges(V)) {
+      int W = G.edge(EId).dst;
+      if (!Considered(W)) continue;
+      if (InSet[W]) return false;
+      if (!Seen[W]) { Seen[W] = 1; Stack.push_back(W); }
+    }
+  }
+  return true;
+}
+
+Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
+                          const ValidationOptions &O) {
+  auto Fail = [&](const auto &...Parts) {
+    return makeInternalError("plan from '", Pl.algorithm, "' is invalid: ", Parts...);
+  };
+  if (Pl.device.size() != G.numNodes())
+    return Fail("it places ", Pl.device.size(), " nodes, the graph has ", G.numNodes());
+  const int D = P.numDevices();
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    int Dev = Pl.device[V];
+    if (Dev < 0 || Dev >= D)
+      return Fail("node '", G.node(V).name, "' is on device ", Dev, " of ", D);
+    if (P.isAccelerator(Dev) && !G.node(V).accSupported)
+      return Fail("node '", G.node(V).name, "' is not supported on accelerators but is on ",
+                  P.deviceName(Dev));
+  }
+  if (!Pl.stage.empty() && Pl.stage.size() != G.numNodes())
+    return Fail("it gives stages to ", Pl.stage.size(), " nodes, the graph has ", G.numNodes());
+
+  if (O.checkColocation) {
+    std::map<int, int> ClassDevice, ClassNode;
+    for (size_t V = 0; V < G.numNodes(); ++V) {
+      int C = G.classOf(V);
+      auto [It, New] = ClassDevice.try_emplace(C, Pl.device[V]);
+      if (New) { ClassNode[C] = V; continue; }
+      if (It->second != Pl.device[V])
+        return Fail("nodes '", G.node(ClassNode[C]).name, "' and '", G.node(V).name,
+                    "' share colocation class ", C, " but sit on ", P.deviceName(It->second),
+                    " and ", P.deviceName(Pl.device[V]));
+    }
+  }
+
+  if (O.checkMemory) {
+    std::vector<double> Mem(D, 0);
+    for (size_t V = 0; V < G.numNodes(); ++V)
+      if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
+    for (int Dev = 0; Dev < P.accelerators; ++Dev)
+      if (Mem[Dev] > P.accMemory() * (1 + 1e-9))
+        return Fail(P.deviceName(Dev), " holds ", formatNumber(Mem[Dev]),
+                    " bytes, over its memory of ", formatNumber(P.accMemory()));
+  }
+
+  if (O.requireContiguous) {
+    // Forward side and backward part separately (seed 004 §5.3).
+    std::vector<char> Fw(G.numNodes()), Bw(G.numNodes());
+    for (size_t V = 0; V < G.numNodes(); ++V) {
+      Fw[V] = !G.node(V).isBackward();
+      Bw[V] = G.node(V).isBackward();
+    }
+    for (int Dev = 0; Dev < D; ++Dev) {
+      std::vector<char> In(G.numNodes());
+      for (size_t V = 0; V < G.numNodes(); ++V) In[V] = Pl.device[V] == Dev;
+      if (!isContiguous(G, In, Fw))
+        return Fail("the forward part on ", P.deviceName(Dev), " is not contiguous");
+      if (!isContiguous(G, In, Bw))
+        return Fail("the backward part on ", P.deviceName(Dev), " is not contiguous");
+    }
+  }
+  return Error::success();
+}

@@ -1,0 +1,25 @@
+//===- Partition/SingleDevice.cpp - The "single" baseline ---------------===//
+#include "onnx-partition/Partition/Baselines.h"
+
+using namespace onnxp;
+
+Expected<Plan> onnxp::partitionSingleDevice(const CostGraph &G, const Platform &P,
+                                            const PartitionOptions &) {
+  Plan Pl;
+  Pl.device.assign(G.numNodes(), 0);
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    if (G.node(V).accSupported && P.accelerators > 0) continue;
+    if (P.cpus == 0)
+      return makeError("node '", G.node(V).name,
+                       "' cannot run on an accelerator and the platform has no CPU (use --cpus)");
+    Pl.device[V] = P.accelerators;
+  }
+  if (P.accelerators == 0) Pl.device.assign(G.numNodes(), 0);
+  // Colocation: a class with an unsupported member goes to the CPU whole.
+  std::vector<int> ClassDev(G.numClasses(), -1);
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (Pl.device[V] != 0) ClassDev[G.classOf(V)] = Pl.device[V];
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (ClassDev[G.classOf(V)] >= 0) Pl.device[V] = ClassDev[G.classOf(V)];
+  return Pl;
+}

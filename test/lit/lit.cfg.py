@@ -1,0 +1,34 @@
+# -*- Python -*-  lit configuration for the onnx-partition golden tests.
+import os
+import shutil
+
+import lit.formats
+
+config.name = "onnx-partition"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".onnxtxt", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.onnxp_binary_dir, "test", "lit")
+
+tool = os.path.join(config.onnxp_binary_dir, "tools", "onnx-partition")
+config.substitutions.append(("%onnxp", tool))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%shared", config.shared_dir))
+config.substitutions.append(("%srcroot", config.onnxp_source_dir))
+for name in ["FileCheck", "not", "count", "split-file"]:
+    config.substitutions.append(
+        ("\\b%s\\b" % name if name != "not" else "(?<![-\\w])not\\b",
+         os.path.join(config.llvm_tools_dir, name)))
+
+# Tests that read ../shared declare `REQUIRES: shared`; they are reported as
+# UNSUPPORTED (skipped) when the folder is absent.
+if os.path.isdir(os.path.join(config.shared_dir, "models")):
+    config.available_features.add("shared")
+# Tests that run ONNX Runtime declare `REQUIRES: ort`.
+if shutil.which("node") and os.path.isdir(
+        os.path.join(config.onnxp_source_dir, "test", "ort", "node_modules", "onnxruntime-node")):
+    config.available_features.add("ort")
+if shutil.which("protoc"):
+    config.available_features.add("protoc")
+config.environment["ONNXP_SHARED"] = config.shared_dir
