@@ -1,0 +1,147 @@
+//===- Solver/MilpModel.h - A small MILP model and its CBC solve -*- C++ -*-===//
+//
+// The integer programs of seed 004 (Fig. 3, 4, 6) are built against this thin
+// layer instead of against COIN-OR directly: a model is a list of bounded
+// variables (continuous, binary, integer), linear rows with lower and upper
+// bounds, a minimisation objective and an optional MIP start. solveMilp()
+// hands it to CBC (lib/Solver/CbcModel.cpp is the only file that includes
+// COIN headers) with a time limit, a relative gap, a thread count and a
+// progress callback that sees every new incumbent and the best bound as the
+// search goes, and returns status, objective, bound, gap and the values.
+//
+// Keeping COIN out of this header keeps the partitioners' compile units small
+// and lets the solver be swapped without touching the formulations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_SOLVER_MILPMODEL_H
+#define ONNXP_SOLVER_MILPMODEL_H
+
+#include "onnx-partition/Support/Error.h"
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace onnxp {
+
+enum class VarKind { Continuous, Binary, Integer };
+
+/// One linear term: coefficient times variable.
+struct LinTerm {
+  int var;
+  double coef;
+};
+
+/// A minimisation MILP. Variables and rows are identified by the dense index
+/// their add* call returned.
+class MilpModel {
+public:
+  static constexpr double Inf = std::numeric_limits<double>::infinity();
+
+  /// Adds a variable with bounds [Lb, Ub] and objective coefficient Obj.
+  /// Binary variables get bounds clamped into [0, 1].
+  int addVar(VarKind Kind, double Lb, double Ub, double Obj = 0, std::string Name = "");
+  int addContinuous(double Lb, double Ub, double Obj = 0, std::string Name = "") {
+    return addVar(VarKind::Continuous, Lb, Ub, Obj, std::move(Name));
+  }
+  int addBinary(double Obj = 0, std::string Name = "") {
+    return addVar(VarKind::Binary, 0, 1, Obj, std::move(Name));
+  }
+
+  /// Adds the row Lb <= sum Terms <= Ub. Terms on the same variable add up.
+  int addRow(std::vector<LinTerm> Terms, double Lb, double Ub);
+  int addLe(std::vector<LinTerm> Terms, double Rhs) { return addRow(std::move(Terms), -Inf, Rhs); }
+  int addGe(std::vector<LinTerm> Terms, double Rhs) { return addRow(std::move(Terms), Rhs, Inf); }
+  int addEq(std::vector<LinTerm> Terms, double Rhs) { return addRow(std::move(Terms), Rhs, Rhs); }
+
+  void setObjective(int Var, double Coef) { Vars[Var].obj = Coef; }
+  /// A complete assignment the solver starts from (one value per variable).
+  /// The solver checks it; an infeasible start is ignored, not an error.
+  void setMipStart(std::vector<double> Values) { Start = std::move(Values); }
+  /// Fixes a variable's bounds (used to pin forced placements).
+  void setBounds(int Var, double Lb, double Ub) { Vars[Var].lb = Lb; Vars[Var].ub = Ub; }
+
+  size_t numVars() const { return Vars.size(); }
+  size_t numRows() const { return Rows.size(); }
+  size_t numNonzeros() const;
+
+  struct Var {
+    VarKind kind;
+    double lb, ub, obj;
+    std::string name;
+  };
+  struct Row {
+    std::vector<LinTerm> terms;
+    double lb, ub;
+  };
+  const std::vector<Var> &vars() const { return Vars; }
+  const std::vector<Row> &rows() const { return Rows; }
+  const std::vector<double> &mipStart() const { return Start; }
+
+  /// Largest violation of bounds, rows and integrality by Values (0 when
+  /// feasible). Tests and the MIP-start path use it.
+  double maxViolation(const std::vector<double> &Values) const;
+  /// Objective value of an assignment.
+  double objectiveOf(const std::vector<double> &Values) const;
+
+private:
+  std::vector<Var> Vars;
+  std::vector<Row> Rows;
+  std::vector<double> Start;
+};
+
+/// What the solver saw while searching (reported to the progress callback).
+struct MilpProgress {
+  double seconds = 0;
+  double incumbent = MilpModel::Inf; ///< best objective found so far
+  double bound = -MilpModel::Inf;    ///< best proven lower bound
+  std::string event;                 ///< "solution", "heuristic", "node", "start"
+};
+
+struct MilpOptions {
+  double timeLimitSeconds = 600;
+  double relativeGap = 1e-4;
+  int threads = 1;
+  bool verbose = false; ///< let CBC print its own log on stdout
+  /// Called on every improving incumbent and now and then with the bound;
+  /// may be empty.
+  std::function<void(const MilpProgress &)> progress;
+  /// Minimum seconds between two "node" progress reports.
+  double progressInterval = 5;
+};
+
+enum class MilpStatus {
+  Optimal,    ///< solved to within the requested gap
+  Feasible,   ///< stopped by a limit with an incumbent
+  Infeasible, ///< proven infeasible
+  NoSolution, ///< stopped by a limit before any solution was found
+  Unbounded,
+};
+const char *milpStatusName(MilpStatus S);
+
+struct MilpResult {
+  MilpStatus status = MilpStatus::NoSolution;
+  double objective = MilpModel::Inf;
+  double bound = -MilpModel::Inf;
+  double seconds = 0;
+  double secondsToIncumbent = 0; ///< when the final incumbent was found
+  bool startAccepted = false;    ///< the MIP start was feasible and used
+  long nodes = 0;
+  std::vector<double> values; ///< empty unless a solution exists
+
+  bool hasSolution() const {
+    return status == MilpStatus::Optimal || status == MilpStatus::Feasible;
+  }
+  /// (objective - bound) / |objective|, 0 when proven optimal at 0.
+  double gap() const;
+};
+
+/// Solves M with CBC. Errors only on a malformed model or a solver failure;
+/// infeasibility and limits are statuses.
+Expected<MilpResult> solveMilp(const MilpModel &M, const MilpOptions &O = {});
+
+} // namespace onnxp
+
+#endif // ONNXP_SOLVER_MILPMODEL_H
