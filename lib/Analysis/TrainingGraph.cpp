@@ -1,0 +1,215 @@
+//===- Analysis/TrainingGraph.cpp - ONNX Runtime training conventions ---===//
+//
+// Classification is by ONNX Runtime's gradient-builder conventions
+// (models/README.md), which is what the graphs actually carry: the
+// `_Grad/` name scope marks a backward node and names its forward partner.
+// Nodes outside any such scope keep the forward role even when they sit
+// after the loss (ORT's `AccumulateGrad_*` Sum nodes): they have no forward
+// partner, are few and tiny, and the DP's App. B preprocessing handles them
+// like any forward node.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Analysis/TrainingGraph.h"
+
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+using namespace onnxp;
+
+bool onnxp::isOptimizerOp(const std::string &Domain, const std::string &Op) {
+  static const std::set<std::string> Ops = {
+      "InPlaceAccumulator", "InPlaceAccumulatorV2", "AdamOptimizer",  "AdamWOptimizer",
+      "SGDOptimizer",       "SGDOptimizerV2",       "LambOptimizer",  "ZeroGradient",
+      "GradientAccumulator", "MomentumOptimizer",   "Adagrad",        "Adam",
+      "Momentum"};
+  (void)Domain;
+  return Ops.count(Op) > 0;
+}
+
+bool onnxp::isLossOp(const std::string &Op) {
+  static const std::set<std::string> Ops = {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
+                                            "SoftmaxCrossEntropy", "SparseSoftmaxCrossEntropy",
+                                            "BinaryCrossEntropy", "MSELoss", "MeanSquaredError"};
+  return Ops.count(Op) > 0;
+}
+
+namespace {
+bool endsWith(const std::string &S, const std::string &Suffix) {
+  return S.size() >= Suffix.size() && S.compare(S.size() - Suffix.size(), Suffix.size(), Suffix) == 0;
+}
+
+/// Ops whose input slots >= 1 hold weights.
+bool hasWeightSlots(const std::string &Op) {
+  static const std::set<std::string> Ops = {
+      "Conv", "ConvTranspose", "Gemm", "BatchNormalization", "LayerNormalization",
+      "InstanceNormalization", "GroupNormalization", "LSTM", "GRU", "RNN", "PRelu",
+      "SkipLayerNormalization", "EmbedLayerNormalization", "Attention"};
+  return Ops.count(Op) > 0;
+}
+
+struct UnionFind {
+  std::vector<int> Parent;
+  explicit UnionFind(size_t N) : Parent(N) { std::iota(Parent.begin(), Parent.end(), 0); }
+  int find(int X) { return Parent[X] == X ? X : Parent[X] = find(Parent[X]); }
+  void unite(int A, int B) {
+    A = find(A); B = find(B);
+    if (A != B) Parent[std::max(A, B)] = std::min(A, B);
+  }
+};
+} // namespace
+
+std::vector<ParameterInfo> onnxp::findParameters(const OnnxModel &M) {
+  const onnx::GraphProto &G = M.graph();
+  std::set<std::string> AllNames;
+  for (const auto &I : G.input()) AllNames.insert(I.name());
+  for (const auto &N : G.node())
+    for (const std::string &O : N.output()) AllNames.insert(O);
+
+  // Inputs read at a weight slot of a forward op.
+  std::set<std::string> WeightSlotInputs, ReadByForward;
+  for (const auto &N : G.node()) {
+    bool Backward = N.name().find("_Grad/") != std::string::npos;
+    if (Backward || isOptimizerOp(N.domain(), N.op_type())) continue;
+    for (int S = 0; S < N.input_size(); ++S) {
+      ReadByForward.insert(N.input(S));
+      if (S >= 1 && hasWeightSlots(N.op_type())) WeightSlotInputs.insert(N.input(S));
+    }
+  }
+  auto Trainable = [&](const std::string &Name) {
+    return AllNames.count(Name + "_grad") || AllNames.count(Name + "_grad.accumulation.buffer");
+  };
+  auto BytesOf = [&](const std::string &Name) {
+    const TensorInfo *T = M.tensor(Name);
+    std::optional<double> B = T ? T->bytes() : std::nullopt;
+    return B ? *B : 0.0;
+  };
+  std::vector<ParameterInfo> Params;
+  std::set<std::string> Seen;
+  for (const auto &I : G.initializer()) {
+    if (!ReadByForward.count(I.name()) && !Trainable(I.name())) continue;
+    bool Float = I.data_type() == onnx::TensorProto::FLOAT || I.data_type() == onnx::TensorProto::FLOAT16 ||
+                 I.data_type() == onnx::TensorProto::BFLOAT16 || I.data_type() == onnx::TensorProto::DOUBLE;
+    double Elems = 1;
+    for (int64_t D : I.dims()) Elems *= static_cast<double>(D);
+    // Scalars and integer tensors are constants (axes, shapes), not weights.
+    if (!Trainable(I.name()) && (!Float || Elems <= 1)) continue;
+    Params.push_back({I.name(), BytesOf(I.name()), Trainable(I.name()), true});
+    Seen.insert(I.name());
+  }
+  for (const auto &I : G.input()) {
+    if (Seen.count(I.name())) continue;
+    if (endsWith(I.name(), "_grad.accumulation.buffer")) continue; // optimizer state
+    if (Trainable(I.name()) || WeightSlotInputs.count(I.name()))
+      Params.push_back({I.name(), BytesOf(I.name()), Trainable(I.name()), false});
+  }
+  return Params;
+}
+
+size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M) {
+  const onnx::GraphProto &OG = M.graph();
+  std::unordered_map<std::string, int> ByOnnxName;
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    for (int O : G.node(V).onnxNodes) ByOnnxName.emplace(OG.node(O).name(), V);
+
+  std::set<std::string> LossOutputs;
+  for (const auto &O : OG.output())
+    if (O.name().find("loss") != std::string::npos) LossOutputs.insert(O.name());
+
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    CostNode &N = G.node(V);
+    if (N.onnxNodes.empty()) continue;
+    const onnx::NodeProto &ON = OG.node(N.onnxNodes.front());
+    size_t Scope = ON.name().find("_Grad/");
+    if (isOptimizerOp(ON.domain(), ON.op_type())) {
+      N.role = Role::Optimizer;
+    } else if (Scope != std::string::npos) {
+      N.role = Role::Backward;
+      auto It = ByOnnxName.find(ON.name().substr(0, Scope));
+      N.partner = It == ByOnnxName.end() ? -1 : It->second;
+    } else {
+      bool Loss = isLossOp(ON.op_type());
+      for (const std::string &O : ON.output()) Loss |= LossOutputs.count(O) > 0;
+      N.role = Loss ? Role::Loss : Role::Forward;
+    }
+  }
+
+  // Colocation classes.
+  UnionFind UF(G.numNodes());
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (G.node(V).partner >= 0) UF.unite(V, G.node(V).partner);
+  std::map<std::string, std::vector<int>> Users; // parameter -> nodes reading it
+  std::set<std::string> ParamNames;
+  for (const ParameterInfo &P : findParameters(M)) ParamNames.insert(P.name);
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    for (int O : G.node(V).onnxNodes)
+      for (const std::string &In : OG.node(O).input()) {
+        if (ParamNames.count(In)) Users[In].push_back(V);
+        // An optimizer node reads P_grad.accumulation.buffer / P_grad: it
+        // belongs with P's users.
+        if (G.node(V).role == Role::Optimizer)
+          for (const char *Suffix : {"_grad.accumulation.buffer", "_grad"})
+            if (endsWith(In, Suffix)) {
+              std::string P = In.substr(0, In.size() - std::strlen(Suffix));
+              if (ParamNames.count(P)) Users[P].push_back(V);
+            }
+      }
+  for (auto &[P, Vs] : Users)
+    for (size_t I = 1; I < Vs.size(); ++I) UF.unite(Vs[0], Vs[I]);
+
+  std::map<int, int> Size;
+  for (size_t V = 0; V < G.numNodes(); ++V) ++Size[UF.find(V)];
+  size_t Multi = 0;
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    int Root = UF.find(V);
+    G.node(V).colocClass = Root;
+    if (Root == (int)V && Size[Root] > 1) ++Multi;
+  }
+  G.normalizeClasses();
+  return Multi;
+}
+
+size_t onnxp::deriveBackward(CostGraph &G) {
+  const size_t NumForward = G.numNodes();
+  const size_t NumForwardEdges = G.numEdges();
+  G.normalizeClasses();
+  std::vector<int> Twin(NumForward, -1);
+  for (size_t V = 0; V < NumForward; ++V) {
+    const CostNode &F = G.node(V);
+    // Constants and shape queries have no gradient.
+    if (F.role != Role::Forward || F.op == "Constant" || F.op == "Shape" || F.op == "Size")
+      continue;
+    CostNode B;
+    B.name = F.name + "_Grad";
+    B.op = F.op.empty() ? "Grad" : F.op + "Grad";
+    B.domain = F.domain;
+    B.role = Role::Backward;
+    B.partner = static_cast<int>(V);
+    B.colocClass = F.colocClass;
+    B.outputBytes = F.outputBytes;
+    B.onnxNodes = {}; // derived: no ONNX node of its own
+    Twin[V] = G.addNode(std::move(B));
+  }
+  for (size_t EId = 0; EId < NumForwardEdges; ++EId) {
+    const CostEdge E = G.edge(EId);
+    if (Twin[E.src] < 0 || Twin[E.dst] < 0) continue;
+    CostEdge M;
+    M.src = Twin[E.dst];
+    M.dst = Twin[E.src];
+    M.tensor = E.tensor.empty() ? "" : E.tensor + "_grad";
+    M.bytes = E.bytes;
+    G.addEdge(std::move(M));
+  }
+  for (size_t V = 0; V < NumForward; ++V) {
+    if (Twin[V] < 0) continue;
+    CostEdge S;
+    S.src = static_cast<int>(V);
+    S.dst = Twin[V];
+    S.tensor = "";
+    S.bytes = G.node(V).outputBytes; // activations kept for the backward pass
+    G.addEdge(std::move(S));
+  }
+  return G.numNodes() - NumForward;
+}

@@ -1,0 +1,338 @@
+//===- IR/OnnxModel.cpp - Load, check and shape-infer ONNX models -------===//
+//
+// The ONNX front end. Loading never touches external weight files: their
+// sizes come from TensorProto.dims (DESIGN.md, "Facts about the inputs").
+// Shape inference runs on a copy of the model, so the model we write back
+// keeps its original value_info and symbolic dims.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/IR/OnnxModel.h"
+
+#include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace onnxp;
+namespace fs = std::filesystem;
+
+double onnxp::elementBytes(int32_t T) {
+  using TP = onnx::TensorProto;
+  switch (T) {
+  case TP::FLOAT: case TP::INT32: case TP::UINT32: return 4;
+  case TP::DOUBLE: case TP::INT64: case TP::UINT64: case TP::COMPLEX64: return 8;
+  case TP::FLOAT16: case TP::BFLOAT16: case TP::INT16: case TP::UINT16: return 2;
+  case TP::INT8: case TP::UINT8: case TP::BOOL: return 1;
+  case TP::COMPLEX128: return 16;
+  default: return 0;
+  }
+}
+
+bool TensorInfo::fullyKnown() const {
+  if (!hasShape) return false;
+  for (int64_t D : dims)
+    if (D < 0) return false;
+  return true;
+}
+
+std::optional<double> TensorInfo::numElements() const {
+  if (!fullyKnown()) return std::nullopt;
+  double N = 1;
+  for (int64_t D : dims) N *= static_cast<double>(D);
+  return N;
+}
+
+std::optional<double> TensorInfo::bytes() const {
+  std::optional<double> N = numElements();
+  double E = elementBytes(elemType);
+  if (!N || E == 0) return std::nullopt;
+  return *N * E;
+}
+
+const TensorInfo *OnnxModel::tensor(const std::string &Name) const {
+  auto It = tensors.find(Name);
+  return It == tensors.end() ? nullptr : &It->second;
+}
+
+bool OnnxModel::isInitializer(const std::string &Name) const {
+  for (const auto &I : graph().initializer())
+    if (I.name() == Name) return true;
+  return false;
+}
+
+bool OnnxModel::isGraphInput(const std::string &Name) const {
+  for (const auto &I : graph().input())
+    if (I.name() == Name) return true;
+  return false;
+}
+
+bool onnxp::looksLikeOnnxText(const std::string &C) {
+  // Skip whitespace and '#' comment lines, then expect '<' (model header)
+  // or an identifier (a bare graph).
+  size_t I = 0;
+  while (I < C.size()) {
+    if (std::isspace(static_cast<unsigned char>(C[I]))) { ++I; continue; }
+    if (C[I] == '#') { while (I < C.size() && C[I] != '\n') ++I; continue; }
+    break;
+  }
+  if (I >= C.size()) return false;
+  if (C[I] == '<') return true;
+  // Binary protobufs start with a field tag byte, which is never a letter
+  // followed by printable text all the way to a '('.
+  size_t J = I;
+  while (J < C.size() && (std::isalnum(static_cast<unsigned char>(C[J])) || C[J] == '_')) ++J;
+  while (J < C.size() && C[J] == ' ') ++J;
+  return J > I && J < C.size() && C[J] == '(';
+}
+
+namespace {
+void collectMissingExternal(OnnxModel &M) {
+  fs::path Dir = fs::path(M.path).parent_path();
+  for (const onnx::TensorProto &T : M.graph().initializer()) {
+    if (T.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    std::string Location;
+    for (const auto &KV : T.external_data())
+      if (KV.key() == "location") Location = KV.value();
+    std::error_code EC;
+    if (Location.empty() || !fs::exists(Dir / Location, EC))
+      M.missingExternalData.push_back(T.name());
+  }
+}
+
+TensorInfo infoFromType(const onnx::TypeProto &T) {
+  TensorInfo I;
+  if (!T.has_tensor_type()) return I;
+  const auto &TT = T.tensor_type();
+  I.elemType = TT.elem_type();
+  if (!TT.has_shape()) return I;
+  I.hasShape = true;
+  for (const auto &D : TT.shape().dim()) {
+    if (D.has_dim_value() && D.dim_value() >= 0) {
+      I.dims.push_back(D.dim_value());
+      I.symbols.emplace_back();
+    } else {
+      I.dims.push_back(-1);
+      I.symbols.push_back(D.has_dim_param() ? D.dim_param() : "");
+    }
+  }
+  return I;
+}
+
+TensorInfo infoFromInitializer(const onnx::TensorProto &T) {
+  TensorInfo I;
+  I.elemType = T.data_type();
+  I.hasShape = true;
+  for (int64_t D : T.dims()) {
+    I.dims.push_back(D);
+    I.symbols.emplace_back();
+  }
+  return I;
+}
+
+/// Outer-scope names a subgraph reads (If/Loop/Scan bodies): they are
+/// dependencies of the node that owns the subgraph.
+void collectOuterReads(const onnx::GraphProto &G, std::unordered_set<std::string> &Local,
+                       std::vector<std::string> &Reads) {
+  for (const auto &I : G.input()) Local.insert(I.name());
+  for (const auto &I : G.initializer()) Local.insert(I.name());
+  for (const auto &N : G.node()) {
+    for (const std::string &In : N.input())
+      if (!In.empty() && !Local.count(In)) Reads.push_back(In);
+    for (const auto &A : N.attribute()) {
+      if (A.has_g()) { auto L = Local; collectOuterReads(A.g(), L, Reads); }
+      for (const auto &Sub : A.graphs()) { auto L = Local; collectOuterReads(Sub, L, Reads); }
+    }
+    for (const std::string &O : N.output()) Local.insert(O);
+  }
+}
+} // namespace
+
+std::vector<std::string> onnxp::nodeDataInputs(const onnx::NodeProto &N) {
+  std::vector<std::string> Ins;
+  for (const std::string &In : N.input())
+    if (!In.empty()) Ins.push_back(In);
+  for (const auto &A : N.attribute()) {
+    std::unordered_set<std::string> Local;
+    if (A.has_g()) collectOuterReads(A.g(), Local, Ins);
+    for (const auto &Sub : A.graphs()) { Local.clear(); collectOuterReads(Sub, Local, Ins); }
+  }
+  return Ins;
+}
+
+Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::string &Contents) {
+  OnnxModel M;
+  M.path = Path;
+  if (looksLikeOnnxText(Contents)) {
+    M.format = "text";
+    onnx::Common::Status S = onnx::OnnxParser::Parse(M.proto, Contents.c_str());
+    if (!S.IsOK()) {
+      // A bare graph (no <...> header) is accepted too, with opset 18 defaults.
+      onnx::GraphProto G;
+      onnx::Common::Status SG = onnx::OnnxParser::Parse(G, Contents.c_str());
+      if (!SG.IsOK())
+        return makeError(Path, ": cannot parse ONNX text: ", S.ErrorMessage());
+      M.proto = onnx::ModelProto();
+      *M.proto.mutable_graph() = G;
+      M.proto.set_ir_version(8);
+      auto *Op = M.proto.add_opset_import();
+      Op->set_domain("");
+      Op->set_version(17);
+    }
+    if (M.proto.ir_version() == 0) M.proto.set_ir_version(8);
+  } else {
+    M.format = "binary";
+    if (Contents.empty()) return makeError(Path, ": file is empty, not an ONNX model");
+    if (!M.proto.ParseFromString(Contents))
+      return makeError(Path, ": not an ONNX model (the protobuf does not parse: truncated or not ONNX)");
+    if (!M.proto.has_graph() || M.proto.ir_version() <= 0 || M.proto.ir_version() > 100)
+      return makeError(Path, ": not an ONNX model (no graph or no valid ir_version)");
+  }
+  if (M.graph().node_size() == 0) return makeError(Path, ": the model's graph has no nodes");
+  collectMissingExternal(M);
+  for (const auto &I : M.graph().initializer()) M.tensors[I.name()] = infoFromInitializer(I);
+  for (const auto &I : M.graph().input())
+    if (!M.tensors.count(I.name())) M.tensors[I.name()] = infoFromType(I.type());
+  return M;
+}
+
+Error onnxp::checkGraphStructure(const OnnxModel &M) {
+  const onnx::GraphProto &G = M.graph();
+  std::unordered_map<std::string, int> Producer;
+  std::unordered_set<std::string> Available;
+  for (const auto &I : G.input()) Available.insert(I.name());
+  for (const auto &I : G.initializer()) Available.insert(I.name());
+  for (int N = 0; N < G.node_size(); ++N)
+    for (const std::string &O : G.node(N).output()) {
+      if (O.empty()) continue;
+      if (!Producer.emplace(O, N).second)
+        return makeError(M.path, ": tensor '", O, "' is produced by two nodes ('",
+                         G.node(Producer[O]).name(), "' and '", G.node(N).name(), "')");
+    }
+  std::vector<std::vector<int>> Succ(G.node_size());
+  std::vector<int> InDeg(G.node_size(), 0);
+  for (int N = 0; N < G.node_size(); ++N) {
+    for (const std::string &In : nodeDataInputs(G.node(N))) {
+      auto P = Producer.find(In);
+      if (P != Producer.end()) {
+        Succ[P->second].push_back(N);
+        ++InDeg[N];
+        continue;
+      }
+      if (!Available.count(In))
+        return makeError(M.path, ": node '", G.node(N).name(), "' (", G.node(N).op_type(),
+                         ") reads tensor '", In,
+                         "' that no node, graph input or initializer provides (dangling input)");
+    }
+  }
+  for (const auto &O : G.output())
+    if (!Producer.count(O.name()) && !Available.count(O.name()))
+      return makeError(M.path, ": graph output '", O.name(), "' is produced by no node");
+  std::queue<int> Ready;
+  for (int N = 0; N < G.node_size(); ++N)
+    if (InDeg[N] == 0) Ready.push(N);
+  int Seen = 0;
+  while (!Ready.empty()) {
+    int N = Ready.front();
+    Ready.pop();
+    ++Seen;
+    for (int S : Succ[N])
+      if (--InDeg[S] == 0) Ready.push(S);
+  }
+  if (Seen != G.node_size())
+    for (int N = 0; N < G.node_size(); ++N)
+      if (InDeg[N] > 0)
+        return makeError(M.path, ": the graph has a cycle through node '", G.node(N).name(), "' (",
+                         G.node(N).op_type(), ")");
+  return Error::success();
+}
+
+namespace {
+/// Base tensor whose shape a gradient tensor shares under ONNX Runtime's
+/// naming (models/README.md): X_grad, X_grad_0 (partial sums),
+/// P_grad.accumulation.buffer / .out.
+std::string gradientBase(const std::string &Name) {
+  for (const char *Suffix : {"_grad.accumulation.buffer", "_grad.accumulation.out"}) {
+    size_t L = std::strlen(Suffix);
+    if (Name.size() > L && Name.compare(Name.size() - L, L, Suffix) == 0)
+      return Name.substr(0, Name.size() - L);
+  }
+  size_t Pos = Name.rfind("_grad");
+  if (Pos == std::string::npos || Pos == 0) return "";
+  std::string Rest = Name.substr(Pos + 5);
+  if (Rest.empty()) return Name.substr(0, Pos);
+  if (Rest[0] == '_' && Rest.size() > 1 &&
+      Rest.find_first_not_of("0123456789", 1) == std::string::npos)
+    return Name.substr(0, Pos);
+  return "";
+}
+} // namespace
+
+Error onnxp::inferShapes(OnnxModel &M) {
+  onnx::ModelProto Copy = M.proto;
+  onnx::GraphProto *G = Copy.mutable_graph();
+  // Bind symbolic dims on graph inputs (and outputs/value_info, so inference
+  // does not merge a bound dim with a stale symbol).
+  auto Bind = [&](onnx::ValueInfoProto &VI) {
+    if (!VI.type().has_tensor_type() || !VI.type().tensor_type().has_shape()) return;
+    for (auto &D : *VI.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!D.has_dim_param()) continue;
+      auto It = M.dimBindings.find(D.dim_param());
+      if (It != M.dimBindings.end()) D.set_dim_value(It->second);
+    }
+  };
+  for (auto &VI : *G->mutable_input()) Bind(VI);
+  for (auto &VI : *G->mutable_output()) Bind(VI);
+  for (auto &VI : *G->mutable_value_info()) Bind(VI);
+  try {
+    onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
+                                        /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
+  } catch (const std::exception &Ex) {
+    return makeError(M.path, ": shape inference failed: ", Ex.what());
+  }
+  M.tensors.clear();
+  for (const auto &I : G->initializer()) M.tensors[I.name()] = infoFromInitializer(I);
+  for (const auto *List : {&G->input(), &G->value_info(), &G->output()})
+    for (const auto &VI : *List) {
+      TensorInfo Info = infoFromType(VI.type());
+      auto [It, New] = M.tensors.try_emplace(VI.name(), Info);
+      if (!New && !It->second.fullyKnown() && Info.fullyKnown()) It->second = Info;
+    }
+  // Complete what ONNX cannot infer (com.microsoft training ops) from
+  // gradient naming; repeat because bases may themselves be gradients.
+  for (int Round = 0; Round < 3; ++Round)
+    for (const auto &N : G->node())
+      for (const std::string &O : N.output()) {
+        if (O.empty()) continue;
+        const TensorInfo *Cur = M.tensor(O);
+        if (Cur && Cur->fullyKnown()) continue;
+        std::string Base = gradientBase(O);
+        const TensorInfo *B = Base.empty() ? nullptr : M.tensor(Base);
+        if (B && B->hasShape) M.tensors[O] = *B;
+      }
+  M.unboundDims.clear();
+  M.unknownShapeTensors.clear();
+  for (const auto &N : G->node())
+    for (const std::string &O : N.output()) {
+      if (O.empty()) continue;
+      const TensorInfo *I = M.tensor(O);
+      if (!I || !I->fullyKnown() || elementBytes(I->elemType) == 0) M.unknownShapeTensors.push_back(O);
+    }
+  for (auto &[Name, Info] : M.tensors)
+    for (const std::string &S : Info.symbols)
+      if (!S.empty()) M.unboundDims.insert(S);
+  return Error::success();
+}
+
+Expected<std::string> onnxp::serializeModel(const OnnxModel &M) {
+  std::string Out;
+  if (!M.proto.SerializeToString(&Out))
+    return makeError(M.path, ": cannot serialize the model");
+  return Out;
+}

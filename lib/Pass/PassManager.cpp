@@ -1,0 +1,82 @@
+//===- Pass/PassManager.cpp - Pipeline parsing, running, instrumentation ===//
+//
+// Dumps use one fixed banner, "# *** Cost graph dump after <pass> ***", so
+// tests and people can grep for it (STYLE.md: the pass manager prints the
+// IR, passes never do).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Pass/PassManager.h"
+
+#include <chrono>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+using namespace onnxp;
+
+Expected<PassManager> PassManager::parse(const std::string &Pipeline) {
+  PassManager PM;
+  std::stringstream SS(Pipeline);
+  std::string Name;
+  while (std::getline(SS, Name, ',')) {
+    size_t B = Name.find_first_not_of(" \t"), E = Name.find_last_not_of(" \t");
+    if (B == std::string::npos)
+      return makeUsageError("empty pass name in --passes '", Pipeline, "'");
+    Expected<std::unique_ptr<Pass>> P = createPass(Name.substr(B, E - B + 1));
+    if (!P) return P.takeError();
+    PM.add(std::move(*P));
+  }
+  if (PM.Passes.empty()) return makeUsageError("--passes names no pass");
+  return PM;
+}
+
+std::vector<std::string> PassManager::names() const {
+  std::vector<std::string> N;
+  for (const auto &P : Passes) N.push_back(P->name());
+  return N;
+}
+
+void onnxp::printDump(std::ostream &OS, const PassContext &Ctx, const std::string &After) {
+  OS << "# *** Cost graph dump after " << After << " ***\n";
+  if (!Ctx.hasGraph) {
+    OS << "costgraph (not built yet)\n";
+    return;
+  }
+  Ctx.graph.print(OS);
+  if (Ctx.plan) {
+    const Plan &P = *Ctx.plan;
+    OS << "plan algorithm=" << P.algorithm << " objective=" << formatNumber(P.objective)
+       << " kind=" << P.objectiveKind << "\n";
+    for (size_t V = 0; V < P.device.size(); ++V)
+      OS << "place " << V << " '" << Ctx.graph.node(V).name << "' "
+         << Ctx.platform.deviceName(P.device[V]) << "\n";
+  }
+}
+
+Error PassManager::run(PassContext &Ctx, const Instrumentation &I) {
+  for (const auto &P : Passes) {
+    auto Start = std::chrono::steady_clock::now();
+    if (I.verbose && I.logStream) *I.logStream << "onnx-partition: running pass " << P->name() << "\n";
+    Expected<bool> Changed = P->run(Ctx);
+    double Secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+    if (!Changed) return Changed.takeError().withContext(P->name());
+    if (I.timePasses && I.logStream)
+      *I.logStream << "time-passes: " << std::setw(10) << std::fixed << std::setprecision(4)
+                   << Secs * 1e3 << " ms  " << P->name() << (*Changed ? "" : " (no change)")
+                   << "\n" << std::defaultfloat;
+    if (I.dumpStream && (I.printAfter.count(P->name()) || I.printAfter.count("*")))
+      printDump(*I.dumpStream, Ctx, P->name());
+  }
+  return Error::success();
+}
+
+std::string onnxp::defaultPipeline(bool IsOnnx, bool Training, bool WithPartition) {
+  std::string P;
+  if (IsOnnx) {
+    P = "infer-shapes,build-cost-graph,classify-training";
+    if (Training) P += ",derive-backward";
+    P += ",estimate-costs";
+  }
+  if (WithPartition) P += std::string(P.empty() ? "" : ",") + "partition";
+  return P;
+}

@@ -1,0 +1,92 @@
+//===- Pass/Passes/FrontEndPasses.cpp - infer-shapes, build-cost-graph, ---===//
+//                                       classify-training, derive-backward
+//
+// The ONNX front end as passes, so --print-after can show the graph after
+// each step. Each is a thin shell over a library function that unit tests
+// call directly.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Analysis/CostGraphBuilder.h"
+#include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Pass/Passes.h"
+
+using namespace onnxp;
+
+namespace {
+Error needModel(const PassContext &Ctx, const char *Pass) {
+  if (!Ctx.model)
+    return makeUsageError("pass '", Pass, "' needs an ONNX model; JSON workloads are already a cost graph");
+  return Error::success();
+}
+Error needGraph(const PassContext &Ctx, const char *Pass) {
+  if (!Ctx.hasGraph)
+    return makeUsageError("pass '", Pass, "' needs a cost graph; run build-cost-graph first");
+  return Error::success();
+}
+
+class InferShapesPass final : public Pass {
+public:
+  const char *name() const override { return "infer-shapes"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
+    Ctx.model->dimBindings = Ctx.options.dimBindings;
+    ONNXP_RETURN_IF_ERROR(inferShapes(*Ctx.model));
+    Ctx.count(name(), "Number of tensors with unknown shape", Ctx.model->unknownShapeTensors.size());
+    Ctx.count(name(), "Number of unbound symbolic dims", Ctx.model->unboundDims.size());
+    return true;
+  }
+};
+
+class BuildCostGraphPass final : public Pass {
+public:
+  const char *name() const override { return "build-cost-graph"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
+    Expected<CostGraph> G = buildCostGraph(*Ctx.model);
+    if (!G) return G.takeError();
+    Ctx.graph = std::move(*G);
+    Ctx.hasGraph = true;
+    Ctx.costed = false;
+    Ctx.count(name(), "Number of cost nodes", Ctx.graph.numNodes());
+    Ctx.count(name(), "Number of cost edges", Ctx.graph.numEdges());
+    return true;
+  }
+};
+
+class ClassifyTrainingPass final : public Pass {
+public:
+  const char *name() const override { return "classify-training"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
+    ONNXP_RETURN_IF_ERROR(needGraph(Ctx, name()));
+    size_t Multi = classifyTrainingGraph(Ctx.graph, *Ctx.model);
+    Ctx.count(name(), "Number of backward nodes", Ctx.graph.countRole(Role::Backward));
+    Ctx.count(name(), "Number of optimizer nodes", Ctx.graph.countRole(Role::Optimizer));
+    Ctx.count(name(), "Number of colocation classes with more than one node", Multi);
+    return true;
+  }
+};
+
+class DeriveBackwardPass final : public Pass {
+public:
+  const char *name() const override { return "derive-backward"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    ONNXP_RETURN_IF_ERROR(needGraph(Ctx, name()));
+    if (Ctx.graph.isTraining()) {
+      Ctx.notes.push_back("the model is already a training graph; --training derived nothing");
+      return false;
+    }
+    size_t Added = deriveBackward(Ctx.graph);
+    Ctx.costed = false;
+    Ctx.count(name(), "Number of derived backward nodes", Added);
+    Ctx.notes.push_back("derived " + std::to_string(Added) +
+                        " backward nodes from the forward graph (--training)");
+    return Added > 0;
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> onnxp::createInferShapesPass() { return std::make_unique<InferShapesPass>(); }
+std::unique_ptr<Pass> onnxp::createBuildCostGraphPass() { return std::make_unique<BuildCostGraphPass>(); }
+std::unique_ptr<Pass> onnxp::createClassifyTrainingPass() { return std::make_unique<ClassifyTrainingPass>(); }
+std::unique_ptr<Pass> onnxp::createDeriveBackwardPass() { return std::make_unique<DeriveBackwardPass>(); }

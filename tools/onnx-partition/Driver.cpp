@@ -1,0 +1,173 @@
+//===- tools/onnx-partition/Driver.cpp - Shared steps of every command --===//
+#include "Driver.h"
+
+#include "onnx-partition/Import/InputLoader.h"
+#include "onnx-partition/Pass/PassManager.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iomanip>
+#include <iostream>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+int onnxp::tool::reportError(const Error &E) {
+  std::cerr << "error: " << E.message() << "\n";
+  return E.exitCode();
+}
+
+namespace {
+Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string> &Dims) {
+  std::map<std::string, int64_t> B;
+  for (const std::string &D : Dims) {
+    size_t Eq = D.find('=');
+    if (Eq == std::string::npos || Eq == 0)
+      return makeUsageError("--dim '", D, "' must be NAME=VALUE, e.g. --dim batch_size=32");
+    std::string Value = D.substr(Eq + 1);
+    size_t Pos = 0;
+    long long V = -1;
+    try {
+      V = std::stoll(Value, &Pos);
+    } catch (...) {
+    }
+    if (Pos != Value.size() || V <= 0)
+      return makeUsageError("--dim '", D, "' must bind a positive integer");
+    B[D.substr(0, Eq)] = V;
+  }
+  return B;
+}
+} // namespace
+
+Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
+  PassContext Ctx;
+  Expected<std::map<std::string, int64_t>> Dims = parseDims(O.dims);
+  if (!Dims) return Dims.takeError();
+  Ctx.options.dimBindings = *Dims;
+  Ctx.options.training = O.training;
+  Ctx.options.algorithm = O.algo;
+  Ctx.options.partition = O.partition;
+  Ctx.options.partition.verbose = O.verbose;
+  if (O.verbose)
+    Ctx.options.partition.progress = [](const std::string &Line) {
+      std::cerr << "onnx-partition: " << Line << "\n";
+    };
+
+  Expected<LoadedInput> In = loadInput(O.input);
+  if (!In) return In.takeError();
+
+  // Platform: the workload's own numbers, then --platform, then flags.
+  bool PlatformGiven = O.platform != "default";
+  if (In->workload && !PlatformGiven) {
+    Ctx.platform = In->workload->platform;
+  } else {
+    Expected<Platform> P = loadPlatform(O.platform);
+    if (!P) return P.takeError();
+    Ctx.platform = *P;
+    if (In->workload) {
+      Ctx.platform.accelerators = In->workload->platform.accelerators;
+      Ctx.platform.cpus = In->workload->platform.cpus;
+    } else if (!PlatformGiven || O.platform.find('.') == std::string::npos) {
+      Ctx.platform.accelerators = 1;
+      Ctx.platform.cpus = 0;
+    }
+  }
+  if (O.devices >= 0) Ctx.platform.accelerators = O.devices;
+  if (O.cpus >= 0) Ctx.platform.cpus = O.cpus;
+  if (!O.memory.empty()) {
+    Expected<double> M = parseByteSize(O.memory);
+    if (!M) return M.takeError().withContext("--memory");
+    Ctx.platform.accelerator.memoryBytes = *M;
+  }
+  if (O.overlapComm) Ctx.platform.overlapComm = true;
+  if (Ctx.platform.numDevices() == 0)
+    return makeUsageError("--devices and --cpus leave no device to place nodes on");
+
+  if (In->workload) {
+    Ctx.graph = std::move(In->workload->graph);
+    Ctx.hasGraph = true;
+    Ctx.costed = true;
+    if (O.training && !Ctx.graph.isTraining())
+      return makeUsageError("--training applies to ONNX models; this workload has no backward nodes");
+  } else {
+    Ctx.model = std::move(*In->model);
+    if (!Ctx.model->missingExternalData.empty())
+      Ctx.notes.push_back("external data absent for " +
+                          std::to_string(Ctx.model->missingExternalData.size()) +
+                          " initializers; sizes taken from their dims");
+  }
+  if (O.verbose) {
+    std::cerr << "onnx-partition: input " << O.input << " (" << In->kind << "), platform "
+              << Ctx.platform.name << ": " << Ctx.platform.accelerators << " accelerators, "
+              << Ctx.platform.cpus << " CPUs, " << formatNumber(Ctx.platform.accMemory())
+              << " bytes per accelerator, algorithm " << O.algo << "\n";
+  }
+  return Ctx;
+}
+
+Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool WithPartition) {
+  std::string Pipeline = O.passes.empty()
+                             ? defaultPipeline(Ctx.model.has_value(), O.training, WithPartition)
+                             : O.passes;
+  if (Pipeline.empty()) return Error::success();
+  Expected<PassManager> PM = PassManager::parse(Pipeline);
+  if (!PM) return PM.takeError();
+  Instrumentation I;
+  for (const std::string &P : O.printAfter) {
+    if (P == "*") { I.printAfter.insert(P); continue; }
+    Expected<std::unique_ptr<Pass>> Known = createPass(P);
+    if (!Known) return makeUsageError("--print-after names unknown pass '", P, "'");
+    I.printAfter.insert(P);
+  }
+  if (O.printAfterAll) I.printAfter.insert("*");
+  I.timePasses = O.timePasses;
+  I.verbose = O.verbose;
+  I.dumpStream = &std::cout;
+  I.logStream = &std::cerr;
+  Error E = PM->run(Ctx, I);
+  if (O.stats) {
+    std::cerr << "===-------------------------------------------------------------------------===\n"
+              << "                          ... Statistics Collected ...\n"
+              << "===-------------------------------------------------------------------------===\n";
+    for (const Statistic &S : Ctx.stats)
+      std::cerr << std::setw(8) << formatNumber(S.value) << " " << S.pass << " - " << S.description << "\n";
+  }
+  return E;
+}
+
+std::string onnxp::tool::planReportJson(const PassContext &Ctx) {
+  using nlohmann::json;
+  const Plan &P = *Ctx.plan;
+  const CostGraph &G = Ctx.graph;
+  auto Num = [](double V) -> json { return std::isfinite(V) ? json(V) : json(nullptr); };
+  json J;
+  J["algorithm"] = P.algorithm;
+  J["objective"] = Num(P.objective);
+  J["objective_kind"] = P.objectiveKind;
+  J["lower_bound"] = Num(P.lowerBound);
+  J["gap"] = Num(P.gap());
+  J["solve_seconds"] = P.solveSeconds;
+  J["time_unit"] = G.timeUnit;
+  J["platform"] = {{"name", Ctx.platform.name},
+                   {"accelerators", Ctx.platform.accelerators},
+                   {"cpus", Ctx.platform.cpus},
+                   {"accelerator_memory", Num(Ctx.platform.accMemory())}};
+  J["devices"] = json::array();
+  for (int D = 0; D < (int)P.usage.size(); ++D) {
+    const DeviceUsage &U = P.usage[D];
+    J["devices"].push_back({{"device", Ctx.platform.deviceName(D)}, {"load", U.load},
+                            {"compute", U.compute}, {"comm_in", U.commIn},
+                            {"comm_out", U.commOut}, {"memory", U.memory}});
+  }
+  J["assignment"] = json::array();
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    json A = {{"node", G.node(V).name}, {"id", G.node(V).externalId >= 0 ? G.node(V).externalId : (int64_t)V},
+              {"device", Ctx.platform.deviceName(P.device[V])}};
+    if (!P.stage.empty()) A["stage"] = P.stage[V];
+    J["assignment"].push_back(A);
+  }
+  J["stats"] = P.stats;
+  J["notes"] = P.notes;
+  for (const std::string &N : Ctx.notes) J["notes"].push_back(N);
+  return J.dump(2) + "\n";
+}

@@ -1,0 +1,29 @@
+//===- tools/onnx-partition/Driver.h - Shared steps of every command -*- C++ -*-===//
+#ifndef ONNXP_TOOLS_DRIVER_H
+#define ONNXP_TOOLS_DRIVER_H
+
+#include "Options.h"
+
+#include "onnx-partition/Pass/PassContext.h"
+#include "onnx-partition/Support/Error.h"
+
+namespace onnxp::tool {
+
+/// Loads the input named by O.input, resolves the platform (workload
+/// defaults < --platform < --devices/--cpus/--memory) and the options.
+Expected<PassContext> loadContext(const ToolOptions &O);
+
+/// Runs --passes, or the default pipeline (with "partition" when
+/// WithPartition), with the instrumentation the flags ask for; prints
+/// --stats at the end.
+Error runPipeline(PassContext &Ctx, const ToolOptions &O, bool WithPartition);
+
+/// Prints "error: <message>" and returns the exit code for E.
+int reportError(const Error &E);
+
+/// The plan report: objective, bound, per-device usage, assignment.
+std::string planReportJson(const PassContext &Ctx);
+
+} // namespace onnxp::tool
+
+#endif // ONNXP_TOOLS_DRIVER_H

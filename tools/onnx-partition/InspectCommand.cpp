@@ -1,0 +1,131 @@
+//===- tools/onnx-partition/InspectCommand.cpp - onnx-partition inspect -===//
+//
+// What a user wants to know before partitioning: how many nodes of each
+// role, parameters and their bytes, activation bytes, which symbolic dims
+// are still unbound, and which ops dominate. Runs the front end only (no
+// costing), so it works on models with unbound dims and reports them.
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+#include "Options.h"
+
+#include "onnx-partition/Analysis/TrainingGraph.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <map>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+namespace onnxp::tool {
+
+int runInspect(int Argc, char **Argv) {
+  CLI::App App{"Summarize a model or workload: nodes by role, edges, parameters, ops"};
+  App.name("onnx-partition inspect");
+  ToolOptions O;
+  bool Json = false;
+  addInputOptions(App, O);
+  App.add_flag("--json", Json, "Print a JSON object instead of text")->group("Output");
+  addPipelineOptions(App, O);
+  if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
+
+  Expected<PassContext> Ctx = loadContext(O);
+  if (!Ctx) return reportError(Ctx.takeError());
+  if (Ctx->model && O.passes.empty())
+    O.passes = std::string("infer-shapes,build-cost-graph,classify-training") +
+               (O.training ? ",derive-backward" : "");
+  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  if (!Ctx->hasGraph)
+    return reportError(makeUsageError("inspect needs a cost graph; include build-cost-graph in --passes"));
+
+  const CostGraph &G = Ctx->graph;
+  std::map<std::string, int> Ops;
+  double ActivationBytes = 0;
+  for (const CostNode &N : G.nodes()) {
+    ++Ops[N.op.empty() ? "-" : N.op];
+    if (N.isForwardSide()) ActivationBytes += N.outputBytes;
+  }
+  std::vector<ParameterInfo> Params;
+  if (Ctx->model) Params = findParameters(*Ctx->model);
+  double ParamBytes = 0;
+  int Trainable = 0;
+  for (const ParameterInfo &P : Params) {
+    ParamBytes += P.bytes;
+    Trainable += P.trainable;
+  }
+  int MultiClasses = 0;
+  {
+    std::map<int, int> Size;
+    for (size_t V = 0; V < G.numNodes(); ++V) ++Size[G.classOf(V)];
+    for (auto &[C, S] : Size) MultiClasses += S > 1;
+  }
+  std::vector<std::string> Unbound;
+  size_t UnknownShapes = 0, MissingExternal = 0;
+  if (Ctx->model) {
+    Unbound.assign(Ctx->model->unboundDims.begin(), Ctx->model->unboundDims.end());
+    UnknownShapes = Ctx->model->unknownShapeTensors.size();
+    MissingExternal = Ctx->model->missingExternalData.size();
+  }
+
+  if (Json) {
+    nlohmann::json J;
+    J["input"] = O.input;
+    J["kind"] = Ctx->model ? (Ctx->model->format == "text" ? "onnx-text" : "onnx-binary") : "workload";
+    J["nodes"] = G.numNodes();
+    J["edges"] = G.numEdges();
+    J["forward_nodes"] = G.countRole(Role::Forward);
+    J["loss_nodes"] = G.countRole(Role::Loss);
+    J["backward_nodes"] = G.countRole(Role::Backward);
+    J["optimizer_nodes"] = G.countRole(Role::Optimizer);
+    J["parameters"] = Params.size();
+    J["trainable_parameters"] = Trainable;
+    J["parameter_bytes"] = static_cast<int64_t>(ParamBytes);
+    J["activation_bytes"] = static_cast<int64_t>(ActivationBytes);
+    J["colocation_classes"] = G.numClasses();
+    J["multi_node_classes"] = MultiClasses;
+    J["unbound_dims"] = Unbound;
+    J["unknown_shape_tensors"] = UnknownShapes;
+    J["missing_external_data"] = MissingExternal;
+    J["ops"] = Ops;
+    std::cout << J.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "input: " << O.input << "\n";
+  if (Ctx->model) {
+    const onnx::ModelProto &M = Ctx->model->proto;
+    std::cout << "format: ONNX " << Ctx->model->format << ", ir_version " << M.ir_version() << ", opsets";
+    for (const auto &Op : M.opset_import())
+      std::cout << " " << (Op.domain().empty() ? "ai.onnx" : Op.domain()) << ":" << Op.version();
+    std::cout << "\n";
+  } else {
+    std::cout << "format: JSON workload (costs in the workload's unit)\n";
+  }
+  std::cout << "nodes: " << G.numNodes() << " (forward " << G.countRole(Role::Forward) << ", loss "
+            << G.countRole(Role::Loss) << ", backward " << G.countRole(Role::Backward)
+            << ", optimizer " << G.countRole(Role::Optimizer) << ")\n";
+  std::cout << "edges: " << G.numEdges() << "\n";
+  if (Ctx->model)
+    std::cout << "parameters: " << Params.size() << " (" << Trainable << " trainable), "
+              << formatNumber(ParamBytes) << " bytes\n";
+  std::cout << "activation bytes: " << formatNumber(ActivationBytes) << "\n";
+  std::cout << "colocation classes: " << G.numClasses() << " (" << MultiClasses
+            << " with more than one node)\n";
+  if (!Unbound.empty()) {
+    std::cout << "unbound dims:";
+    for (const std::string &D : Unbound) std::cout << " " << D;
+    std::cout << " (bind with --dim NAME=VALUE; sizes depending on them count 0 bytes here)\n";
+  }
+  if (UnknownShapes)
+    std::cout << "tensors of unknown shape: " << UnknownShapes << "\n";
+  if (MissingExternal)
+    std::cout << "external data: absent for " << MissingExternal
+              << " initializers (sizes taken from their dims)\n";
+  std::cout << "ops:";
+  for (auto &[Op, N] : Ops) std::cout << " " << Op << "=" << N;
+  std::cout << "\n";
+  return 0;
+}
+
+} // namespace onnxp::tool

@@ -1,0 +1,101 @@
+//===- tools/onnx-partition/Options.cpp - CLI11 option declarations -----===//
+#include "Options.h"
+
+#include "onnx-partition/Partition/Partitioner.h"
+
+#include <iostream>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
+  App.add_option("MODEL", O.input, "ONNX model (binary or text syntax) or JSON workload")
+      ->type_name("FILE")->required()->group("Input");
+  App.add_option("--dim", O.dims, "Bind a symbolic dimension, e.g. --dim batch_size=32 (repeatable)")
+      ->type_name("NAME=VALUE")->group("Input");
+  App.add_flag("--training", O.training,
+               "Treat a forward-only model as training: derive one backward node per forward node")
+      ->group("Input");
+}
+
+void onnxp::tool::addPlatformOptions(CLI::App &App, ToolOptions &O) {
+  App.add_option("--devices", O.devices, "Number of accelerators k (default: from the workload, else 1)")
+      ->type_name("K")->check(CLI::Range(0, 4096))->group("Platform");
+  App.add_option("--cpus", O.cpus, "Number of CPU cores l (default: from the workload, else 0)")
+      ->type_name("L")->check(CLI::Range(0, 4096))->group("Platform");
+  App.add_option("--memory", O.memory, "Memory per accelerator, e.g. 16GiB (default: from the platform)")
+      ->type_name("SIZE")->group("Platform");
+  App.add_option("--platform", O.platform, "Preset (default, v100, a100, h100, cpu) or JSON platform file")
+      ->type_name("NAME|FILE")->group("Platform");
+  App.add_flag("--overlap-comm", O.overlapComm,
+               "Communication overlaps computation: load = max of compute and transfers (seed 004 App. C.1)")
+      ->group("Platform");
+}
+
+void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
+  std::string Names;
+  for (const PartitionerInfo &P : partitioners())
+    Names += std::string("\n  ") + P.name + ": " + P.summary;
+  App.add_option("--algo", O.algo, "Partitioner:" + Names)->type_name("NAME")->group("Algorithm");
+  App.add_option("--objective", O.partition.objective,
+                 "Training objective: max-load (max over devices of FW+BW) or gpipe (max FW + max BW)")
+      ->check(CLI::IsMember({"max-load", "gpipe"}))->group("Algorithm");
+  App.add_flag("--replicate", O.partition.replicate,
+               "dp: a stage may be replicated over several accelerators (seed 004 App. C.2)")
+      ->group("Algorithm");
+  App.add_option("--ideal-limit", O.partition.idealLimit,
+                 "dp: refuse graphs with more ideals than this and suggest dpl")
+      ->type_name("N")->group("Algorithm");
+  App.add_option("--time-limit", O.partition.timeLimitSeconds, "ip*: solver time limit in seconds")
+      ->type_name("SECONDS")->check(CLI::PositiveNumber)->group("Algorithm");
+  App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")
+      ->type_name("FRACTION")->check(CLI::Range(0.0, 1.0))->group("Algorithm");
+  App.add_option("--threads", O.partition.threads, "ip*: solver threads")
+      ->type_name("N")->check(CLI::Range(1, 256))->group("Algorithm");
+  App.add_option("--subgraphs-per-device", O.partition.subgraphsPerDevice,
+                 "latency-ip: contiguous subgraphs per accelerator (q of seed 004 Fig. 4)")
+      ->type_name("Q")->check(CLI::Range(1, 64))->group("Algorithm");
+  App.add_option("--memory-headroom", O.partition.memoryHeadroom,
+                 "pardnn: fraction of accelerator memory kept free (seed 003 §4)")
+      ->type_name("FRACTION")->check(CLI::Range(0.0, 0.9))->group("Algorithm");
+  App.add_option("--memory-heuristic", O.partition.memoryHeuristic,
+                 "pardnn: knapsack (heuristic I) or balance (heuristic II)")
+      ->check(CLI::IsMember({"knapsack", "balance"}))->group("Algorithm");
+  App.add_option("--seed", O.partition.seed, "Seed of randomized methods")->type_name("N")->group("Algorithm");
+}
+
+void onnxp::tool::addPipelineOptions(CLI::App &App, ToolOptions &O) {
+  App.add_option("--passes", O.passes, "Explicit pass pipeline, e.g. infer-shapes,build-cost-graph")
+      ->type_name("P1,P2,...")->group("Pipeline");
+  App.add_option("--print-after", O.printAfter, "Dump the cost graph after this pass (repeatable)")
+      ->type_name("PASS")->delimiter(',')->group("Pipeline");
+  App.add_flag("--print-after-all", O.printAfterAll, "Dump the cost graph after every pass")->group("Pipeline");
+  App.add_flag("--stats", O.stats, "Print pass counters")->group("Pipeline");
+  App.add_flag("--time-passes", O.timePasses, "Print the time each pass took")->group("Pipeline");
+  App.add_flag("-v,--verbose", O.verbose, "Log settings and progress to stderr")->group("Pipeline");
+}
+
+void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
+  App.add_option("-o,--output", O.output, "Write the annotated ONNX model here")
+      ->type_name("OUT.onnx")->group("Output");
+  App.add_option("--report", O.report, "Write the plan as JSON here")->type_name("FILE")->group("Output");
+}
+
+int onnxp::tool::parseOrExit(CLI::App &App, int Argc, char **Argv) {
+  try {
+    App.parse(Argc, Argv);
+  } catch (const CLI::CallForHelp &E) {
+    std::cout << App.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp &E) {
+    std::cout << App.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion &E) {
+    std::cout << "onnx-partition 0.1.0\n";
+    return 0;
+  } catch (const CLI::ParseError &E) {
+    std::cerr << "error: " << E.what() << " (see " << App.get_name() << " --help)\n";
+    return 2;
+  }
+  return -1;
+}

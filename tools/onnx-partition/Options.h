@@ -1,0 +1,63 @@
+//===- tools/onnx-partition/Options.h - Command-line options ----*- C++ -*-===//
+//
+// The options struct is kept apart from main() and from the CLI11 setup
+// (STYLE.md rule 10). Option groups are added by functions so that every
+// subcommand declares the same flags the same way.
+//
+// Adding a subcommand: write `int runNAME(int argc, char **argv)` in its own
+// NAMECommand.cpp (build a CLI::App named "onnx-partition NAME", reuse the
+// add*Options groups below, call loadContext/runPipeline from Driver.h) and
+// add one ONNXP_SUBCOMMAND line to Subcommands.def.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_TOOLS_OPTIONS_H
+#define ONNXP_TOOLS_OPTIONS_H
+
+#include "onnx-partition/Pass/PassContext.h"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace onnxp::tool {
+
+struct ToolOptions {
+  // Input.
+  std::string input;
+  std::vector<std::string> dims; ///< NAME=VALUE
+  bool training = false;
+  // Platform.
+  int devices = -1; ///< -1: from the workload file or 1
+  int cpus = -1;    ///< -1: from the workload file or 0
+  std::string memory;
+  std::string platform = "default";
+  bool overlapComm = false;
+  // Algorithm.
+  std::string algo = "single";
+  PartitionOptions partition;
+  // Pipeline and debugging.
+  std::string passes;
+  std::vector<std::string> printAfter;
+  bool printAfterAll = false;
+  bool stats = false;
+  bool timePasses = false;
+  bool verbose = false;
+  // Output.
+  std::string output;
+  std::string report;
+};
+
+void addInputOptions(CLI::App &App, ToolOptions &O);
+void addPlatformOptions(CLI::App &App, ToolOptions &O);
+void addAlgorithmOptions(CLI::App &App, ToolOptions &O);
+void addPipelineOptions(CLI::App &App, ToolOptions &O);
+void addOutputOptions(CLI::App &App, ToolOptions &O);
+
+/// Parses argv with App; on --help prints and returns 0, on a usage error
+/// prints one line and returns 2; returns -1 when the caller should go on.
+int parseOrExit(CLI::App &App, int Argc, char **Argv);
+
+} // namespace onnxp::tool
+
+#endif // ONNXP_TOOLS_OPTIONS_H
