@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PlanValidator.h"
 
+#include "onnx-partition/Partition/ScheduleEmulator.h"
+
 #include <map>
 
 using namespace onnxp;
@@ -69,7 +71,17 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
     }
   }
 
-  if (O.checkMemory) {
+  if (O.checkMemory && Pl.memoryModel == "peak") {
+    // Memory over time: recomputed by the scheduler emulator, which knows
+    // nothing about the partitioner that made the plan.
+    Expected<Schedule> S = emulateSchedule(G, P, Pl);
+    if (!S) return Fail(S.takeError().message());
+    for (int Dev = 0; Dev < P.accelerators; ++Dev)
+      if (S->peakMemory[Dev] > P.accMemory() * (1 + 1e-9))
+        return Fail(P.deviceName(Dev), " peaks at ", formatNumber(S->peakMemory[Dev]),
+                    " bytes in the emulated schedule, over its memory of ",
+                    formatNumber(P.accMemory()));
+  } else if (O.checkMemory) {
     std::vector<double> Mem(D, 0);
     for (size_t V = 0; V < G.numNodes(); ++V)
       if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;

@@ -31,6 +31,11 @@ struct Plan {
   /// What `objective` measures: "max-load" (time per sample), "latency",
   /// "makespan", "period", ...
   std::string objectiveKind = "max-load";
+  /// How the validator checks accelerator memory: "sum" (every node's
+  /// memBytes held for the whole iteration) or "peak" (memory over time
+  /// under the FIFO scheduler emulation of seed 003 Eq. (2), recomputed
+  /// with emulateSchedule; pardnn).
+  std::string memoryModel = "sum";
   int accelerators = 0;
   int cpus = 0;
 
