@@ -134,6 +134,7 @@ Expected<Platform> onnxp::loadPlatform(const std::string &NameOrFile) {
     else if (Key == "peerLinkBandwidth" && V.is_number()) P.peerLinkBandwidth = V.get<double>();
     else if (Key == "peerLinkLatencyMs" && V.is_number()) P.peerLinkLatencyMs = V.get<double>();
     else if (Key == "overlapComm" && V.is_boolean()) P.overlapComm = V.get<bool>();
+    else if (Key == "fullDuplex" && V.is_boolean()) P.fullDuplex = V.get<bool>();
     else return makeError(Where, ": unknown or mistyped field");
   }
   if (P.accelerators < 0 || P.cpus < 0 || P.numDevices() == 0)

@@ -1,12 +1,17 @@
 //===- Partition/PlanEvaluator.cpp - Seed 004 §3 cost of a plan ---------===//
 //
 // Communication (seed 004 §3; semantics of the reference code, see
-// workloads/msr/README.md): for a node u on accelerator d whose out-edges
-// reach other devices, d pays u's transfer once (max over the crossing edges,
-// which all carry the same cost in the published workloads), and every other
-// accelerator d' that consumes u pays once (max over u's edges into d').
-// CPUs pay no communication and have no memory cap. Costs of backward nodes
-// and of edges entering backward nodes count as backward load for "gpipe".
+// workloads/msr/README.md): a node's output moves as one or more transfer
+// groups (computeTransferGroups). For a group whose edges reach other
+// devices, the sending accelerator pays the group's cost once, and every
+// other accelerator that consumes it pays once. CPUs pay no communication
+// and have no memory cap.
+//
+// For the "gpipe" objective the load is split in a forward and a backward
+// part: processing by the node's role; a send by the sender's role (it
+// happens when the sender runs); a receive is backward when the sender is
+// backward or only backward nodes of the receiving device read it (a
+// forward activation stashed for the backward pass), else forward.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PlanEvaluator.h"
@@ -16,6 +21,76 @@
 
 using namespace onnxp;
 
+TransferGroups onnxp::computeTransferGroups(const CostGraph &G) {
+  TransferGroups T;
+  T.ofEdge.assign(G.numEdges(), -1);
+  T.ofNode.resize(G.numNodes());
+  auto NewGroup = [&](int U, double Cost) {
+    T.src.push_back(U);
+    T.cost.push_back(Cost);
+    T.edges.emplace_back();
+    T.ofNode[U].push_back(static_cast<int>(T.src.size()) - 1);
+    return static_cast<int>(T.src.size()) - 1;
+  };
+  for (size_t U = 0; U < G.numNodes(); ++U) {
+    std::map<std::string, int> ByTensor;
+    bool Uniform = true;
+    double First = -1;
+    for (int EId : G.outEdges(U)) {
+      const CostEdge &E = G.edge(EId);
+      if (!E.tensor.empty()) continue;
+      if (First < 0) First = E.commTime;
+      else if (E.commTime != First) Uniform = false;
+    }
+    int Unnamed = -1;
+    for (int EId : G.outEdges(U)) {
+      const CostEdge &E = G.edge(EId);
+      int Grp;
+      if (!E.tensor.empty()) {
+        auto [It, New] = ByTensor.try_emplace(E.tensor, -1);
+        if (New) It->second = NewGroup(U, E.commTime);
+        Grp = It->second;
+      } else if (Uniform) {
+        if (Unnamed < 0) Unnamed = NewGroup(U, E.commTime);
+        Grp = Unnamed;
+      } else {
+        Grp = NewGroup(U, E.commTime);
+      }
+      // One tensor read by several consumers has one size; keep the largest
+      // should a producer disagree with itself.
+      T.cost[Grp] = std::max(T.cost[Grp], E.commTime);
+      T.edges[Grp].push_back(EId);
+      T.ofEdge[EId] = Grp;
+    }
+  }
+  return T;
+}
+
+double onnxp::replicatedWeightBytes(const CostGraph &G, const std::vector<int> &Nodes) {
+  bool AnyParams = false;
+  for (const CostNode &N : G.nodes())
+    if (N.paramBytes > 0) { AnyParams = true; break; }
+  double Bytes = 0;
+  for (int V : Nodes) Bytes += AnyParams ? G.node(V).paramBytes : G.node(V).memBytes;
+  return Bytes;
+}
+
+double onnxp::allReduceTime(const Platform &P, double Bytes, int R) {
+  if (R <= 1 || Bytes <= 0) return 0;
+  return (R - 1) * Bytes / (R * P.peerLinkBandwidth) * 1e3;
+}
+
+double onnxp::deviceLoad(const Platform &P, bool Accelerator, double Compute, double CommIn,
+                         double CommOut, int R, double AllReduce) {
+  if (!Accelerator) return Compute;
+  double Base;
+  if (!P.overlapComm) Base = Compute + CommIn + CommOut;
+  else if (P.fullDuplex) Base = std::max({CommIn, Compute, CommOut});
+  else Base = std::max(Compute, CommIn + CommOut);
+  if (R <= 1) return Base;
+  return P.overlapComm ? std::max(Base / R, AllReduce) : Base / R + AllReduce;
+}
+
 namespace {
 struct SplitUsage {
   DeviceUsage Fw, Bw;
@@ -24,6 +99,8 @@ struct SplitUsage {
 
 Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
                                          const Plan &Pl, const std::string &Objective) {
+  if (Objective != "max-load" && Objective != "gpipe")
+    return makeUsageError("unknown objective '", Objective, "' (max-load, gpipe)");
   if (Pl.device.size() != G.numNodes())
     return makeError("plan places ", Pl.device.size(), " nodes but the graph has ",
                      G.numNodes());
@@ -32,62 +109,66 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
     if (Pl.device[V] < 0 || Pl.device[V] >= D)
       return makeError("plan puts node '", G.node(V).name, "' on device ", Pl.device[V],
                        " but the platform has ", D, " devices");
+  if (!Pl.replicas.empty() && Pl.replicas.size() != static_cast<size_t>(D))
+    return makeError("plan gives replica counts for ", Pl.replicas.size(),
+                     " devices but the platform has ", D);
+  auto Replicas = [&](int Dev) { return Pl.replicas.empty() ? 1 : std::max(1, Pl.replicas[Dev]); };
 
   std::vector<SplitUsage> U(D);
+  std::vector<std::vector<int>> Held(D);
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
     int Dev = Pl.device[V];
+    Held[Dev].push_back(static_cast<int>(V));
     DeviceUsage &Part = N.isBackward() ? U[Dev].Bw : U[Dev].Fw;
     Part.compute += P.isAccelerator(Dev) ? N.accTime : N.cpuTime;
     Part.memory += P.isAccelerator(Dev) ? N.memBytes : 0;
   }
 
-  for (size_t V = 0; V < G.numNodes(); ++V) {
-    int From = Pl.device[V];
-    double SendCost = 0;
-    bool SendBw = false;
-    std::map<int, std::pair<double, bool>> Recv; // device -> (cost, backward)
-    for (int EId : G.outEdges(V)) {
-      const CostEdge &E = G.edge(EId);
-      int To = Pl.device[E.dst];
+  TransferGroups T = computeTransferGroups(G);
+  for (size_t Grp = 0; Grp < T.size(); ++Grp) {
+    int Src = T.src[Grp];
+    int From = Pl.device[Src];
+    bool SrcBw = G.node(Src).isBackward();
+    bool Crosses = false;
+    std::map<int, bool> Recv; // device -> read by a forward-side node
+    for (int EId : T.edges[Grp]) {
+      int Dst = G.edge(EId).dst;
+      int To = Pl.device[Dst];
       if (To == From) continue;
-      bool Bw = G.node(E.dst).isBackward() || G.node(V).isBackward();
-      if (E.commTime >= SendCost) { SendCost = E.commTime; SendBw = Bw; }
-      auto &[Cost, RBw] = Recv[To];
-      if (E.commTime >= Cost) { Cost = E.commTime; RBw = Bw; }
+      Crosses = true;
+      Recv[To] = Recv[To] || !G.node(Dst).isBackward();
     }
-    if (P.isAccelerator(From) && SendCost > 0)
-      (SendBw ? U[From].Bw : U[From].Fw).commOut += SendCost;
-    for (auto &[To, CB] : Recv)
+    if (!Crosses || T.cost[Grp] <= 0) continue;
+    if (P.isAccelerator(From)) (SrcBw ? U[From].Bw : U[From].Fw).commOut += T.cost[Grp];
+    for (auto &[To, ReadByFw] : Recv)
       if (P.isAccelerator(To))
-        (CB.second ? U[To].Bw : U[To].Fw).commIn += CB.first;
+        (SrcBw || !ReadByFw ? U[To].Bw : U[To].Fw).commIn += T.cost[Grp];
   }
-
-  auto LoadOf = [&](const DeviceUsage &X, int Dev) {
-    if (!P.isAccelerator(Dev)) return X.compute;
-    if (P.overlapComm) return std::max({X.compute, X.commIn, X.commOut});
-    return X.compute + X.commIn + X.commOut;
-  };
 
   Evaluation Ev;
   Ev.usage.resize(D);
   for (int Dev = 0; Dev < D; ++Dev) {
-    DeviceUsage &T = Ev.usage[Dev];
+    DeviceUsage &Tot = Ev.usage[Dev];
     const SplitUsage &S = U[Dev];
-    T.compute = S.Fw.compute + S.Bw.compute;
-    T.commIn = S.Fw.commIn + S.Bw.commIn;
-    T.commOut = S.Fw.commOut + S.Bw.commOut;
-    T.memory = S.Fw.memory + S.Bw.memory;
-    T.load = LoadOf(T, Dev);
-    Ev.maxForwardLoad = std::max(Ev.maxForwardLoad, LoadOf(S.Fw, Dev));
-    Ev.maxBackwardLoad = std::max(Ev.maxBackwardLoad, LoadOf(S.Bw, Dev));
+    bool Acc = P.isAccelerator(Dev);
+    int R = Replicas(Dev);
+    double AllReduce = R > 1 ? allReduceTime(P, replicatedWeightBytes(G, Held[Dev]), R) : 0;
+    Tot.compute = S.Fw.compute + S.Bw.compute;
+    Tot.commIn = S.Fw.commIn + S.Bw.commIn;
+    Tot.commOut = S.Fw.commOut + S.Bw.commOut;
+    Tot.memory = S.Fw.memory + S.Bw.memory;
+    Tot.load = deviceLoad(P, Acc, Tot.compute, Tot.commIn, Tot.commOut, R, AllReduce);
+    Ev.maxForwardLoad = std::max(
+        Ev.maxForwardLoad, deviceLoad(P, Acc, S.Fw.compute, S.Fw.commIn, S.Fw.commOut, R, 0));
+    Ev.maxBackwardLoad =
+        std::max(Ev.maxBackwardLoad,
+                 deviceLoad(P, Acc, S.Bw.compute, S.Bw.commIn, S.Bw.commOut, R, AllReduce));
   }
   if (Objective == "max-load") {
-    for (const DeviceUsage &T : Ev.usage) Ev.objective = std::max(Ev.objective, T.load);
-  } else if (Objective == "gpipe") {
-    Ev.objective = Ev.maxForwardLoad + Ev.maxBackwardLoad;
+    for (const DeviceUsage &Tot : Ev.usage) Ev.objective = std::max(Ev.objective, Tot.load);
   } else {
-    return makeUsageError("unknown objective '", Objective, "' (max-load, gpipe)");
+    Ev.objective = Ev.maxForwardLoad + Ev.maxBackwardLoad;
   }
   return Ev;
 }

@@ -41,6 +41,10 @@ struct Plan {
 
   std::vector<int> device; ///< per CostGraph node: device id
   std::vector<int> stage;  ///< per CostGraph node: stage id, or empty
+  /// Per device: how many accelerators run this device's nodes as
+  /// data-parallel replicas (seed 004 App. C.2). Empty means one each; a
+  /// device lent to another as a replica holds no node and has 0.
+  std::vector<int> replicas;
 
   double objective = NAN;
   double lowerBound = NAN;

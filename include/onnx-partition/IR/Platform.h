@@ -36,6 +36,9 @@ struct Platform {
   double peerLinkBandwidth = 25e9;  ///< accelerator <-> accelerator, bytes/s
   double peerLinkLatencyMs = 0.005;
   bool overlapComm = false;         ///< seed 004 App. C.1
+  /// With overlapComm: in- and out-transfers use separate channels, so the
+  /// load is max(in, compute, out) instead of max(compute, in + out).
+  bool fullDuplex = false;
 
   double accMemory() const { return accelerator.memoryBytes; }
   int numDevices() const { return accelerators + cpus; }

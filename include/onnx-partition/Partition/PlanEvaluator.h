@@ -2,12 +2,20 @@
 //
 // Prices a plan under the cost model of seed 004 §3, independently of the
 // algorithm that produced it: an accelerator's load is its incoming transfers
-// + processing + outgoing transfers; a CPU's load is its processing. A node's
-// output is charged once on the sending accelerator when any of its edges
-// leaves the device, and once on every other accelerator that receives it
-// (the semantics the published Table 1 carries, see workloads/msr/README.md).
-// With Platform::overlapComm an accelerator's load is the max of compute and
-// communication instead of their sum (App. C.1).
+// + processing + outgoing transfers; a CPU's load is its processing.
+//
+// A transfer is one *transfer group* of a node's out-edges (see
+// computeTransferGroups): it is charged once on the sending accelerator when
+// any of its edges leaves the device, and once on every other accelerator
+// that receives it. When all out-edges of a node carry the same cost (every
+// workload of ../shared/workloads/msr) the node has one group, which is
+// exactly the semantics the published Table 1 carries (workloads/msr/
+// README.md); non-uniform costs follow the subdivision of App. B.
+//
+// With Platform::overlapComm an accelerator's load is max(compute, in + out),
+// or max(in, compute, out) with Platform::fullDuplex (App. C.1). A device
+// whose nodes are replicated over r accelerators (Plan::replicas, App. C.2)
+// has load acc/r + all-reduce time (max of the two with overlapComm).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_PLANEVALUATOR_H
@@ -19,6 +27,7 @@
 #include "onnx-partition/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace onnxp {
 
@@ -32,6 +41,32 @@ struct Evaluation {
   double maxBackwardLoad = 0;
   std::vector<DeviceUsage> usage;
 };
+
+/// The transfers a node's output makes (seed 004 §3 and App. B). Out-edges
+/// naming the same tensor carry one transfer; unnamed out-edges of a node
+/// carry one transfer when their costs are all equal (the README semantics),
+/// else one transfer each -- the subdivision of App. B ("insert w_j
+/// colocated with u, c_{w_j} = d_j"), which charges every crossing edge.
+struct TransferGroups {
+  std::vector<int> ofEdge;             ///< group id per edge
+  std::vector<int> src;                ///< per group: the sending node
+  std::vector<double> cost;            ///< per group: time of the transfer
+  std::vector<std::vector<int>> edges; ///< per group: its edge ids
+  std::vector<std::vector<int>> ofNode;///< per node: its groups
+  size_t size() const { return src.size(); }
+};
+TransferGroups computeTransferGroups(const CostGraph &G);
+
+/// Bytes of weights all-reduced when a stage holding Nodes is replicated:
+/// paramBytes when the graph carries any, else memBytes (the m_v of App.
+/// C.2, which workload files only give as a total size).
+double replicatedWeightBytes(const CostGraph &G, const std::vector<int> &Nodes);
+/// Time (graph time unit, taken as ms) to all-reduce Bytes over R replicas:
+/// (R-1) * Bytes / (R * B) with B the peer link bandwidth (App. C.2).
+double allReduceTime(const Platform &P, double Bytes, int R);
+/// Load of a device with the given parts (App. C.1, C.2); R = replicas.
+double deviceLoad(const Platform &P, bool Accelerator, double Compute, double CommIn,
+                  double CommOut, int R = 1, double AllReduce = 0);
 
 /// Prices Pl on G and P. Errors on a plan that does not fit the graph.
 Expected<Evaluation> evaluatePlan(const CostGraph &G, const Platform &P,

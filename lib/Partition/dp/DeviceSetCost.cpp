@@ -1,0 +1,176 @@
+//===- Partition/dp/DeviceSetCost.cpp - Incremental load of one device --===//
+//
+// See DeviceSetCost.h. A transfer group g of sender s contributes, for the
+// current set D:
+//   s in D,  some edge of g leaves D      -> an out-transfer of cost c_g
+//   s not in D, some edge of g enters D   -> an in-transfer of cost c_g
+// which is exactly what PlanEvaluator charges a device holding D. The
+// forward/backward attribution also matches the evaluator.
+//
+//===----------------------------------------------------------------------===//
+#include "DeviceSetCost.h"
+
+#include <algorithm>
+
+using namespace onnxp;
+using namespace onnxp::dp;
+
+DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Platform &P)
+    : G(G), UG(UG), P(P), T(computeTransferGroups(G)), MemCap(P.accMemory()) {
+  const size_t N = G.numNodes();
+  GroupSize.resize(T.size());
+  for (size_t Grp = 0; Grp < T.size(); ++Grp)
+    GroupSize[Grp] = static_cast<int>(T.edges[Grp].size());
+  NIn.assign(T.size(), 0);
+  NInFw.assign(T.size(), 0);
+  Inside.assign(N, 0);
+  UnitWeights.resize(UG.numUnits());
+  for (int U = 0; U < UG.numUnits(); ++U)
+    UnitWeights[U] = replicatedWeightBytes(G, UG.members[U]);
+
+  // Ancestors / descendants within the backward graph, as bitsets.
+  std::vector<int> BwIndex(N, -1), BwNodes;
+  for (size_t V = 0; V < N; ++V)
+    if (G.node(V).isBackward()) {
+      BwIndex[V] = static_cast<int>(BwNodes.size());
+      BwNodes.push_back(static_cast<int>(V));
+    }
+  if (BwNodes.empty()) return;
+  Words = static_cast<int>((BwNodes.size() + 63) / 64);
+  Expected<std::vector<int>> Order = G.topologicalOrder();
+  assert(Order && "the DP needs a DAG");
+  std::vector<uint64_t> NodeAnc(BwNodes.size() * Words, 0), NodeDesc(BwNodes.size() * Words, 0);
+  auto Row = [&](std::vector<uint64_t> &M, int B) { return M.data() + size_t(B) * Words; };
+  for (size_t B = 0; B < BwNodes.size(); ++B) {
+    Row(NodeAnc, B)[B / 64] |= uint64_t(1) << (B % 64);
+    Row(NodeDesc, B)[B / 64] |= uint64_t(1) << (B % 64);
+  }
+  for (int V : *Order) {
+    if (BwIndex[V] < 0) continue;
+    for (int EId : G.outEdges(V)) {
+      int W = G.edge(EId).dst;
+      if (BwIndex[W] < 0) continue;
+      uint64_t *To = Row(NodeAnc, BwIndex[W]), *From = Row(NodeAnc, BwIndex[V]);
+      for (int I = 0; I < Words; ++I) To[I] |= From[I];
+    }
+  }
+  for (auto It = Order->rbegin(); It != Order->rend(); ++It) {
+    int V = *It;
+    if (BwIndex[V] < 0) continue;
+    for (int EId : G.outEdges(V)) {
+      int W = G.edge(EId).dst;
+      if (BwIndex[W] < 0) continue;
+      uint64_t *To = Row(NodeDesc, BwIndex[V]), *From = Row(NodeDesc, BwIndex[W]);
+      for (int I = 0; I < Words; ++I) To[I] |= From[I];
+    }
+  }
+  UnitAnc.assign(size_t(UG.numUnits()) * Words, 0);
+  UnitDesc.assign(size_t(UG.numUnits()) * Words, 0);
+  UnitBw.assign(size_t(UG.numUnits()) * Words, 0);
+  for (int U = 0; U < UG.numUnits(); ++U)
+    for (int V : UG.members[U]) {
+      int B = BwIndex[V];
+      if (B < 0) continue;
+      UnitBw[size_t(U) * Words + B / 64] |= uint64_t(1) << (B % 64);
+      for (int I = 0; I < Words; ++I) {
+        UnitAnc[size_t(U) * Words + I] |= Row(NodeAnc, B)[I];
+        UnitDesc[size_t(U) * Words + I] |= Row(NodeDesc, B)[I];
+      }
+    }
+  Anc.assign(Words, 0);
+  Desc.assign(Words, 0);
+  Bw.assign(Words, 0);
+}
+
+void DeviceSetCost::charge(int Grp, double Sign) {
+  double C = T.cost[Grp];
+  if (C <= 0) return;
+  int Src = T.src[Grp];
+  bool SrcBw = G.node(Src).isBackward();
+  if (Inside[Src]) {
+    if (NIn[Grp] < GroupSize[Grp]) (SrcBw ? S.outBw : S.outFw) += Sign * C;
+  } else if (NIn[Grp] > 0) {
+    (SrcBw || NInFw[Grp] == 0 ? S.inBw : S.inFw) += Sign * C;
+  }
+}
+
+void DeviceSetCost::addNode(int V) {
+  const CostNode &N = G.node(V);
+  bool Bw = N.isBackward();
+  for (int EId : G.inEdges(V)) {
+    int Grp = T.ofEdge[EId];
+    charge(Grp, -1);
+    ++NIn[Grp];
+    if (!Bw) ++NInFw[Grp];
+    charge(Grp, +1);
+  }
+  for (int Grp : T.ofNode[V]) charge(Grp, -1);
+  Inside[V] = 1;
+  for (int Grp : T.ofNode[V]) charge(Grp, +1);
+  (Bw ? S.accBw : S.accFw) += N.accTime;
+  (Bw ? S.cpuBw : S.cpuFw) += N.cpuTime;
+  S.mem += N.memBytes;
+  S.unsupported += !N.accSupported;
+}
+
+void DeviceSetCost::removeNode(int V) {
+  bool Bw = G.node(V).isBackward();
+  Inside[V] = 0;
+  for (int EId : G.inEdges(V)) {
+    int Grp = T.ofEdge[EId];
+    --NIn[Grp];
+    if (!Bw) --NInFw[Grp];
+  }
+}
+
+void DeviceSetCost::addUnit(int U) {
+  Saved.push_back(S);
+  for (int V : UG.members[U]) addNode(V);
+  S.weights += UnitWeights[U];
+  if (Words) {
+    size_t Top = Anc.size();
+    Anc.resize(Top + Words);
+    Desc.resize(Top + Words);
+    Bw.resize(Top + Words);
+    const uint64_t *UA = &UnitAnc[size_t(U) * Words], *UD = &UnitDesc[size_t(U) * Words],
+                   *UB = &UnitBw[size_t(U) * Words];
+    for (int I = 0; I < Words; ++I) {
+      Anc[Top + I] = Anc[Top - Words + I] | UA[I];
+      Desc[Top + I] = Desc[Top - Words + I] | UD[I];
+      Bw[Top + I] = Bw[Top - Words + I] | UB[I];
+    }
+  }
+}
+
+void DeviceSetCost::removeUnit(int U) {
+  const std::vector<int> &M = UG.members[U];
+  for (auto It = M.rbegin(); It != M.rend(); ++It) removeNode(*It);
+  S = Saved.back();
+  Saved.pop_back();
+  if (Words) {
+    Anc.resize(Anc.size() - Words);
+    Desc.resize(Desc.size() - Words);
+    Bw.resize(Bw.size() - Words);
+  }
+}
+
+bool DeviceSetCost::backwardContiguous() const {
+  if (!Words) return true;
+  size_t Top = Anc.size() - Words;
+  for (int I = 0; I < Words; ++I)
+    if (Anc[Top + I] & Desc[Top + I] & ~Bw[Top + I]) return false;
+  return true;
+}
+
+double DeviceSetCost::accLoad(int R) const {
+  return deviceLoad(P, true, accProcessing(), S.inFw + S.inBw, S.outFw + S.outBw, R,
+                    allReduceTime(P, S.weights, R));
+}
+
+double DeviceSetCost::accForwardLoad(int R) const {
+  return deviceLoad(P, true, S.accFw, S.inFw, S.outFw, R, 0);
+}
+
+double DeviceSetCost::accBackwardLoad(int R) const {
+  return deviceLoad(P, true, S.accBw, S.inBw, S.outBw, R, allReduceTime(P, S.weights, R));
+}

@@ -1,0 +1,91 @@
+//===- Partition/dp/DeviceSetCost.h - Incremental load of one device -*- C++ -*-===//
+//
+// The DP prices every contiguous set S = I \ I' it considers (seed 004
+// §5.1.1: acc(S) = incoming transfers + processing + outgoing transfers,
+// cpu(S) = processing). Sets are grown and shrunk one unit at a time
+// (last in, first out) while the DP walks up the ideal lattice from I', so
+// the price is kept incrementally:
+//  - integer state per transfer group (how many of its edges end inside the
+//    set) and per node (inside or not) is updated in O(degree) and undone
+//    exactly;
+//  - the floating-point sums are snapshotted on every add and restored on
+//    remove, so no rounding drift accumulates over millions of steps;
+//  - backward contiguity (§5.3: the backward partners of S must be
+//    contiguous in the backward graph) is the test
+//        Anc(B) & Desc(B) \subseteq B
+//    over bitsets of the original backward nodes, where Anc/Desc are the
+//    unions of the ancestors/descendants (in the backward graph) of B's
+//    members: a node outside B both below and above B is exactly a path
+//    leaving B and re-entering it (Def. 3.1).
+// All of this is measured on the ORIGINAL CostGraph, with the evaluator's
+// transfer groups, so the DP's value is the value PlanEvaluator gives.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_LIB_PARTITION_DP_DEVICESETCOST_H
+#define ONNXP_LIB_PARTITION_DP_DEVICESETCOST_H
+
+#include "UnitGraph.h"
+
+#include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Partition/PlanEvaluator.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace onnxp::dp {
+
+/// The additive part of a device's load, split by forward/backward role for
+/// the "gpipe" objective.
+struct SetSums {
+  double accFw = 0, accBw = 0; ///< processing on an accelerator
+  double cpuFw = 0, cpuBw = 0; ///< processing on a CPU
+  double inFw = 0, inBw = 0, outFw = 0, outBw = 0;
+  double mem = 0, weights = 0;
+  int unsupported = 0;
+};
+
+class DeviceSetCost {
+public:
+  DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Platform &P);
+
+  void addUnit(int U);
+  /// Removes the unit added last.
+  void removeUnit(int U);
+
+  const SetSums &sums() const { return S; }
+  double accProcessing() const { return S.accFw + S.accBw; }
+  double cpuProcessing() const { return S.cpuFw + S.cpuBw; }
+  bool fitsAccelerator() const { return S.unsupported == 0 && S.mem <= MemCap; }
+  /// Whether the backward members form a contiguous set (§5.3).
+  bool backwardContiguous() const;
+  /// Accelerator load, replicated over R accelerators (App. C.1, C.2).
+  double accLoad(int R = 1) const;
+  double accForwardLoad(int R = 1) const;
+  double accBackwardLoad(int R = 1) const;
+  double cpuLoad() const { return cpuProcessing(); }
+
+private:
+  void addNode(int V);
+  void removeNode(int V);
+  void charge(int Grp, double Sign);
+
+  const CostGraph &G;
+  const UnitGraph &UG;
+  const Platform &P;
+  TransferGroups T;
+  double MemCap;
+  std::vector<double> UnitWeights;
+  std::vector<int> GroupSize, NIn, NInFw;
+  std::vector<char> Inside;
+  SetSums S;
+  std::vector<SetSums> Saved;
+
+  // Backward contiguity.
+  int Words = 0;
+  std::vector<uint64_t> UnitAnc, UnitDesc, UnitBw; // per unit, Words each
+  std::vector<uint64_t> Anc, Desc, Bw;             // stacks, Words per level
+};
+
+} // namespace onnxp::dp
+
+#endif // ONNXP_LIB_PARTITION_DP_DEVICESETCOST_H

@@ -1,0 +1,309 @@
+//===- Partition/dp/IdealDP.cpp - The max-load DP over ideals -----------===//
+//
+// Seed 004 §5.1.1:
+//   dp[I][k'][l'] = min over ideals I' < I of
+//       min( max(dp[I'][k'-1][l'], acc(I \ I')), max(dp[I'][k'][l'-1], cpu(I \ I')) )
+// with dp[I][k'][l'] read as "at most k' accelerators and l' CPUs" (so
+// dp[{}][*][*] = 0 and devices may stay idle). With replication (App. C.2)
+// the accelerator branch becomes min over r of max(dp[I'][k'-r][l'], acc(I\I', r)).
+//
+// How it is computed (the reference caches acc() for every nested pair and
+// runs out of memory on the larger inputs; workloads/msr/README.md):
+//  - The table is filled forward ("push"): ideals I' are taken by size, and
+//    from each one the DP walks up the ideal lattice by a canonical DFS
+//    (add units in increasing order), visiting every I > I' exactly once
+//    while DeviceSetCost keeps acc(I \ I') and cpu(I \ I') incrementally in
+//    O(degree) per step. No pair is stored; memory is O(ideals * k * l).
+//  - Pruning by an upper bound UB (the value of `dpl`, a feasible split of
+//    the same search space): processing time and memory only grow along the
+//    walk, so once acc(S) is over UB or S does not fit, and cpu(S) is over
+//    UB, no superset can be part of a better split and the subtree is cut.
+//    States of I' already over UB are not pushed at all. The DP stays exact:
+//    every split of value <= UB is still enumerated.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/IdealDP.h"
+
+#include "DeviceSetCost.h"
+#include "IdealLattice.h"
+#include "UnitGraph.h"
+
+#include "onnx-partition/Partition/PlanEvaluator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+
+using namespace onnxp;
+using namespace onnxp::dp;
+
+namespace {
+
+/// One device's interval of the chain of ideals.
+struct Segment {
+  int From, To; ///< ideals, From < To
+  bool Cpu;
+  int Replicas;
+};
+
+struct Solution {
+  double Value = kInfinity;
+  std::vector<Segment> Segments; ///< in stage order
+  double Pairs = 0;              ///< (I', I) pairs priced
+};
+
+class MaxLoadDP {
+public:
+  MaxLoadDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+            const UnitGraph &UG, const IdealLattice &L)
+      : G(G), P(P), O(O), UG(UG), L(L), K(P.accelerators), Cpus(P.cpus),
+        NS((K + 1) * (Cpus + 1)) {}
+
+  Solution solve(double UpperBound);
+
+private:
+  int idx(int A, int C) const { return A * (Cpus + 1) + C; }
+  void relax(int From, int To, const std::vector<int> &Live, const DeviceSetCost &Cost,
+             bool AccOk, bool CpuOk);
+
+  const CostGraph &G;
+  const Platform &P;
+  const PartitionOptions &O;
+  const UnitGraph &UG;
+  const IdealLattice &L;
+  const int K, Cpus, NS;
+  std::vector<double> Val;
+  std::vector<int32_t> Prev;
+  std::vector<uint8_t> How; ///< 0: CPU, r > 0: accelerator with r replicas
+  double Cut = kInfinity;
+};
+
+void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live,
+                      const DeviceSetCost &Cost, bool AccOk, bool CpuOk) {
+  const double *Src = &Val[size_t(From) * NS];
+  double *Dst = &Val[size_t(To) * NS];
+  const int MaxR = O.replicate ? K : 1;
+  double AccLoad[256];
+  if (AccOk)
+    for (int R = 1; R <= MaxR; ++R) AccLoad[R] = Cost.accLoad(R);
+  double CpuLoad = CpuOk ? Cost.cpuLoad() : kInfinity;
+  for (int S : Live) {
+    int A = S / (Cpus + 1), C = S % (Cpus + 1);
+    double Base = Src[S];
+    if (AccOk)
+      for (int R = 1; R <= MaxR && A + R <= K; ++R) {
+        double V = std::max(Base, AccLoad[R]);
+        int T = idx(A + R, C);
+        if (V < Dst[T] && V <= Cut) {
+          Dst[T] = V;
+          Prev[size_t(To) * NS + T] = From;
+          How[size_t(To) * NS + T] = static_cast<uint8_t>(R);
+        }
+      }
+    if (CpuOk && C < Cpus) {
+      double V = std::max(Base, CpuLoad);
+      int T = idx(A, C + 1);
+      if (V < Dst[T] && V <= Cut) {
+        Dst[T] = V;
+        Prev[size_t(To) * NS + T] = From;
+        How[size_t(To) * NS + T] = 0;
+      }
+    }
+  }
+}
+
+Solution MaxLoadDP::solve(double UpperBound) {
+  Solution Sol;
+  const size_t I = L.count();
+  Val.assign(I * NS, kInfinity);
+  Prev.assign(I * NS, -1);
+  How.assign(I * NS, 0);
+  for (int S = 0; S < NS; ++S) Val[S] = 0;
+  // Keep every split of value <= UB (up to rounding) reachable.
+  Cut = std::isinf(UpperBound) ? kInfinity : UpperBound * (1 + 1e-9) + 1e-12;
+
+  DeviceSetCost Cost(G, UG, P);
+  std::vector<int> Live;
+  struct Frame {
+    int Ideal;
+    int Added; ///< unit added to reach Ideal, -1 at the root
+    uint32_t Next;
+  };
+  std::vector<Frame> Stack;
+  for (int From : L.bySize()) {
+    if (From == L.full) continue;
+    Live.clear();
+    for (int S = 0; S < NS; ++S)
+      if (Val[size_t(From) * NS + S] <= Cut) Live.push_back(S);
+    if (Live.empty()) continue;
+    Stack.push_back({From, -1, L.edgeBegin[From]});
+    while (!Stack.empty()) {
+      Frame &F = Stack.back();
+      uint32_t End = L.edgeBegin[F.Ideal + 1];
+      // Canonical order: only units larger than the one added last.
+      while (F.Next < End && L.edgeUnit[F.Next] <= F.Added) ++F.Next;
+      if (F.Next == End) {
+        if (F.Added >= 0) Cost.removeUnit(F.Added);
+        Stack.pop_back();
+        continue;
+      }
+      int U = L.edgeUnit[F.Next];
+      int To = L.edgeTarget[F.Next];
+      ++F.Next;
+      Cost.addUnit(U);
+      bool AccGrow = K > 0 && Cost.fitsAccelerator() && Cost.accProcessing() <= Cut;
+      bool CpuGrow = Cpus > 0 && Cost.cpuProcessing() <= Cut;
+      if (!AccGrow && !CpuGrow) {
+        Cost.removeUnit(U);
+        continue;
+      }
+      ++Sol.Pairs;
+      if (Cost.backwardContiguous()) relax(From, To, Live, Cost, AccGrow, CpuGrow);
+      Stack.push_back({To, U, L.edgeBegin[To]});
+    }
+  }
+
+  const int Goal = idx(K, Cpus);
+  Sol.Value = Val[size_t(L.full) * NS + Goal];
+  if (std::isinf(Sol.Value)) return Sol;
+  int Cur = L.full, S = Goal;
+  while (Cur != 0) {
+    int From = Prev[size_t(Cur) * NS + S];
+    int R = How[size_t(Cur) * NS + S];
+    Sol.Segments.push_back({From, Cur, R == 0, std::max(R, 1)});
+    S = R == 0 ? S - 1 : S - R * (Cpus + 1);
+    Cur = From;
+  }
+  std::reverse(Sol.Segments.begin(), Sol.Segments.end());
+  return Sol;
+}
+
+/// Turns DP segments into a Plan over the original nodes.
+Plan toPlan(const CostGraph &G, const Platform &P, const UnitGraph &UG, const IdealLattice &L,
+            const Solution &Sol) {
+  Plan Pl;
+  Pl.device.assign(G.numNodes(), -1);
+  Pl.stage.assign(G.numNodes(), -1);
+  std::vector<int> Replicas(P.numDevices(), 1);
+  bool AnyReplica = false;
+  std::vector<char> InFrom(UG.numUnits());
+  int NextAcc = 0, NextCpu = P.accelerators;
+  for (size_t St = 0; St < Sol.Segments.size(); ++St) {
+    const Segment &Seg = Sol.Segments[St];
+    int Dev;
+    if (Seg.Cpu) {
+      Dev = NextCpu++;
+    } else {
+      Dev = NextAcc;
+      Replicas[Dev] = Seg.Replicas;
+      for (int R = 1; R < Seg.Replicas; ++R) Replicas[Dev + R] = 0;
+      AnyReplica |= Seg.Replicas > 1;
+      NextAcc += Seg.Replicas;
+    }
+    std::fill(InFrom.begin(), InFrom.end(), 0);
+    for (int U : L.unitsOf(Seg.From)) InFrom[U] = 1;
+    for (int U : L.unitsOf(Seg.To)) {
+      if (InFrom[U]) continue;
+      for (int V : UG.members[U]) {
+        Pl.device[V] = Dev;
+        Pl.stage[V] = static_cast<int>(St);
+      }
+    }
+  }
+  if (AnyReplica) Pl.replicas = Replicas;
+  return Pl;
+}
+
+} // namespace
+
+Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
+                                 const PartitionOptions &O, bool Linearize,
+                                 const IdealDPTuning &Tuning) {
+  auto Start = std::chrono::steady_clock::now();
+  if (O.objective != "max-load" && O.objective != "gpipe")
+    return makeUsageError("dp: unknown objective '", O.objective, "' (max-load, gpipe)");
+  if (O.replicate && P.accelerators > 255)
+    return makeUsageError("dp: replication supports at most 255 accelerators");
+  Expected<std::vector<int>> Order = G.topologicalOrder();
+  if (!Order) return Order.takeError();
+  if (G.numNodes() == 0) {
+    Plan Pl;
+    Pl.stats["ideals"] = 1;
+    return Pl;
+  }
+
+  // Free sinks may be fused with their producer when that provably keeps
+  // the optimum (UnitGraph.h).
+  double TotalMem = 0;
+  for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
+  const bool Absorb = Tuning.absorbFreeSinks && O.objective == "max-load" && !O.replicate &&
+                      TotalMem <= P.accMemory();
+  UnitGraph Chain = buildUnitGraph(G, /*Linearize=*/true, Absorb);
+  Expected<IdealLattice> ChainL = buildIdealLattice(Chain, Chain.numUnits() + 1);
+  if (!ChainL) return ChainL.takeError();
+  Solution Best = MaxLoadDP(G, P, O, Chain, *ChainL).solve(kInfinity);
+  const UnitGraph *UsedUG = &Chain;
+  const IdealLattice *UsedL = &*ChainL;
+  double Ideals = static_cast<double>(ChainL->count());
+  double LinearValue = Best.Value;
+  double Pairs = Best.Pairs;
+
+  UnitGraph Full;
+  Expected<IdealLattice> FullL = IdealLattice();
+  if (!Linearize) {
+    Full = buildUnitGraph(G, /*Linearize=*/false, Absorb);
+    // Count first: the error for too many ideals comes before any table.
+    Expected<size_t> Count = countIdeals(Full, O.idealLimit);
+    if (!Count) return Count.takeError();
+    FullL = buildIdealLattice(Full, O.idealLimit);
+    if (!FullL) return FullL.takeError();
+    Ideals = static_cast<double>(FullL->count());
+    // dpl's split lies in dp's search space: its value bounds the optimum.
+    Solution Exact =
+        MaxLoadDP(G, P, O, Full, *FullL).solve(Tuning.pruneByBound ? Best.Value : kInfinity);
+    Pairs += Exact.Pairs;
+    if (Exact.Value <= Best.Value && !Exact.Segments.empty()) {
+      Best = std::move(Exact);
+      UsedUG = &Full;
+      UsedL = &*FullL;
+    }
+  }
+  if (std::isinf(Best.Value))
+    return makeError("no contiguous split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
+                     " CPU(s) respects the memory limit and accelerator support",
+                     P.cpus == 0 ? " (try --cpus)" : "");
+
+  Plan Pl = toPlan(G, P, *UsedUG, *UsedL, Best);
+  Pl.objectiveKind = O.objective;
+  Pl.objective = Best.Value;
+  if (!Linearize) Pl.lowerBound = Best.Value; // optimal over contiguous splits
+  Pl.stats["ideals"] = Ideals;
+  Pl.stats["units"] = UsedUG->numUnits();
+  Pl.stats["pairs"] = Pairs;
+  Pl.stats["dp-value"] = Best.Value;
+  if (!Linearize) Pl.stats["dpl-value"] = LinearValue;
+  Pl.stats["orphan-classes"] = UsedUG->orphanClasses;
+  Pl.stats["mirror-edges"] = UsedUG->mirrorEdges;
+  Pl.stats["fused-components"] = UsedUG->fusedComponents;
+  Pl.stats["absorbed-sinks"] = UsedUG->absorbedSinks;
+  Pl.solveSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+  return Pl;
+}
+
+Expected<Plan> onnxp::partitionIdealDP(const CostGraph &G, const Platform &P,
+                                       const PartitionOptions &O) {
+  return runIdealDP(G, P, O, /*Linearize=*/false, IdealDPTuning());
+}
+
+Expected<Plan> onnxp::partitionLinearizedDP(const CostGraph &G, const Platform &P,
+                                            const PartitionOptions &O) {
+  return runIdealDP(G, P, O, /*Linearize=*/true, IdealDPTuning());
+}
+
+Expected<size_t> onnxp::countForwardIdeals(const CostGraph &G, size_t Limit) {
+  Expected<std::vector<int>> Order = G.topologicalOrder();
+  if (!Order) return Order.takeError();
+  return countIdeals(buildUnitGraph(G, false), Limit);
+}
