@@ -110,7 +110,8 @@ size_t pardnn::balanceResidualMemory(const Context &C, const Platform &P,
     if (Hi < 0 || Share(Lo) >= Target * (1 - 1e-9)) break;
     double Gap = Share(Hi) - Share(Lo);
     auto &Set = Classes[Hi];
-    auto It = Set.upper_bound({Gap / 2, C.numClasses});
+    // Relative tolerance: shares are ratios, an exact half must count.
+    auto It = Set.upper_bound({Gap / 2 * (1 + 1e-9), C.numClasses});
     if (It != Set.begin()) --It;
     else if (It == Set.end() || It->first >= Gap) It = Set.end();
     if (It == Set.end() || It->first >= Gap || Gap <= 0) {
