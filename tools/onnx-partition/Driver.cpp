@@ -45,6 +45,11 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   if (!Dims) return Dims.takeError();
   Ctx.options.dimBindings = *Dims;
   Ctx.options.training = O.training;
+  Ctx.options.costModel = O.costModel;
+  Ctx.options.costTable = O.costTable;
+  Ctx.options.profile = O.profile;
+  Ctx.options.profileDevice = O.profileDevice;
+  Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
   Ctx.options.partition = O.partition;
   Ctx.options.partition.verbose = O.verbose;

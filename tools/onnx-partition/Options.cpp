@@ -30,6 +30,7 @@ void onnxp::tool::addPlatformOptions(CLI::App &App, ToolOptions &O) {
   App.add_flag("--overlap-comm", O.overlapComm,
                "Communication overlaps computation: load = max of compute and transfers (seed 004 App. C.1)")
       ->group("Platform");
+  addCostOptions(App, O);
 }
 
 void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {

@@ -33,6 +33,12 @@ struct ToolOptions {
   std::string memory;
   std::string platform = "default";
   bool overlapComm = false;
+  // Cost model (CostOptions.cpp).
+  std::string costModel = "analytical";
+  std::string costTable;
+  std::string profile;
+  std::string profileDevice = "acc";
+  std::string optimizer = "adam";
   // Algorithm.
   std::string algo = "single";
   PartitionOptions partition;
@@ -50,6 +56,9 @@ struct ToolOptions {
 
 void addInputOptions(CLI::App &App, ToolOptions &O);
 void addPlatformOptions(CLI::App &App, ToolOptions &O);
+/// --cost-model, --cost-table, --profile, --profile-device, --optimizer
+/// (called by addPlatformOptions).
+void addCostOptions(CLI::App &App, ToolOptions &O);
 void addAlgorithmOptions(CLI::App &App, ToolOptions &O);
 void addPipelineOptions(CLI::App &App, ToolOptions &O);
 void addOutputOptions(CLI::App &App, ToolOptions &O);

@@ -50,6 +50,11 @@ struct CostNode {
   double workspaceBytes = 0;  ///< transient bytes while it runs
   double memBytes = 0;        ///< bytes charged against accelerator memory
   std::string costSource;     ///< which model priced it: workload, placeholder, ...
+  // Breakdown for reports (Cost/MemoryAccounting.h); memBytes is their sum.
+  double bytesAccessed = 0;   ///< bytes the kernel reads + writes (cost model)
+  double gradBytes = 0;       ///< gradients of the trainable parameters it owns
+  double optimizerBytes = 0;  ///< optimizer state of those parameters
+  double savedBytes = 0;      ///< activations kept for the backward pass
 
   std::vector<int> onnxNodes; ///< indices into the model's graph.node
   int64_t externalId = -1;    ///< node id in the source workload file, or -1

@@ -28,6 +28,10 @@ struct PipelineOptions {
   std::string algorithm = "single";           ///< --algo
   PartitionOptions partition;
   std::string optimizer = "adam";             ///< --optimizer (memory accounting)
+  std::string costModel = "analytical";       ///< --cost-model analytical|placeholder
+  std::string costTable;                      ///< --cost-table FILE (CSV or JSON)
+  std::string profile;                        ///< --profile FILE (ONNX Runtime profile)
+  std::string profileDevice = "acc";          ///< --profile-device acc|cpu
 };
 
 /// One --stats line: "<value> <pass> - <description>".

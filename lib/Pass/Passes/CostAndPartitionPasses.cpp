@@ -6,12 +6,80 @@
 // which validates and re-prices the plan.
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/AnalyticalCosts.h"
+#include "onnx-partition/Cost/MeasuredCosts.h"
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PlaceholderCosts.h"
 #include "onnx-partition/Pass/Passes.h"
 
 using namespace onnxp;
 
 namespace {
+std::string joinFirst(const std::vector<std::string> &Names, size_t Max) {
+  std::string S;
+  for (size_t I = 0; I < Names.size() && I < Max; ++I) S += (I ? ", " : "") + Names[I];
+  if (Names.size() > Max) S += ", ... (" + std::to_string(Names.size() - Max) + " more)";
+  return S;
+}
+
+/// The cost model (analytical by default, Cost/AnalyticalCosts.h), memory
+/// accounting, then measured (--profile) and tabulated (--cost-table)
+/// overrides. Files are read before anything is priced so a bad file
+/// fails fast.
+Error priceGraph(PassContext &Ctx) {
+  const PipelineOptions &O = Ctx.options;
+  const OnnxModel &M = *Ctx.model;
+  Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
+  if (!Opt) return Opt.takeError();
+  if (O.profileDevice != "acc" && O.profileDevice != "cpu")
+    return makeUsageError("--profile-device '", O.profileDevice, "' must be acc or cpu");
+  std::optional<OrtProfile> Profile;
+  std::optional<CostTable> Table;
+  if (!O.profile.empty()) {
+    Expected<OrtProfile> P = loadOrtProfile(O.profile);
+    if (!P) return P.takeError();
+    Profile = std::move(*P);
+  }
+  if (!O.costTable.empty()) {
+    Expected<CostTable> T = loadCostTable(O.costTable);
+    if (!T) return T.takeError();
+    Table = std::move(*T);
+  }
+
+  if (O.costModel == "placeholder") {
+    applyPlaceholderCosts(Ctx.graph, &M, Ctx.platform);
+  } else if (O.costModel == "analytical") {
+    AnalyticalSummary S = applyAnalyticalCosts(Ctx.graph, M, Ctx.platform);
+    accountMemory(Ctx.graph, &M, *Opt);
+    if (!S.fallbackOps.empty())
+      Ctx.notes.push_back(std::to_string(S.fallbackNodes) +
+                          " nodes priced by the fallback rule (no cost rule for op " +
+                          joinFirst(S.fallbackOps, 8) + "); see docs/cost-model.md");
+    Ctx.count("estimate-costs", "Number of nodes priced by the fallback rule", S.fallbackNodes);
+  } else {
+    return makeUsageError("--cost-model '", O.costModel, "' must be analytical or placeholder");
+  }
+
+  if (Profile || Table) {
+    MeasuredSummary S = applyMeasuredCosts(
+        Ctx.graph, Profile ? &*Profile : nullptr, Table ? &*Table : nullptr,
+        O.profileDevice == "cpu" ? MeasuredDevice::Cpu : MeasuredDevice::Accelerator);
+    if (Profile)
+      Ctx.count("estimate-costs", "Number of nodes priced by the profile",
+                S.nodesBySource["profile"] + S.nodesBySource["profile-scaled"]);
+    if (Table) Ctx.count("estimate-costs", "Number of nodes priced by the cost table", S.nodesBySource["table"]);
+    if (!S.unmatchedProfileNodes.empty())
+      Ctx.notes.push_back(std::to_string(S.unmatchedProfileNodes.size()) +
+                          " profiled nodes match no node of the graph: " + joinFirst(S.unmatchedProfileNodes, 5));
+    if (!S.unmatchedTableNodes.empty() || !S.unmatchedTableOps.empty()) {
+      std::vector<std::string> All = S.unmatchedTableNodes;
+      for (const std::string &Op : S.unmatchedTableOps) All.push_back("op " + Op);
+      Ctx.notes.push_back(std::to_string(All.size()) + " cost-table keys match nothing: " + joinFirst(All, 5));
+    }
+  }
+  return Error::success();
+}
+
 class EstimateCostsPass final : public Pass {
 public:
   const char *name() const override { return "estimate-costs"; }
@@ -25,7 +93,7 @@ public:
       return makeError(M.path, ": symbolic dim '", Dim,
                        "' is unbound and tensor sizes depend on it; bind it with --dim ", Dim, "=N");
     }
-    applyPlaceholderCosts(Ctx.graph, &M, Ctx.platform);
+    ONNXP_RETURN_IF_ERROR(priceGraph(Ctx));
     Ctx.costed = true;
     if (!M.unknownShapeTensors.empty())
       Ctx.notes.push_back(std::to_string(M.unknownShapeTensors.size()) +

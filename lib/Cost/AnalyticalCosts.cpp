@@ -1,0 +1,81 @@
+//===- Cost/AnalyticalCosts.cpp - Price a cost graph from shapes --------===//
+//
+// A contracted node (several ONNX nodes) is priced as the sum of its
+// members' work: each member is a kernel of its own, so the overhead is
+// paid per member too. A node with neither an ONNX node nor a forward
+// partner (cannot happen for ONNX inputs today) gets the fallback source
+// and the overhead only, never a silent zero.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/AnalyticalCosts.h"
+
+#include "onnx-partition/Cost/Roofline.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace onnxp;
+
+OpWork onnxp::nodeWork(const CostGraph &G, int V, const OnnxModel &M) {
+  const CostNode &N = G.node(V);
+  const onnx::GraphProto &OG = M.graph();
+  OpWork W;
+  if (!N.onnxNodes.empty()) {
+    for (int O : N.onnxNodes) {
+      OpWork Part = estimateOpWork(opShapesOf(M, OG.node(O)));
+      W.flops += Part.flops;
+      W.bytesRead += Part.bytesRead;
+      W.bytesWritten += Part.bytesWritten;
+      W.workspaceBytes = std::max(W.workspaceBytes, Part.workspaceBytes);
+      W.fallback |= Part.fallback;
+      W.shapesKnown &= Part.shapesKnown;
+      W.rule = W.rule.empty() ? Part.rule : (W.rule == Part.rule ? W.rule : "mixed");
+    }
+    return W;
+  }
+  if (N.isBackward() && N.partner >= 0) {
+    const CostNode &F = G.node(N.partner);
+    for (int O : F.onnxNodes) {
+      OpWork Part = estimateGradientWork(opShapesOf(M, OG.node(O)));
+      W.flops += Part.flops;
+      W.bytesRead += Part.bytesRead;
+      W.bytesWritten += Part.bytesWritten;
+      W.workspaceBytes = std::max(W.workspaceBytes, Part.workspaceBytes);
+      W.fallback |= Part.fallback;
+      W.shapesKnown &= Part.shapesKnown;
+      W.rule = W.rule.empty() ? Part.rule : (W.rule == Part.rule ? W.rule : "mixed");
+    }
+    if (!F.onnxNodes.empty()) return W;
+  }
+  W.rule = "fallback";
+  W.fallback = true;
+  return W;
+}
+
+AnalyticalSummary onnxp::applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, const Platform &P) {
+  AnalyticalSummary Sum;
+  std::set<std::string> FallbackOps;
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    OpWork W = nodeWork(G, static_cast<int>(V), M);
+    CostNode &N = G.node(V);
+    // A contracted node pays one kernel overhead per member.
+    double Kernels = std::max<size_t>(1, N.onnxNodes.size());
+    N.accTime = rooflineMs(W, P.accelerator) + (Kernels - 1) * P.accelerator.kernelOverheadMs;
+    N.cpuTime = rooflineMs(W, P.cpu) + (Kernels - 1) * P.cpu.kernelOverheadMs;
+    N.flops = W.flops;
+    N.bytesAccessed = W.bytes();
+    N.workspaceBytes = W.workspaceBytes;
+    N.costSource = W.fallback ? "analytical-fallback" : "analytical";
+    if (W.fallback) {
+      ++Sum.fallbackNodes;
+      FallbackOps.insert(N.op.empty() ? "(none)" : N.op);
+    }
+    if (!W.shapesKnown) ++Sum.unknownShapeNodes;
+  }
+  for (size_t EId = 0; EId < G.numEdges(); ++EId) {
+    CostEdge &E = G.edge(EId);
+    E.commTime = P.hostTransferMs(E.bytes);
+  }
+  Sum.fallbackOps.assign(FallbackOps.begin(), FallbackOps.end());
+  return Sum;
+}

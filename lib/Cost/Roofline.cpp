@@ -1,0 +1,22 @@
+//===- Cost/Roofline.cpp - Operator time from FLOPs and bytes -----------===//
+//
+// time = overhead + max(FLOPs / peak, bytes / bandwidth), in milliseconds.
+// A shape-only op (zero FLOPs, zero bytes) still pays the overhead: ONNX
+// Runtime dispatches a kernel for it, which is what its profile shows.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/Roofline.h"
+
+#include <algorithm>
+
+using namespace onnxp;
+
+RooflineTime onnxp::rooflineTime(const OpWork &W, const DeviceSpec &D) {
+  RooflineTime T;
+  T.computeMs = D.peakFlops > 0 ? W.flops / D.peakFlops * 1e3 : 0;
+  T.memoryMs = D.memBandwidth > 0 ? W.bytes() / D.memBandwidth * 1e3 : 0;
+  T.overheadMs = D.kernelOverheadMs;
+  T.computeBound = T.computeMs > T.memoryMs;
+  T.totalMs = T.overheadMs + std::max(T.computeMs, T.memoryMs);
+  return T;
+}

@@ -1,0 +1,210 @@
+//===- tools/onnx-partition/ProfileCommand.cpp - onnx-partition profile --===//
+//
+// `onnx-partition profile MODEL [--platform P] [-o costs.json|costs.csv]`
+// prices the model exactly as the partitioning pipeline would (same passes,
+// same flags: --training, --cost-table, --profile, --optimizer) and shows
+// the numbers partitioners are fed: per node FLOPs, bytes, time on each
+// device kind, memory breakdown and which source priced it, plus a summary
+// (forward / backward time, memory totals, the ten most expensive ops, ops
+// the fallback rule priced). Partitioners are only as good as these numbers;
+// this is how a user checks them.
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+#include "Options.h"
+
+#include "onnx-partition/Cost/AnalyticalCosts.h"
+#include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Support/FileIO.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+namespace {
+struct Row {
+  int id;
+  std::string rule;
+};
+
+bool endsWith(const std::string &S, const std::string &Suffix) {
+  return S.size() >= Suffix.size() && S.compare(S.size() - Suffix.size(), Suffix.size(), Suffix) == 0;
+}
+
+std::string csvCell(const std::string &S) {
+  if (S.find_first_of(",\"\n") == std::string::npos) return S;
+  std::string Q = "\"";
+  for (char C : S) Q += C == '"' ? std::string("\"\"") : std::string(1, C);
+  return Q + "\"";
+}
+
+/// Per-node rows and summary as JSON (the -o .json format; the CSV holds the
+/// same node rows).
+nlohmann::json buildJson(const PassContext &Ctx, const std::vector<std::string> &Rules) {
+  using nlohmann::json;
+  const CostGraph &G = Ctx.graph;
+  json J;
+  J["model"] = G.sourceName;
+  J["platform"] = {{"name", Ctx.platform.name},
+                   {"accelerator", Ctx.platform.accelerator.name},
+                   {"cpu", Ctx.platform.cpu.name}};
+  J["time_unit"] = G.timeUnit;
+  J["optimizer"] = Ctx.options.optimizer;
+  J["nodes"] = json::array();
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const CostNode &N = G.node(V);
+    J["nodes"].push_back({{"node", N.name},
+                          {"op", N.op},
+                          {"role", roleName(N.role)},
+                          {"partner", N.partner >= 0 ? json(G.node(N.partner).name) : json(nullptr)},
+                          {"flops", N.flops},
+                          {"bytes", N.bytesAccessed},
+                          {"acc_ms", N.accTime},
+                          {"cpu_ms", N.cpuTime},
+                          {"param_bytes", N.paramBytes},
+                          {"grad_bytes", N.gradBytes},
+                          {"optimizer_bytes", N.optimizerBytes},
+                          {"saved_bytes", N.savedBytes},
+                          {"workspace_bytes", N.workspaceBytes},
+                          {"mem_bytes", N.memBytes},
+                          {"source", N.costSource},
+                          {"rule", Rules[V]}});
+  }
+  return J;
+}
+
+std::string buildCsv(const PassContext &Ctx, const std::vector<std::string> &Rules) {
+  const CostGraph &G = Ctx.graph;
+  std::ostringstream OS;
+  OS << "node,op,role,flops,bytes,acc_ms,cpu_ms,param_bytes,grad_bytes,optimizer_bytes,saved_bytes,"
+        "workspace_bytes,mem_bytes,source,rule\n";
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const CostNode &N = G.node(V);
+    OS << csvCell(N.name) << "," << csvCell(N.op) << "," << roleName(N.role) << ","
+       << formatNumber(N.flops) << "," << formatNumber(N.bytesAccessed) << ","
+       << formatNumber(N.accTime) << "," << formatNumber(N.cpuTime) << ","
+       << formatNumber(N.paramBytes) << "," << formatNumber(N.gradBytes) << ","
+       << formatNumber(N.optimizerBytes) << "," << formatNumber(N.savedBytes) << ","
+       << formatNumber(N.workspaceBytes) << "," << formatNumber(N.memBytes) << ","
+       << csvCell(N.costSource) << "," << csvCell(Rules[V]) << "\n";
+  }
+  return OS.str();
+}
+
+void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<std::string> &Rules) {
+  const CostGraph &G = Ctx.graph;
+  const std::string &U = G.timeUnit;
+  OS << "model: " << G.sourceName << "\n";
+  OS << "platform: " << Ctx.platform.name << " (accelerator " << Ctx.platform.accelerator.name
+     << ", cpu " << Ctx.platform.cpu.name << ")\n";
+  std::map<std::string, size_t> Sources;
+  for (const CostNode &N : G.nodes()) ++Sources[N.costSource.empty() ? "-" : N.costSource];
+  OS << "sources:";
+  for (auto &[S, C] : Sources) OS << " " << S << "=" << C;
+  OS << "\n";
+
+  double Acc[4] = {0, 0, 0, 0}, Cpu[4] = {0, 0, 0, 0}, Flops[4] = {0, 0, 0, 0};
+  for (const CostNode &N : G.nodes()) {
+    int R = static_cast<int>(N.role);
+    Acc[R] += N.accTime;
+    Cpu[R] += N.cpuTime;
+    Flops[R] += N.flops;
+  }
+  auto Line = [&](const char *Label, std::initializer_list<Role> Roles) {
+    double A = 0, C = 0, F = 0;
+    for (Role R : Roles) {
+      A += Acc[static_cast<int>(R)];
+      C += Cpu[static_cast<int>(R)];
+      F += Flops[static_cast<int>(R)];
+    }
+    OS << Label << ": acc " << formatNumber(A) << " " << U << ", cpu " << formatNumber(C) << " " << U
+       << ", " << formatNumber(F) << " FLOPs\n";
+  };
+  Line("forward (incl. loss)", {Role::Forward, Role::Loss});
+  Line("backward", {Role::Backward});
+  Line("optimizer", {Role::Optimizer});
+  Line("total", {Role::Forward, Role::Loss, Role::Backward, Role::Optimizer});
+
+  MemorySummary M = summarizeMemory(G);
+  OS << "memory (bytes): parameters " << formatNumber(M.parameters) << ", gradients "
+     << formatNumber(M.gradients) << ", optimizer state " << formatNumber(M.optimizerState)
+     << " (" << Ctx.options.optimizer << "), saved activations " << formatNumber(M.savedActivations)
+     << ", peak workspace " << formatNumber(M.peakWorkspace) << ", charged " << formatNumber(M.charged)
+     << "\n";
+
+  std::vector<int> Order(G.numNodes());
+  for (size_t V = 0; V < G.numNodes(); ++V) Order[V] = static_cast<int>(V);
+  std::stable_sort(Order.begin(), Order.end(),
+                   [&](int A, int B) { return G.node(A).accTime > G.node(B).accTime; });
+  OS << "top " << std::min<size_t>(10, Order.size()) << " nodes by accelerator time:\n";
+  for (size_t I = 0; I < Order.size() && I < 10; ++I) {
+    const CostNode &N = G.node(Order[I]);
+    OS << "  " << std::setw(2) << I + 1 << ". " << N.name << " (" << N.op << ", " << roleName(N.role)
+       << ") acc " << formatNumber(N.accTime) << " " << U << ", cpu " << formatNumber(N.cpuTime) << " "
+       << U << ", " << formatNumber(N.flops) << " FLOPs, " << formatNumber(N.bytesAccessed)
+       << " bytes, " << N.costSource << "\n";
+  }
+  std::set<std::string> FallbackOps;
+  size_t Fallback = 0;
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (Rules[V] == "fallback") {
+      ++Fallback;
+      FallbackOps.insert(G.node(V).op);
+    }
+  if (Fallback) {
+    OS << "fallback rule (no cost rule for the op) priced " << Fallback << " nodes:";
+    for (const std::string &Op : FallbackOps) OS << " " << Op;
+    OS << "\n";
+  }
+  for (const std::string &N : Ctx.notes) OS << "note: " << N << "\n";
+}
+} // namespace
+
+namespace onnxp::tool {
+
+int runProfile(int Argc, char **Argv) {
+  CLI::App App{"Price every node as the partitioner would and print the per-op cost table"};
+  App.name("onnx-partition profile");
+  ToolOptions O;
+  addInputOptions(App, O);
+  addPlatformOptions(App, O);
+  App.add_option("-o,--output", O.output, "Write the per-node cost table here (.json or .csv)")
+      ->type_name("costs.json|costs.csv")->group("Output");
+  addPipelineOptions(App, O);
+  if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
+
+  bool Csv = endsWith(O.output, ".csv");
+  if (!O.output.empty() && !Csv && !endsWith(O.output, ".json"))
+    return reportError(makeUsageError("-o '", O.output, "' must end in .json or .csv"));
+  if (!O.output.empty())
+    if (Error E = checkWritable(O.output, "-o")) return reportError(E);
+
+  Expected<PassContext> Ctx = loadContext(O);
+  if (!Ctx) return reportError(Ctx.takeError());
+  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  if (!Ctx->hasGraph || !Ctx->costed)
+    return reportError(makeUsageError("profile needs a priced cost graph; include estimate-costs in --passes"));
+
+  // The rule that priced each node (analytical model), for the table.
+  std::vector<std::string> Rules(Ctx->graph.numNodes(), "");
+  if (Ctx->model)
+    for (size_t V = 0; V < Ctx->graph.numNodes(); ++V)
+      Rules[V] = nodeWork(Ctx->graph, static_cast<int>(V), *Ctx->model).rule;
+
+  if (!O.output.empty()) {
+    std::string Text = Csv ? buildCsv(*Ctx, Rules) : buildJson(*Ctx, Rules).dump(2) + "\n";
+    if (Error E = writeFileAtomically(O.output, Text)) return reportError(E);
+  }
+  printSummary(std::cout, *Ctx, Rules);
+  return 0;
+}
+
+} // namespace onnxp::tool
