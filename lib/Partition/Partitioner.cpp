@@ -3,6 +3,7 @@
 
 #include "onnx-partition/Partition/Baselines.h"
 #include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/IpPartitioner.h"
 #include "onnx-partition/Partition/ParDNN.h"
 #include "onnx-partition/Partition/PlanEvaluator.h"
 #include "onnx-partition/Partition/PlanValidator.h"

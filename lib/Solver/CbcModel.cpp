@@ -8,10 +8,10 @@
 // seed 004 need to get anywhere on graphs with hundreds of nodes.
 //
 // A MIP start goes in by column name (CBC's documented mechanism, it is
-// re-evaluated after preprocessing); columns are named c0, c1, ... here so
-// the names always match. Progress comes from a CbcEventHandler: CBC clones
-// the handler into every model copy (the solver's own babModel and one per
-// thread), so the clones share one state block behind a mutex.
+// re-evaluated after preprocessing), using Clp's default column names.
+// Progress comes from a CbcEventHandler: CBC clones the handler into every
+// model copy (the solver's own babModel and one per thread), so the clones
+// share one state block behind a mutex.
 //
 // CBC prints a lot; log levels are 0 unless MilpOptions::verbose.
 //
@@ -136,10 +136,12 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
 
   OsiClpSolverInterface Lp;
   Lp.loadProblem(Matrix, ColLb.data(), ColUb.data(), Obj.data(), RowLb.data(), RowUb.data());
+  // Column names for the MIP start: Clp's generated defaults. (Setting
+  // column names without row names makes ClpPresolve read past its name
+  // arrays in CBC 2.10's final resolve -- a crash seen on the latency IP.)
   std::vector<std::string> Names(NumCols);
   for (int I = 0; I < NumCols; ++I) {
-    Names[I] = "c" + std::to_string(I);
-    Lp.setColName(I, Names[I]);
+    Names[I] = Lp.getColName(I);
     if (M.vars()[I].kind != VarKind::Continuous) Lp.setInteger(I);
   }
   Lp.setObjSense(1.0);

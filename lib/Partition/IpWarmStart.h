@@ -1,0 +1,34 @@
+//===- Partition/IpWarmStart.h - Plans the integer programs start from -*- C++ -*-===//
+//
+// The IPs of seed 004 are much faster with a good incumbent from the start
+// (Gurobi in the paper found its final values in seconds; CBC needs all the
+// help it gets). The cheap partitioners that exist in the registry -- the
+// contiguous DP (`dp`, issue 3), `greedy`, `single` -- are run through
+// runPartitioner (so their plans are validated) and handed back for the IP
+// to pick from. Missing ones are skipped: the registry grows as issues land.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_LIB_PARTITION_IPWARMSTART_H
+#define ONNXP_LIB_PARTITION_IPWARMSTART_H
+
+#include "onnx-partition/Partition/Partitioner.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+/// The warm-start candidates tried, in order.
+const std::vector<std::string> &ipWarmStartAlgorithms();
+
+/// Runs every registered algorithm of ipWarmStartAlgorithms() and returns
+/// the valid plans (contiguous ones only when RequireContiguous). Failures
+/// (a DP over its ideal limit, a baseline over memory) are recorded in
+/// Notes, not returned.
+std::vector<Plan> runWarmStartCandidates(const CostGraph &G, const Platform &P,
+                                         const PartitionOptions &O, bool RequireContiguous,
+                                         std::vector<std::string> &Notes);
+
+} // namespace onnxp
+
+#endif // ONNXP_LIB_PARTITION_IPWARMSTART_H

@@ -1,0 +1,497 @@
+//===- Partition/MaxLoadIp.cpp - Max-load IP of seed 004 Fig. 6 ---------===//
+//
+// The throughput IP of seed 004 §5.1.3 (Fig. 6), non-contiguous (§5.2, `ip`)
+// or contiguous (Lemma 4.1 applied separately to the forward and the
+// backward part, §5.3, `ip-contig`). Fig. 6 itself is an image lost in the
+// text; it is reconstructed from the prose ("constraints (15)-(19) are
+// analogous to the latency IP", "(20) for accelerators and (21) for CPUs"):
+//
+//   min MaxLoad
+//   (15) sum_d x[c][d] = 1                        every class on one device
+//   (16) contiguity of {v : x[v][d] = 1}          ip-contig only, Lemma 4.1
+//   (17) sum_c m_c x[c][d] <= M                   accelerators
+//   (18) In[g][d]  >= c_g (x[C'][d] - x[C(u)][d])   g = u's output, read by d
+//   (19) Out[g][d] >= c_g (x[C(u)][d] - x[C'][d])   g leaves d
+//   (20) MaxLoad >= sum_g In[g][d] + sum_c p^acc_c x[c][d] + sum_g Out[g][d]
+//   (21) MaxLoad >= sum_c p^cpu_c x[c][d]         CPUs (no communication)
+//
+// Departures from the schema, each exact for the evaluator's cost model
+// (PlanEvaluator.cpp, workloads/msr/README.md):
+//  - Colocation classes are contracted: one x per class and device. Comm
+//    variables stay per transfer group g (computeTransferGroups: a node's
+//    output when its out-edges share one cost -- every msr workload --,
+//    else one per tensor or per edge, the App. B subdivision), so a class's
+//    nodes each send their own outputs.
+//  - In/Out are continuous in [0, c_g] with one row per (group, destination
+//    class): the sender pays c_g once if any edge of g leaves its device,
+//    each receiving accelerator once -- the evaluator's semantics.
+//  - With Platform::overlapComm the load is max(compute, in + out), or
+//    max(compute, in, out) when fullDuplex (App. C.1): rows instead of (20).
+//
+// Strengthening (not in the paper; what gets CBC anywhere near Gurobi):
+//  - Symmetry breaking among identical accelerators (and among identical
+//    CPUs): classes are ranked in topological order and device d may hold
+//    class r only if device d-1 holds a class of lower rank. Every plan has
+//    exactly one such representative (sort devices by their lowest class).
+//    Written with prefix counts Pre[r][d] = sum_{s<=r} x[c_s][d] to keep the
+//    rows sparse.
+//  - MaxLoad >= sum_d p_{c,d} x[c][d] for every class (a class is never
+//    split, which the LP relaxation does not know).
+//  - A MIP start from the best registered cheap partitioner (IpWarmStart.h),
+//    permuted into the symmetry-broken form.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/IpPartitioner.h"
+
+#include "IpWarmStart.h"
+#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Solver/MilpModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+
+using namespace onnxp;
+
+namespace {
+
+class MaxLoadIp {
+public:
+  MaxLoadIp(const CostGraph &G, const Platform &P, bool Contiguous)
+      : G(G), P(P), Contiguous(Contiguous), K(P.accelerators), D(P.numDevices()) {}
+
+  Error build();
+  /// MIP start values for a valid plan, or empty when it cannot be expressed.
+  std::vector<double> startFrom(const Plan &Pl) const;
+  /// Per-node devices from a solution vector.
+  std::vector<int> devicesOf(const std::vector<double> &Values) const;
+
+  MilpModel M;
+
+private:
+  const CostGraph &G;
+  const Platform &P;
+  bool Contiguous;
+  int K, D, C = 0;
+
+  std::vector<int> ClassOf;              // node -> class
+  std::vector<std::vector<int>> Members; // class -> nodes
+  std::vector<int> ByRank;               // rank -> class (topological)
+  std::vector<std::vector<int>> X;       // [class][device] -> var or -1
+  TransferGroups Groups;
+  /// group -> destination classes other than the sender's.
+  std::vector<std::vector<int>> Targets;
+  std::vector<std::vector<int>> Out, In; // [group][accelerator] -> var or -1
+  std::vector<std::vector<int>> Pre;     // [rank][device] -> var
+  std::vector<std::vector<int>> Z;       // [node][device] -> var (contiguous)
+  int MaxLoad = -1;
+
+  int x(int Class, int Dev) const { return X[Class][Dev]; }
+  double accCost(int Class) const;
+  double cpuCost(int Class) const;
+  /// Whether v and w are in the same part (forward side or backward).
+  bool samePart(int V, int W) const {
+    return G.node(V).isBackward() == G.node(W).isBackward();
+  }
+  void addSymmetryBreaking(int First, int Count);
+};
+
+double MaxLoadIp::accCost(int Class) const {
+  double S = 0;
+  for (int V : Members[Class]) S += G.node(V).accTime;
+  return S;
+}
+double MaxLoadIp::cpuCost(int Class) const {
+  double S = 0;
+  for (int V : Members[Class]) S += G.node(V).cpuTime;
+  return S;
+}
+
+Error MaxLoadIp::build() {
+  const int N = static_cast<int>(G.numNodes());
+  Expected<std::vector<int>> Topo = G.topologicalOrder();
+  if (!Topo) return Topo.takeError();
+  // Dense class ids in order of first appearance (G's ids may have gaps).
+  std::map<int, int> Dense;
+  ClassOf.resize(N);
+  for (int V = 0; V < N; ++V) {
+    auto [It, New] = Dense.try_emplace(G.classOf(V), (int)Dense.size());
+    ClassOf[V] = It->second;
+  }
+  C = static_cast<int>(Dense.size());
+  Members.assign(C, {});
+  for (int V = 0; V < N; ++V) Members[ClassOf[V]].push_back(V);
+  // Rank classes by their first node in topological order.
+  std::vector<char> Ranked(C, 0);
+  for (int V : *Topo)
+    if (!Ranked[ClassOf[V]]) { Ranked[ClassOf[V]] = 1; ByRank.push_back(ClassOf[V]); }
+
+  // Placement variables; classes with a node unsupported on accelerators
+  // get none there.
+  X.assign(C, std::vector<int>(D, -1));
+  for (int Cl = 0; Cl < C; ++Cl) {
+    bool AccOk = std::all_of(Members[Cl].begin(), Members[Cl].end(),
+                             [&](int V) { return G.node(V).accSupported; });
+    std::vector<LinTerm> One;
+    for (int Dev = 0; Dev < D; ++Dev) {
+      if (P.isAccelerator(Dev) && !AccOk) continue;
+      X[Cl][Dev] = M.addBinary();
+      One.push_back({X[Cl][Dev], 1});
+    }
+    if (One.empty())
+      return makeError("node '", G.node(Members[Cl][0]).name,
+                       "' is not supported on accelerators and the platform has no CPU");
+    M.addEq(One, 1); // (15)
+  }
+  MaxLoad = M.addContinuous(0, MilpModel::Inf, 1, "MaxLoad");
+
+  // (17) memory.
+  if (std::isfinite(P.accMemory()))
+    for (int Dev = 0; Dev < K; ++Dev) {
+      std::vector<LinTerm> Mem;
+      for (int Cl = 0; Cl < C; ++Cl) {
+        double Bytes = 0;
+        for (int V : Members[Cl]) Bytes += G.node(V).memBytes;
+        if (x(Cl, Dev) >= 0 && Bytes > 0) Mem.push_back({x(Cl, Dev), Bytes});
+      }
+      if (!Mem.empty()) M.addLe(Mem, P.accMemory());
+    }
+
+  // (18), (19) communication, per transfer group (a node's output, or one
+  // of its tensors / App. B subdivided edges; PlanEvaluator.h) and
+  // accelerator.
+  Groups = computeTransferGroups(G);
+  const int NG = static_cast<int>(Groups.size());
+  Targets.assign(NG, {});
+  Out.assign(NG, std::vector<int>(K, -1));
+  In.assign(NG, std::vector<int>(K, -1));
+  for (int Grp = 0; Grp < NG; ++Grp) {
+    const int U = Groups.src[Grp];
+    const double W = Groups.cost[Grp];
+    if (W <= 0) continue;
+    std::vector<char> Seen(C, 0);
+    for (int EId : Groups.edges[Grp]) {
+      int Cv = ClassOf[G.edge(EId).dst];
+      if (Cv != ClassOf[U] && !Seen[Cv]) { Seen[Cv] = 1; Targets[Grp].push_back(Cv); }
+    }
+    if (Targets[Grp].empty()) continue;
+    const int Cu = ClassOf[U];
+    for (int Dev = 0; Dev < K; ++Dev) {
+      if (x(Cu, Dev) >= 0) {
+        Out[Grp][Dev] = M.addContinuous(0, W);
+        for (int Cv : Targets[Grp]) {
+          std::vector<LinTerm> Row = {{Out[Grp][Dev], 1}, {x(Cu, Dev), -W}};
+          if (x(Cv, Dev) >= 0) Row.push_back({x(Cv, Dev), W});
+          M.addGe(Row, 0);
+        }
+      }
+      bool AnyReceiver = std::any_of(Targets[Grp].begin(), Targets[Grp].end(),
+                                     [&](int Cv) { return x(Cv, Dev) >= 0; });
+      if (AnyReceiver) {
+        In[Grp][Dev] = M.addContinuous(0, W);
+        for (int Cv : Targets[Grp]) {
+          if (x(Cv, Dev) < 0) continue;
+          std::vector<LinTerm> Row = {{In[Grp][Dev], 1}, {x(Cv, Dev), -W}};
+          if (x(Cu, Dev) >= 0) Row.push_back({x(Cu, Dev), W});
+          M.addGe(Row, 0);
+        }
+      }
+    }
+  }
+
+  // (20), (21) loads.
+  for (int Dev = 0; Dev < D; ++Dev) {
+    bool Acc = P.isAccelerator(Dev);
+    std::vector<LinTerm> Compute, CommIn, CommOut;
+    for (int Cl = 0; Cl < C; ++Cl)
+      if (x(Cl, Dev) >= 0) Compute.push_back({x(Cl, Dev), Acc ? accCost(Cl) : cpuCost(Cl)});
+    if (Acc)
+      for (int Grp = 0; Grp < NG; ++Grp) {
+        if (In[Grp][Dev] >= 0) CommIn.push_back({In[Grp][Dev], 1});
+        if (Out[Grp][Dev] >= 0) CommOut.push_back({Out[Grp][Dev], 1});
+      }
+    auto Bound = [&](std::vector<LinTerm> Terms) {
+      for (LinTerm &T : Terms) T.coef = -T.coef;
+      Terms.push_back({MaxLoad, 1});
+      M.addGe(Terms, 0);
+    };
+    if (Acc && P.overlapComm && P.fullDuplex) {
+      Bound(Compute);
+      Bound(CommIn);
+      Bound(CommOut);
+    } else if (Acc && P.overlapComm) {
+      Bound(Compute);
+      std::vector<LinTerm> Comm = CommIn;
+      Comm.insert(Comm.end(), CommOut.begin(), CommOut.end());
+      Bound(Comm);
+    } else {
+      std::vector<LinTerm> All = Compute;
+      All.insert(All.end(), CommIn.begin(), CommIn.end());
+      All.insert(All.end(), CommOut.begin(), CommOut.end());
+      Bound(All);
+    }
+  }
+  // A class is never split: its own compute bounds MaxLoad.
+  for (int Cl = 0; Cl < C; ++Cl) {
+    std::vector<LinTerm> Row = {{MaxLoad, 1}};
+    for (int Dev = 0; Dev < D; ++Dev)
+      if (x(Cl, Dev) >= 0)
+        Row.push_back({x(Cl, Dev), -(P.isAccelerator(Dev) ? accCost(Cl) : cpuCost(Cl))});
+    M.addGe(Row, 0);
+  }
+
+  Pre.assign(C, std::vector<int>(D, -1));
+  addSymmetryBreaking(0, K);
+  addSymmetryBreaking(K, P.cpus);
+
+  // (16) contiguity via Lemma 4.1 (11)-(13), per device, on the forward-side
+  // and the backward subgraphs separately: edges between the parts are
+  // ignored, exactly as PlanValidator restricts its search.
+  if (Contiguous) {
+    Z.assign(N, std::vector<int>(D, -1));
+    for (int V = 0; V < N; ++V)
+      for (int Dev = 0; Dev < D; ++Dev) {
+        Z[V][Dev] = M.addContinuous(0, 1);
+        if (x(ClassOf[V], Dev) >= 0) M.addGe({{Z[V][Dev], 1}, {x(ClassOf[V], Dev), -1}}, 0); // (11)
+      }
+    for (size_t EId = 0; EId < G.numEdges(); ++EId) {
+      int U = G.edge(EId).src, V = G.edge(EId).dst;
+      if (!samePart(U, V)) continue;
+      for (int Dev = 0; Dev < D; ++Dev) {
+        M.addLe({{Z[V][Dev], 1}, {Z[U][Dev], -1}}, 0); // (12)
+        // (13): z_v <= x_v - x_u + 1.
+        std::vector<LinTerm> Row = {{Z[V][Dev], 1}};
+        if (x(ClassOf[V], Dev) >= 0) Row.push_back({x(ClassOf[V], Dev), -1});
+        if (x(ClassOf[U], Dev) >= 0) Row.push_back({x(ClassOf[U], Dev), 1});
+        if (ClassOf[U] != ClassOf[V]) M.addLe(Row, 1);
+      }
+    }
+  }
+  return Error::success();
+}
+
+void MaxLoadIp::addSymmetryBreaking(int First, int Count) {
+  if (Count <= 1) return;
+  for (int Dev = First; Dev < First + Count; ++Dev)
+    for (int R = 0; R < C; ++R) {
+      int Cl = ByRank[R];
+      Pre[R][Dev] = M.addContinuous(0, MilpModel::Inf);
+      std::vector<LinTerm> Row = {{Pre[R][Dev], 1}};
+      if (R > 0) Row.push_back({Pre[R - 1][Dev], -1});
+      if (x(Cl, Dev) >= 0) Row.push_back({x(Cl, Dev), -1});
+      M.addEq(Row, 0);
+    }
+  for (int Dev = First + 1; Dev < First + Count; ++Dev)
+    for (int R = 0; R < C; ++R) {
+      int Cl = ByRank[R];
+      if (x(Cl, Dev) < 0) continue;
+      if (R == 0)
+        M.setBounds(x(Cl, Dev), 0, 0);
+      else
+        M.addLe({{x(Cl, Dev), 1}, {Pre[R - 1][Dev - 1], -1}}, 0);
+    }
+}
+
+std::vector<double> MaxLoadIp::startFrom(const Plan &Pl) const {
+  const int N = static_cast<int>(G.numNodes());
+  if ((int)Pl.device.size() != N) return {};
+  // Device of each class, then renumber each group of identical devices by
+  // the rank of the first class it holds (empty devices last).
+  std::vector<int> ClassDev(C, -1);
+  for (int V = 0; V < N; ++V) ClassDev[ClassOf[V]] = Pl.device[V];
+  std::vector<int> FirstRank(D, C);
+  for (int R = C - 1; R >= 0; --R) FirstRank[ClassDev[ByRank[R]]] = R;
+  std::vector<int> Perm(D);
+  auto Renumber = [&](int First, int Count) {
+    std::vector<int> Order(Count);
+    std::iota(Order.begin(), Order.end(), First);
+    std::stable_sort(Order.begin(), Order.end(),
+                     [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
+    for (int I = 0; I < Count; ++I) Perm[Order[I]] = First + I;
+  };
+  Renumber(0, K);
+  Renumber(K, P.cpus);
+
+  std::vector<double> Val(M.numVars(), 0);
+  std::vector<std::vector<char>> On(C, std::vector<char>(D, 0));
+  for (int Cl = 0; Cl < C; ++Cl) {
+    int Dev = Perm[ClassDev[Cl]];
+    if (x(Cl, Dev) < 0) return {};
+    On[Cl][Dev] = 1;
+    Val[x(Cl, Dev)] = 1;
+  }
+  for (size_t Grp = 0; Grp < Targets.size(); ++Grp)
+    for (int Dev = 0; Dev < K; ++Dev) {
+      const int Cu = ClassOf[Groups.src[Grp]];
+      const double W = Groups.cost[Grp];
+      double O = 0, I = 0;
+      for (int Cv : Targets[Grp]) {
+        O = std::max(O, W * (On[Cu][Dev] - On[Cv][Dev]));
+        I = std::max(I, W * (On[Cv][Dev] - On[Cu][Dev]));
+      }
+      if (Out[Grp][Dev] >= 0) Val[Out[Grp][Dev]] = O;
+      if (In[Grp][Dev] >= 0) Val[In[Grp][Dev]] = I;
+    }
+  for (int Dev = 0; Dev < D; ++Dev)
+    for (int R = 0; R < C; ++R)
+      if (Pre[R][Dev] >= 0)
+        Val[Pre[R][Dev]] = (R > 0 ? Val[Pre[R - 1][Dev]] : 0) + On[ByRank[R]][Dev];
+  if (Contiguous) {
+    // z[v][d] = 1 iff a node of d in v's part is reachable from v inside
+    // that part (the "only if" construction of Lemma 4.1).
+    Expected<std::vector<int>> Topo = G.topologicalOrder();
+    if (!Topo) return {};
+    for (auto It = Topo->rbegin(); It != Topo->rend(); ++It) {
+      int V = *It;
+      for (int Dev = 0; Dev < D; ++Dev) {
+        double Zv = On[ClassOf[V]][Dev];
+        for (int EId : G.outEdges(V)) {
+          int W = G.edge(EId).dst;
+          if (samePart(V, W)) Zv = std::max(Zv, Val[Z[W][Dev]]);
+        }
+        Val[Z[V][Dev]] = Zv;
+      }
+    }
+  }
+  // MaxLoad: the tightest value the load rows allow.
+  double Need = 0;
+  for (const MilpModel::Row &Row : M.rows()) {
+    bool HasMax = false;
+    double Rest = 0;
+    for (const LinTerm &T : Row.terms) {
+      if (T.var == MaxLoad) HasMax = true;
+      else Rest += T.coef * Val[T.var];
+    }
+    if (HasMax) Need = std::max(Need, Row.lb - Rest);
+  }
+  Val[MaxLoad] = Need;
+  return Val;
+}
+
+std::vector<int> MaxLoadIp::devicesOf(const std::vector<double> &Values) const {
+  std::vector<int> Dev(G.numNodes(), -1);
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    int Cl = ClassOf[V];
+    double Best = -1;
+    for (int Dv = 0; Dv < D; ++Dv)
+      if (x(Cl, Dv) >= 0 && Values[x(Cl, Dv)] > Best) { Best = Values[x(Cl, Dv)]; Dev[V] = Dv; }
+  }
+  return Dev;
+}
+
+std::string describe(const MilpProgress &Pr) {
+  char Buf[160];
+  std::snprintf(Buf, sizeof(Buf), "ip: %.1fs %s incumbent %s bound %s", Pr.seconds,
+                Pr.event.c_str(), formatNumber(Pr.incumbent).c_str(),
+                formatNumber(Pr.bound).c_str());
+  return Buf;
+}
+
+} // namespace
+
+Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
+                                     const PartitionOptions &O, bool Contiguous,
+                                     const Plan *Warm) {
+  if (O.objective != "max-load")
+    return makeUsageError("the ip partitioners minimise max-load; objective '", O.objective,
+                          "' is not supported (use --objective max-load)");
+  Plan Result;
+  Result.objectiveKind = "max-load";
+  Result.device.assign(G.numNodes(), 0);
+  if (G.numNodes() == 0) {
+    Result.objective = Result.lowerBound = 0;
+    return Result;
+  }
+  MaxLoadIp Ip(G, P, Contiguous);
+  ONNXP_RETURN_IF_ERROR(Ip.build());
+  Result.stats["ip_variables"] = (double)Ip.M.numVars();
+  Result.stats["ip_rows"] = (double)Ip.M.numRows();
+
+  double WarmObjective = NAN;
+  if (Warm) {
+    std::vector<double> Start = Ip.startFrom(*Warm);
+    if (!Start.empty()) {
+      WarmObjective = Ip.M.objectiveOf(Start);
+      Ip.M.setMipStart(std::move(Start));
+    }
+  }
+
+  MilpOptions MO;
+  MO.timeLimitSeconds = O.timeLimitSeconds;
+  MO.relativeGap = O.relativeGap;
+  MO.threads = O.threads;
+  MO.verbose = O.verbose;
+  if (O.progress) {
+    auto Report = O.progress;
+    MO.progress = [Report](const MilpProgress &Pr) { Report(describe(Pr)); };
+  }
+  Expected<MilpResult> R = solveMilp(Ip.M, MO);
+  if (!R) return R.takeError();
+
+  Result.stats["solver_seconds"] = R->seconds;
+  Result.stats["solver_nodes"] = (double)R->nodes;
+  Result.stats["warm_start_accepted"] = R->startAccepted ? 1 : 0;
+  if (!std::isnan(WarmObjective)) Result.stats["warm_start_objective"] = WarmObjective;
+  if (Warm && !R->startAccepted)
+    Result.notes.push_back("the warm start from '" + Warm->algorithm +
+                           "' did not satisfy the IP and was not used");
+
+  if (R->status == MilpStatus::Infeasible)
+    return makeError("no placement satisfies the constraints (memory ",
+                     formatNumber(P.accMemory()), " bytes per accelerator",
+                     Contiguous ? ", contiguity" : "", ")");
+  if (!R->hasSolution()) {
+    if (!Warm)
+      return makeError("the IP found no solution within ", O.timeLimitSeconds,
+                       " s and there is no warm start");
+    Result.device = Warm->device;
+    Result.lowerBound = R->bound;
+    Result.notes.push_back("the IP found no solution within the time limit; returning the warm "
+                           "start from '" + Warm->algorithm + "'");
+    return Result;
+  }
+  Result.device = Ip.devicesOf(R->values);
+  Result.lowerBound = R->bound;
+  Result.stats["solver_objective"] = R->objective;
+  Result.stats["solver_bound"] = R->bound;
+  Result.stats["solver_gap"] = R->gap();
+  Result.stats["seconds_to_incumbent"] = R->secondsToIncumbent;
+  Result.stats["proven_optimal"] = R->status == MilpStatus::Optimal ? 1 : 0;
+  Result.objective = R->objective;
+  if (R->status != MilpStatus::Optimal)
+    Result.notes.push_back("stopped by the time limit with gap " + formatNumber(R->gap()));
+  return Result;
+}
+
+namespace {
+Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                            bool Contiguous) {
+  std::vector<std::string> Notes;
+  std::vector<Plan> Candidates = runWarmStartCandidates(G, P, O, Contiguous, Notes);
+  const Plan *Warm = nullptr;
+  for (const Plan &C : Candidates)
+    if (!Warm || C.objective < Warm->objective) Warm = &C;
+  Expected<Plan> Pl = solveMaxLoadIp(G, P, O, Contiguous, Warm);
+  if (!Pl) return Pl;
+  if (Warm) {
+    Pl->stats["warm_start_plan_objective"] = Warm->objective;
+    Pl->notes.insert(Pl->notes.begin(), "warm start: '" + Warm->algorithm + "' with max-load " +
+                                            formatNumber(Warm->objective));
+  }
+  Pl->notes.insert(Pl->notes.end(), Notes.begin(), Notes.end());
+  return Pl;
+}
+} // namespace
+
+Expected<Plan> onnxp::partitionIp(const CostGraph &G, const Platform &P,
+                                  const PartitionOptions &O) {
+  return runMaxLoadIp(G, P, O, /*Contiguous=*/false);
+}
+
+Expected<Plan> onnxp::partitionIpContiguous(const CostGraph &G, const Platform &P,
+                                            const PartitionOptions &O) {
+  return runMaxLoadIp(G, P, O, /*Contiguous=*/true);
+}
