@@ -9,17 +9,26 @@
 // the fallback rule priced). Partitioners are only as good as these numbers;
 // this is how a user checks them.
 //
+// --emit-onnx FILE writes the model as binary ONNX with every node named as
+// in the cost table and the --dim values bound in the graph inputs: the
+// form test/ort/profile.js runs in ONNX Runtime, whose profile then matches
+// node for node (ONNX text cannot name nodes, and ORT names kernel events
+// after nodes).
+//
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 #include "Options.h"
 
 #include "onnx-partition/Cost/AnalyticalCosts.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/RankCorrelation.h"
+#include "onnx-partition/Cost/Roofline.h"
 #include "onnx-partition/Support/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -166,6 +175,71 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
   }
   for (const std::string &N : Ctx.notes) OS << "note: " << N << "\n";
 }
+
+/// With --profile: how well the analytical model (for the device kind the
+/// profile describes) ranks the measured nodes: Spearman's rho, the median
+/// measured/analytical ratio (the model's scale error) and the nodes whose
+/// ratio strays furthest from that median (docs/cost-model.md).
+void printAgreement(std::ostream &OS, const PassContext &Ctx) {
+  const CostGraph &G = Ctx.graph;
+  bool OnCpu = Ctx.options.profileDevice == "cpu";
+  const DeviceSpec &D = OnCpu ? Ctx.platform.cpu : Ctx.platform.accelerator;
+  std::vector<int> Ids;
+  std::vector<double> Model, Measured;
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const CostNode &N = G.node(V);
+    if (N.costSource != "profile") continue;
+    Ids.push_back(static_cast<int>(V));
+    Model.push_back(rooflineMs(nodeWork(G, static_cast<int>(V), *Ctx.model), D));
+    Measured.push_back(OnCpu ? N.cpuTime : N.accTime);
+  }
+  if (Ids.size() < 2) return;
+  std::vector<double> LogRatio;
+  for (size_t I = 0; I < Ids.size(); ++I)
+    LogRatio.push_back(std::log(std::max(Measured[I], 1e-9) / std::max(Model[I], 1e-9)));
+  std::vector<double> Sorted = LogRatio;
+  std::sort(Sorted.begin(), Sorted.end());
+  double MedianLog = Sorted.size() % 2 ? Sorted[Sorted.size() / 2]
+                                       : (Sorted[Sorted.size() / 2 - 1] + Sorted[Sorted.size() / 2]) / 2;
+  OS << "analytical (" << D.name << ") vs measured: " << Ids.size() << " nodes, Spearman rho "
+     << formatNumber(spearmanRho(Model, Measured)) << ", median measured/analytical "
+     << formatNumber(std::exp(MedianLog)) << "\n";
+  std::vector<size_t> Order(Ids.size());
+  for (size_t I = 0; I < Order.size(); ++I) Order[I] = I;
+  std::stable_sort(Order.begin(), Order.end(), [&](size_t A, size_t B) {
+    return std::fabs(LogRatio[A] - MedianLog) > std::fabs(LogRatio[B] - MedianLog);
+  });
+  OS << "worst outliers (ratio relative to the median):\n";
+  for (size_t I = 0; I < Order.size() && I < 5; ++I) {
+    size_t K = Order[I];
+    const CostNode &N = G.node(Ids[K]);
+    OS << "  " << N.name << " (" << N.op << ") measured " << formatNumber(Measured[K]) << " ms, analytical "
+       << formatNumber(Model[K]) << " ms, x" << formatNumber(std::exp(LogRatio[K] - MedianLog)) << "\n";
+  }
+}
+/// The model with unnamed nodes named after their cost-graph node and the
+/// bound symbolic dims of graph inputs and outputs made concrete.
+Error emitNamedModel(const PassContext &Ctx, const std::string &Path) {
+  OnnxModel Copy = *Ctx.model;
+  onnx::GraphProto *G = Copy.proto.mutable_graph();
+  for (const CostNode &N : Ctx.graph.nodes())
+    if (N.onnxNodes.size() == 1 && G->node(N.onnxNodes[0]).name().empty())
+      G->mutable_node(N.onnxNodes[0])->set_name(N.name);
+  auto Bind = [&](onnx::ValueInfoProto &VI) {
+    if (!VI.type().has_tensor_type() || !VI.type().tensor_type().has_shape()) return;
+    for (auto &D : *VI.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!D.has_dim_param()) continue;
+      auto It = Ctx.model->dimBindings.find(D.dim_param());
+      if (It != Ctx.model->dimBindings.end()) D.set_dim_value(It->second);
+    }
+  };
+  for (auto &VI : *G->mutable_input()) Bind(VI);
+  for (auto &VI : *G->mutable_output()) Bind(VI);
+  G->clear_value_info(); // inferred shapes: ONNX Runtime infers its own
+  Expected<std::string> Bytes = serializeModel(Copy);
+  if (!Bytes) return Bytes.takeError();
+  return writeFileAtomically(Path, *Bytes);
+}
 } // namespace
 
 namespace onnxp::tool {
@@ -178,6 +252,10 @@ int runProfile(int Argc, char **Argv) {
   addPlatformOptions(App, O);
   App.add_option("-o,--output", O.output, "Write the per-node cost table here (.json or .csv)")
       ->type_name("costs.json|costs.csv")->group("Output");
+  std::string EmitOnnx;
+  App.add_option("--emit-onnx", EmitOnnx,
+                 "Write the model as binary ONNX with named nodes and bound dims (input of test/ort/profile.js)")
+      ->type_name("FILE")->group("Output");
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
 
@@ -186,6 +264,8 @@ int runProfile(int Argc, char **Argv) {
     return reportError(makeUsageError("-o '", O.output, "' must end in .json or .csv"));
   if (!O.output.empty())
     if (Error E = checkWritable(O.output, "-o")) return reportError(E);
+  if (!EmitOnnx.empty())
+    if (Error E = checkWritable(EmitOnnx, "--emit-onnx")) return reportError(E);
 
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
@@ -199,11 +279,16 @@ int runProfile(int Argc, char **Argv) {
     for (size_t V = 0; V < Ctx->graph.numNodes(); ++V)
       Rules[V] = nodeWork(Ctx->graph, static_cast<int>(V), *Ctx->model).rule;
 
+  if (!EmitOnnx.empty()) {
+    if (!Ctx->model) return reportError(makeUsageError("--emit-onnx needs an ONNX model, not a JSON workload"));
+    if (Error E = emitNamedModel(*Ctx, EmitOnnx)) return reportError(E);
+  }
   if (!O.output.empty()) {
     std::string Text = Csv ? buildCsv(*Ctx, Rules) : buildJson(*Ctx, Rules).dump(2) + "\n";
     if (Error E = writeFileAtomically(O.output, Text)) return reportError(E);
   }
   printSummary(std::cout, *Ctx, Rules);
+  if (!O.profile.empty() && Ctx->model) printAgreement(std::cout, *Ctx);
   return 0;
 }
 
