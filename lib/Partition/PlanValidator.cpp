@@ -10,6 +10,7 @@
 
 #include "onnx-partition/Partition/ScheduleEmulator.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace onnxp;
@@ -57,6 +58,26 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
   }
   if (!Pl.stage.empty() && Pl.stage.size() != G.numNodes())
     return Fail("it gives stages to ", Pl.stage.size(), " nodes, the graph has ", G.numNodes());
+
+  // Replication (seed 004 App. C.2): r copies of a device's nodes run on r
+  // accelerators; the r - 1 lent ones hold nothing themselves.
+  if (!Pl.replicas.empty()) {
+    if (Pl.replicas.size() != static_cast<size_t>(D))
+      return Fail("it gives replica counts to ", Pl.replicas.size(), " devices of ", D);
+    std::vector<char> Used(D, 0);
+    for (size_t V = 0; V < G.numNodes(); ++V) Used[Pl.device[V]] = 1;
+    int Accs = 0;
+    for (int Dev = 0; Dev < D; ++Dev) {
+      int R = Pl.replicas[Dev];
+      if (R < 0 || (R > 1 && !P.isAccelerator(Dev)))
+        return Fail(P.deviceName(Dev), " has ", R, " replicas (only accelerators replicate)");
+      if (R == 0 && Used[Dev])
+        return Fail(P.deviceName(Dev), " is lent as a replica but holds nodes");
+      if (P.isAccelerator(Dev) && R >= 1) Accs += R; // the device and its copies
+    }
+    if (Accs > P.accelerators)
+      return Fail("replicas need ", Accs, " accelerators, the platform has ", P.accelerators);
+  }
 
   if (O.checkColocation) {
     std::map<int, int> ClassDevice, ClassNode;

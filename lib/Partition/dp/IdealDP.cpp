@@ -3,8 +3,9 @@
 // Seed 004 §5.1.1:
 //   dp[I][k'][l'] = min over ideals I' < I of
 //       min( max(dp[I'][k'-1][l'], acc(I \ I')), max(dp[I'][k'][l'-1], cpu(I \ I')) )
-// with dp[I][k'][l'] read as "at most k' accelerators and l' CPUs" (so
-// dp[{}][*][*] = 0 and devices may stay idle). With replication (App. C.2)
+// where devices may stay idle: the answer is the minimum over k' <= k,
+// l' <= l, and a state is pushed only when no state of the same ideal with
+// fewer devices is at least as good (it would dominate every push). With replication (App. C.2)
 // the accelerator branch becomes min over r of max(dp[I'][k'-r][l'], acc(I\I', r)).
 //
 // How it is computed (the reference caches acc() for every nested pair and
@@ -119,12 +120,13 @@ Solution MaxLoadDP::solve(double UpperBound) {
   Val.assign(I * NS, kInfinity);
   Prev.assign(I * NS, -1);
   How.assign(I * NS, 0);
-  for (int S = 0; S < NS; ++S) Val[S] = 0;
+  Val[0] = 0; // the empty ideal with no device
   // Keep every split of value <= UB (up to rounding) reachable.
   Cut = std::isinf(UpperBound) ? kInfinity : UpperBound * (1 + 1e-9) + 1e-12;
 
   DeviceSetCost Cost(G, UG, P);
   std::vector<int> Live;
+  std::vector<double> PrefixMin(NS);
   struct Frame {
     int Ideal;
     int Added; ///< unit added to reach Ideal, -1 at the root
@@ -133,16 +135,29 @@ Solution MaxLoadDP::solve(double UpperBound) {
   std::vector<Frame> Stack;
   for (int From : L.bySize()) {
     if (From == L.full) continue;
+    // Push only from states no state with fewer devices of both kinds
+    // beats: a dominated state's pushes are dominated too, and the answer
+    // is read as the minimum over all device counts.
     Live.clear();
-    for (int S = 0; S < NS; ++S)
-      if (Val[size_t(From) * NS + S] <= Cut) Live.push_back(S);
+    const double *V = &Val[size_t(From) * NS];
+    for (int S = 0; S < NS; ++S) {
+      int A = S / (Cpus + 1), C = S % (Cpus + 1);
+      // PrefixMin[S]: best value with at most A accelerators and C CPUs.
+      double Fewer = std::min(A > 0 ? PrefixMin[S - (Cpus + 1)] : kInfinity,
+                              C > 0 ? PrefixMin[S - 1] : kInfinity);
+      PrefixMin[S] = std::min(Fewer, V[S]);
+      if (V[S] <= Cut && V[S] < Fewer) Live.push_back(S);
+    }
     if (Live.empty()) continue;
     Stack.push_back({From, -1, L.edgeBegin[From]});
     while (!Stack.empty()) {
       Frame &F = Stack.back();
       uint32_t End = L.edgeBegin[F.Ideal + 1];
       // Canonical order: only units larger than the one added last.
-      while (F.Next < End && L.edgeUnit[F.Next] <= F.Added) ++F.Next;
+      if (F.Next < End && L.edgeUnit[F.Next] <= F.Added)
+        F.Next = static_cast<uint32_t>(
+            std::upper_bound(L.edgeUnit.begin() + F.Next, L.edgeUnit.begin() + End, F.Added) -
+            L.edgeUnit.begin());
       if (F.Next == End) {
         if (F.Added >= 0) Cost.removeUnit(F.Added);
         Stack.pop_back();
@@ -164,7 +179,9 @@ Solution MaxLoadDP::solve(double UpperBound) {
     }
   }
 
-  const int Goal = idx(K, Cpus);
+  int Goal = 0;
+  for (int S = 1; S < NS; ++S)
+    if (Val[size_t(L.full) * NS + S] < Val[size_t(L.full) * NS + Goal]) Goal = S;
   Sol.Value = Val[size_t(L.full) * NS + Goal];
   if (std::isinf(Sol.Value)) return Sol;
   int Cur = L.full, S = Goal;

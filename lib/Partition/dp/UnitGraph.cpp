@@ -140,14 +140,52 @@ UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, bool Abs
       if (From == C || Into[C] == -2) continue;
       Into[C] = Into[C] == -1 || Into[C] == From ? From : -2;
     }
-    // Producers are never absorbed themselves (they have a successor), so
-    // one round suffices; renumber the surviving components densely.
+    // Free units (see UnitGraph.h): no time, no memory, no weights, no
+    // backward member, only zero-cost edges; fused with their only
+    // successor component, or failing that their only predecessor.
+    std::vector<int> FreeInto(NumComp, -1); // -2: not free
+    for (size_t V = 0; V < G.numNodes(); ++V) {
+      const CostNode &N = G.node(V);
+      if (N.accTime != 0 || N.cpuTime != 0 || N.memBytes != 0 || N.paramBytes != 0 ||
+          !N.accSupported || N.isBackward())
+        FreeInto[Comp[Cls[V]]] = -2;
+      for (int EId : G.outEdges(V))
+        if (G.edge(EId).commTime != 0) FreeInto[Comp[Cls[V]]] = -2;
+      for (int EId : G.inEdges(V))
+        if (G.edge(EId).commTime != 0) FreeInto[Comp[Cls[V]]] = -2;
+    }
+    std::vector<std::vector<int>> CS(NumComp), CP(NumComp);
+    for (int C = 0; C < NumClasses; ++C)
+      for (int D : Succ[C])
+        if (Comp[C] != Comp[D]) {
+          CS[Comp[C]].push_back(Comp[D]);
+          CP[Comp[D]].push_back(Comp[C]);
+        }
+    for (int C = 0; C < NumComp; ++C) {
+      sortUnique(CS[C]);
+      sortUnique(CP[C]);
+      if (FreeInto[C] == -2 || Into[C] >= 0) continue;
+      if (CS[C].size() == 1) FreeInto[C] = CS[C][0];
+      else if (CS[C].empty() && CP[C].size() == 1) FreeInto[C] = CP[C][0];
+      else FreeInto[C] = -2;
+    }
+    // Resolve chains of free units (a free unit may point at another one,
+    // never in a cycle: the component graph is acyclic and a unit points
+    // forward unless it has no successor, and then nothing points at it).
+    std::vector<int> Target(NumComp);
+    for (int C = 0; C < NumComp; ++C) Target[C] = Into[C] >= 0 ? Into[C] : FreeInto[C];
+    std::vector<int> Root(NumComp);
+    for (int C = 0; C < NumComp; ++C) {
+      int R = C;
+      while (Target[R] >= 0) R = Target[R];
+      Root[C] = R;
+    }
     std::vector<int> NewId(NumComp, -1);
     int Kept = 0;
     for (int C = 0; C < NumComp; ++C)
-      if (Into[C] < 0) NewId[C] = Kept++;
+      if (Root[C] == C) NewId[C] = Kept++;
     for (int C = 0; C < NumComp; ++C)
-      if (Into[C] >= 0) NewId[C] = NewId[Into[C]], ++UG.absorbedSinks;
+      if (Root[C] != C) NewId[C] = NewId[Root[C]], ++UG.absorbedSinks;
     for (int C = 0; C < NumClasses; ++C) Comp[C] = NewId[Comp[C]];
     NumComp = Kept;
     FirstNode.assign(NumComp, -1);

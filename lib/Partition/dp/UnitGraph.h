@@ -38,7 +38,7 @@ struct UnitGraph {
   int orphanClasses = 0;   ///< backward-only classes given a forward image
   int mirrorEdges = 0;
   int fusedComponents = 0; ///< SCCs with more than one supernode
-  int absorbedSinks = 0;   ///< free sink units fused into their producer
+  int absorbedSinks = 0;   ///< free sinks and free units fused into a neighbour
 
   int numUnits() const { return static_cast<int>(members.size()); }
 };
@@ -54,7 +54,12 @@ struct UnitGraph {
 /// has nothing after it) nor any load larger (its old device loses its
 /// in-transfers, p's device only loses out-transfers), so the optimum is
 /// unchanged. It removes the 2^(dangling outputs) factor from the ideal
-/// count (GNMT: 3.3M ideals -> 28k).
+/// count (GNMT: 3.3M ideals -> 28k). Likewise a *free* unit -- no time, no
+/// memory, no backward member, zero-cost edges only -- is fused with its
+/// only successor unit (or, without successors, its only predecessor):
+/// wherever it sits it changes no load, and that stage keeps the stage
+/// order. (Free units with backward members are kept: moving them could
+/// break the backward contiguity of a device.)
 UnitGraph buildUnitGraph(const CostGraph &G, bool Linearize, bool AbsorbFreeSinks = false);
 
 } // namespace onnxp::dp

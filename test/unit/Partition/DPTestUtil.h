@@ -1,0 +1,43 @@
+//===- unit/Partition/DPTestUtil.h - Random graphs and the brute-force oracle -*- C++ -*-===//
+//
+// Shared by the DP tests: random small DAGs (inference and training, with
+// colocation, orphaned backward classes, unsupported nodes, memory caps,
+// non-uniform out-edge costs) and an oracle that enumerates every
+// assignment of colocation classes to devices, keeps those the plan
+// validator accepts (contiguity of forward and backward parts per device,
+// colocation, memory, accelerator support) and that form a pipeline -- the
+// devices can be ordered so that no forward edge, and no mirror edge of an
+// orphaned backward class (seed 004 App. B), goes back a stage -- and
+// prices them with the evaluator.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_TEST_UNIT_PARTITION_DPTESTUTIL_H
+#define ONNXP_TEST_UNIT_PARTITION_DPTESTUTIL_H
+
+#include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/Platform.h"
+
+#include <random>
+#include <string>
+
+namespace onnxp::test {
+
+struct RandomGraphSpec {
+  int forwardNodes = 6;
+  bool training = false;
+  double edgeProb = 0.35;
+  bool colocation = true;
+  bool unsupported = false;
+  bool nonUniformCosts = false;
+};
+
+CostGraph randomGraph(std::mt19937 &Rng, const RandomGraphSpec &S);
+
+/// Best value over the DP's search space by exhaustive enumeration, or
+/// +infinity when no split qualifies.
+double bruteForceContiguous(const CostGraph &G, const Platform &P,
+                            const std::string &Objective = "max-load");
+
+} // namespace onnxp::test
+
+#endif

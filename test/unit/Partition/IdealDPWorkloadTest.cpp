@@ -1,0 +1,68 @@
+//===- unit/Partition/IdealDPWorkloadTest.cpp - dp on the Table 1 workloads ===//
+//
+// `dp` on the twelve workloads of ../shared/workloads/msr must give the DP
+// column of seed 004 Table 1 (as listed in workloads/msr/README.md) to 0.01.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Import/WorkloadImporter.h"
+#include "onnx-partition/Partition/Partitioner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace onnxp;
+
+namespace {
+
+struct Row {
+  const char *File;
+  double Tps;
+};
+
+class DPWorkload : public testing::TestWithParam<Row> {};
+
+} // namespace
+
+TEST_P(DPWorkload, ReproducesTable1) {
+  std::string Path = std::string(ONNXP_SHARED_DIR) + "/workloads/msr/" + GetParam().File;
+  if (!std::filesystem::exists(Path)) GTEST_SKIP() << Path << " is absent (needs ../shared)";
+  std::ifstream In(Path);
+  std::stringstream SS;
+  SS << In.rdbuf();
+  Expected<Workload> W = parseWorkload(SS.str(), Path);
+  ASSERT_TRUE(static_cast<bool>(W)) << W.takeError().message();
+  PartitionOptions O;
+  Expected<Plan> Pl = runPartitioner("dp", W->graph, W->platform, O);
+  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  EXPECT_NEAR(Pl->objective, GetParam().Tps, 0.01);
+  EXPECT_GT(Pl->stats.at("ideals"), 0);
+  // Stages are the positions of the devices' sets in the DP's chain.
+  ASSERT_EQ(Pl->stage.size(), W->graph.numNodes());
+  for (const CostEdge &E : W->graph.edges())
+    if (!W->graph.node(E.src).isBackward() && !W->graph.node(E.dst).isBackward())
+      EXPECT_LE(Pl->stage[E.src], Pl->stage[E.dst]);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table1, DPWorkload,
+    testing::Values(Row{"OperatorGraphs/bert_l-3_inference.json", 27.92},
+                    Row{"OperatorGraphs/bert_l-6_inference.json", 29.58},
+                    Row{"OperatorGraphs/resnet50_inference.json", 124.35},
+                    Row{"OperatorGraphs/bert_l-3_training.json", 65.30},
+                    Row{"OperatorGraphs/bert_l-6_training.json", 72.86},
+                    Row{"OperatorGraphs/resnet50_training.json", 255.19},
+                    Row{"LayerGraphs/bert24_inference.json", 17.79},
+                    Row{"LayerGraphs/resnet50_inference.json", 33.77},
+                    Row{"LayerGraphs/gnmt_inference.json", 32.91},
+                    Row{"LayerGraphs/bert24_training.json", 41.75},
+                    Row{"LayerGraphs/resnet50_training.json", 78.63},
+                    Row{"LayerGraphs/gnmt_training.json", 107.00}),
+    [](const testing::TestParamInfo<Row> &I) {
+      std::string N = I.param.File;
+      for (char &C : N)
+        if (!isalnum(static_cast<unsigned char>(C))) C = '_';
+      return N;
+    });
