@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 #include "Options.h"
+#include "WriteBack.h"
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Transforms/ReadPlacement.h"
 
 #include <nlohmann/json.hpp>
 
@@ -125,6 +127,9 @@ int runInspect(int Argc, char **Argv) {
   std::cout << "ops:";
   for (auto &[Op, N] : Ops) std::cout << " " << Op << "=" << N;
   std::cout << "\n";
+  // A model written by -o: print the plan its annotations record.
+  if (Ctx->model && hasPlacementAnnotations(Ctx->model->proto))
+    printPlacementSummary(std::cout, Ctx->model->proto);
   return 0;
 }
 

@@ -80,6 +80,7 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("-o,--output", O.output, "Write the annotated ONNX model here")
       ->type_name("OUT.onnx")->group("Output");
   App.add_option("--report", O.report, "Write the plan as JSON here")->type_name("FILE")->group("Output");
+  addWriteBackOptions(App, O);
 }
 
 int onnxp::tool::parseOrExit(CLI::App &App, int Argc, char **Argv) {

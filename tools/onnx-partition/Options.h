@@ -52,6 +52,9 @@ struct ToolOptions {
   // Output.
   std::string output;
   std::string report;
+  // Write-back and plan loading (WriteBackOptions.cpp).
+  std::string emitStages; ///< --emit-stages DIR
+  std::string loadPlan;   ///< --load-plan FILE (annotated ONNX model or JSON plan)
 };
 
 void addInputOptions(CLI::App &App, ToolOptions &O);
@@ -62,6 +65,8 @@ void addCostOptions(CLI::App &App, ToolOptions &O);
 void addAlgorithmOptions(CLI::App &App, ToolOptions &O);
 void addPipelineOptions(CLI::App &App, ToolOptions &O);
 void addOutputOptions(CLI::App &App, ToolOptions &O);
+/// --emit-stages, --load-plan (called by addOutputOptions).
+void addWriteBackOptions(CLI::App &App, ToolOptions &O);
 
 /// Parses argv with App; on --help prints and returns 0, on a usage error
 /// prints one line and returns 2; returns -1 when the caller should go on.

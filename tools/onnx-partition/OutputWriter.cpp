@@ -1,8 +1,7 @@
 //===- tools/onnx-partition/OutputWriter.cpp - Model out, summary out ---===//
 //
-// Until the annotation writer lands (issue 4), the output model is the input
-// model with the whole plan as JSON in ModelProto.metadata_props under
-// "onnx_partition.plan"; ir_version, opsets and graph are unchanged.
+// The run summary. The annotated model, the stage models and --load-plan
+// live in WriteBack.cpp and PlanLoading.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "OutputWriter.h"
@@ -16,16 +15,6 @@
 
 using namespace onnxp;
 using namespace onnxp::tool;
-
-Error onnxp::tool::writeAnnotatedModel(const PassContext &Ctx, const std::string &Path) {
-  onnx::ModelProto Out = Ctx.model->proto;
-  auto *Entry = Out.add_metadata_props();
-  Entry->set_key("onnx_partition.plan");
-  Entry->set_value(planReportJson(Ctx));
-  std::string Bytes;
-  if (!Out.SerializeToString(&Bytes)) return makeError("cannot serialize the output model");
-  return writeFileAtomically(Path, Bytes);
-}
 
 void onnxp::tool::printRunSummary(std::ostream &OS, const PassContext &Ctx, const ToolOptions &O) {
   const Plan &P = *Ctx.plan;

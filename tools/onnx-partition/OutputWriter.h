@@ -10,9 +10,6 @@
 
 namespace onnxp::tool {
 
-/// Writes the model with the plan recorded in it (atomically).
-Error writeAnnotatedModel(const PassContext &Ctx, const std::string &Path);
-
 /// One-paragraph human summary of a finished run on Out.
 void printRunSummary(std::ostream &Out, const PassContext &Ctx, const ToolOptions &O);
 

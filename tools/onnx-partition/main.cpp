@@ -9,6 +9,7 @@
 #include "Driver.h"
 #include "Options.h"
 #include "OutputWriter.h"
+#include "WriteBack.h"
 
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -57,24 +58,29 @@ int runPartition(int Argc, char **Argv) {
     if (Error E = checkWritable(O.output, "-o")) return reportError(E);
   if (!O.report.empty())
     if (Error E = checkWritable(O.report, "--report")) return reportError(E);
+  if (!O.emitStages.empty())
+    if (Error E = checkStagesDir(O.emitStages)) return reportError(E);
 
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
-  if (!O.output.empty() && !Ctx->model)
-    return reportError(makeUsageError("-o writes an ONNX model but '", O.input,
+  if ((!O.output.empty() || !O.emitStages.empty()) && !Ctx->model)
+    return reportError(makeUsageError("-o and --emit-stages write ONNX models but '", O.input,
                                       "' is a JSON workload; use --report"));
   bool Explicit = !O.passes.empty();
-  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/true)) return reportError(E);
+  bool LoadPlan = !O.loadPlan.empty();
+  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/!LoadPlan)) return reportError(E);
+  if (LoadPlan)
+    if (Error E = applyLoadedPlan(*Ctx, O.loadPlan)) return reportError(E);
   if (!Ctx->plan) {
     if (!O.output.empty() || !O.report.empty())
       return reportError(makeUsageError("the pipeline '", O.passes,
                                         "' made no plan, so there is nothing to write; add 'partition'"));
     return 0;
   }
+  // The model (and stages) first: writing them adds notes the report keeps.
+  if (Error E = writePartitionedOutputs(*Ctx, O)) return reportError(E);
   if (!O.report.empty())
     if (Error E = writeFileAtomically(O.report, planReportJson(*Ctx))) return reportError(E);
-  if (!O.output.empty())
-    if (Error E = writeAnnotatedModel(*Ctx, O.output)) return reportError(E);
   (void)Explicit;
   printRunSummary(std::cout, *Ctx, O);
   return 0;

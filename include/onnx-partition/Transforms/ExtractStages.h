@@ -1,0 +1,69 @@
+//===- Transforms/ExtractStages.h - One standalone model per stage -*- C++ -*-===//
+//
+// Cuts an annotated model into one ONNX model per pipeline stage (a device's
+// contiguous share of the graph). A stage model's inputs are the tensors it
+// reads from graph inputs or from earlier stages, its outputs the tensors
+// later stages or the user read; initializers it uses are copied in, with
+// external data references rebased to the stage's directory. Running the
+// stages in id order, feeding each the tensors earlier stages produced,
+// computes what the whole model computes (checked in ONNX Runtime by
+// test/ort/run_stages.js).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_TRANSFORMS_EXTRACTSTAGES_H
+#define ONNXP_TRANSFORMS_EXTRACTSTAGES_H
+
+#include "onnx-partition/Support/Error.h"
+#include "onnx-partition/Transforms/InsertTransfers.h"
+#include "onnx-partition/Transforms/Placement.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+struct StageModel {
+  int stage = -1;
+  int device = -1;
+  std::string name;     ///< "stage<id>_<device>"
+  std::string fileName; ///< name + ".onnx"
+  onnx::ModelProto model;
+  std::vector<std::string> inputs, outputs;
+  size_t numNodes = 0;
+};
+
+struct ExtractOptions {
+  /// Directory the model's external data locations are relative to.
+  std::string sourceDir = ".";
+  /// Directory the stage models will be written to.
+  std::string outputDir = ".";
+  /// Type of a tensor that ONNX shape inference could not give (e.g. the
+  /// outputs of contrib training ops), or nullopt.
+  std::function<std::optional<onnx::TypeProto>(const std::string &)> fallbackType;
+};
+
+struct StagePipeline {
+  std::vector<StageModel> stages; ///< in execution order (stage id order)
+  /// pipeline.json: stages, their files, and every tensor that goes from a
+  /// stage (or the graph inputs) to a stage (or the graph outputs).
+  std::string json;
+};
+
+/// Splits M (annotated, transfers inserted; P its placement) into stages.
+/// Transfers (may be empty) are listed in pipeline.json.
+Expected<StagePipeline> extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
+                                      const std::vector<InsertedTransfer> &Transfers,
+                                      const ExtractOptions &O);
+
+/// Rewrites the location of every external-data initializer of G (and its
+/// subgraphs) from relative to FromDir to relative to ToDir, so that a
+/// model written elsewhere still finds the same data files.
+void rebaseExternalData(onnx::GraphProto &G, const std::string &FromDir, const std::string &ToDir);
+
+} // namespace onnxp
+
+#endif // ONNXP_TRANSFORMS_EXTRACTSTAGES_H

@@ -1,0 +1,23 @@
+//===- Transforms/OrtSchemas.h - Schemas ONNX Runtime adds to the ONNX domain -*- C++ -*-===//
+//
+// ONNX Runtime training graphs exported at opset < 17 use LayerNormalization
+// in the ONNX domain, which the ONNX standard only defines from opset 17.
+// ONNX Runtime accepts them because it registers its own schema for it in
+// the ONNX domain since version 1 (onnxruntime/core/graph/contrib_ops,
+// "LayerNormalization", kOnnxDomain, SinceVersion(1)). The checker of the
+// Debian ONNX 1.12 package rejects them ("No Op registered"). Registering the
+// same schema lets the checker check these models the way ORT reads them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_TRANSFORMS_ORTSCHEMAS_H
+#define ONNXP_TRANSFORMS_ORTSCHEMAS_H
+
+namespace onnxp {
+
+/// Registers (once per process) ONNX-domain schemas that ONNX Runtime
+/// defines for opsets where ONNX has none. Idempotent and thread-safe.
+void registerOrtOnnxDomainSchemas();
+
+} // namespace onnxp
+
+#endif // ONNXP_TRANSFORMS_ORTSCHEMAS_H

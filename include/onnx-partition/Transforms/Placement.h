@@ -1,0 +1,67 @@
+//===- Transforms/Placement.h - Device and stage of every ONNX node -*- C++ -*-===//
+//
+// The writer works on ONNX nodes, not cost nodes: a ModelPlacement gives
+// every node of the main graph a device and a pipeline stage. It is made
+// from a Plan (each cost node's device lands on the ONNX nodes it stands
+// for) or read back from an annotated model (ReadPlacement.h).
+//
+// A stage is a maximal group of nodes on one device that can run as one
+// unit: the graph of stages is acyclic, and stage ids are an execution
+// order (every tensor flows from a stage to the same or a later one). When
+// every device's node set is contiguous (seed 004 Def. 3.1) a device gets
+// exactly one stage; otherwise a device is split where its nodes wait for
+// another device (see assignStages).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_TRANSFORMS_PLACEMENT_H
+#define ONNXP_TRANSFORMS_PLACEMENT_H
+
+#include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/IR/Plan.h"
+#include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+struct ModelPlacement {
+  /// Every device of the platform; a device id indexes this list.
+  std::vector<std::string> deviceNames;
+  /// Per node of the main graph, in graph order.
+  std::vector<int> device;
+  std::vector<int> stage;
+  /// Per node: 1 when onnx-partition inserted it (domain ai.onnx.partition).
+  std::vector<char> inserted;
+  /// Per stage id: its device.
+  std::vector<int> stageDevice;
+
+  size_t numNodes() const { return device.size(); }
+  int numStages() const { return static_cast<int>(stageDevice.size()); }
+  /// Stage name used for files and reports: "stage<id>_<device>".
+  std::string stageName(int Stage) const;
+};
+
+/// Maps the plan onto the model's nodes and assigns stages. Errors when a
+/// node of the model is covered by no cost node (the plan is not for this
+/// model) or a cost node names a node index the model does not have.
+Expected<ModelPlacement> placementFromPlan(const OnnxModel &M, const CostGraph &G, const Plan &P,
+                                           const Platform &Pl);
+
+/// Computes P.stage and P.stageDevice from P.device over the dataflow of
+/// graph G (outer-scope reads of subgraphs included). If every device's
+/// nodes form a contiguous set, one stage per device, ordered topologically;
+/// otherwise stage = (level, device) where level(v) is the largest number
+/// of device changes on a path into v, which splits a device only where
+/// its work depends on another device's in between.
+Error assignStages(const onnx::GraphProto &G, ModelPlacement &P);
+
+/// Per node of G: the nodes producing its data inputs (outer-scope reads
+/// of its subgraphs included), each once.
+std::vector<std::vector<int>> nodeDataPredecessors(const onnx::GraphProto &G);
+
+} // namespace onnxp
+
+#endif // ONNXP_TRANSFORMS_PLACEMENT_H

@@ -1,0 +1,83 @@
+//===- Transforms/PlacementFields.h - IR v10 placement fields ---*- C++ -*-===//
+//
+// Reads and writes the standard ONNX IR v10/v11 placement fields that the
+// Debian ONNX 1.12 schema does not declare (DESIGN.md, "Facts about the
+// output"): NodeProto.metadata_props (9), NodeProto.device_configurations
+// (10) and ModelProto.configuration (26). They live in the messages' unknown
+// field sets, encoded with third_party/proto/onnx_ir10.proto, so newer ONNX
+// readers and ONNX Runtime parse them as the real fields.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_TRANSFORMS_PLACEMENTFIELDS_H
+#define ONNXP_TRANSFORMS_PLACEMENTFIELDS_H
+
+#include "onnx-partition/Support/Error.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace onnxp {
+
+/// Field numbers in onnx/onnx.proto (IR v10+).
+constexpr int kNodeMetadataPropsField = 9;
+constexpr int kNodeDeviceConfigurationsField = 10;
+constexpr int kModelConfigurationField = 26;
+
+/// The domain of every node onnx-partition inserts.
+inline constexpr const char *kPartitionDomain = "ai.onnx.partition";
+/// Name of the DeviceConfigurationProto that lists the plan's devices.
+inline constexpr const char *kDeviceConfigurationName = "onnx_partition";
+/// Keys in NodeProto.metadata_props and ModelProto.metadata_props.
+inline constexpr const char *kDeviceKey = "onnx_partition.device";
+inline constexpr const char *kStageKey = "onnx_partition.stage";
+inline constexpr const char *kLayerAnnKey = "layer_ann";
+inline constexpr const char *kPlanKey = "onnx_partition.plan";
+
+/// ShardingSpecProto fields 1-2: the tensor lives whole on these devices.
+struct ShardingSpec {
+  std::string tensorName;
+  std::vector<int64_t> devices;
+};
+
+/// NodeDeviceConfigurationProto.
+struct NodeDeviceConfiguration {
+  std::string configurationId;
+  std::vector<ShardingSpec> shardingSpecs;
+  bool hasPipelineStage = false;
+  int32_t pipelineStage = 0;
+};
+
+/// DeviceConfigurationProto.
+struct DeviceConfiguration {
+  std::string name;
+  int32_t numDevices = 0;
+  std::vector<std::string> devices;
+};
+
+using MetadataEntries = std::vector<std::pair<std::string, std::string>>;
+
+/// NodeProto.metadata_props (field 9), in file order.
+Expected<MetadataEntries> nodeMetadataProps(const onnx::NodeProto &N);
+/// Replaces field 9 of N by Entries.
+void setNodeMetadataProps(onnx::NodeProto &N, const MetadataEntries &Entries);
+
+/// NodeProto.device_configurations (field 10).
+Expected<std::vector<NodeDeviceConfiguration>> nodeDeviceConfigurations(const onnx::NodeProto &N);
+void setNodeDeviceConfigurations(onnx::NodeProto &N, const std::vector<NodeDeviceConfiguration> &C);
+
+/// ModelProto.configuration (field 26).
+Expected<std::vector<DeviceConfiguration>> modelConfigurations(const onnx::ModelProto &M);
+void setModelConfigurations(onnx::ModelProto &M, const std::vector<DeviceConfiguration> &C);
+
+/// Value of Key in ModelProto.metadata_props, or "" when absent.
+std::string modelMetadataValue(const onnx::ModelProto &M, const std::string &Key);
+/// Sets (replaces or adds) Key in ModelProto.metadata_props.
+void setModelMetadataValue(onnx::ModelProto &M, const std::string &Key, const std::string &Value);
+
+} // namespace onnxp
+
+#endif // ONNXP_TRANSFORMS_PLACEMENTFIELDS_H

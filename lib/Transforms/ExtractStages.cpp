@@ -1,0 +1,275 @@
+//===- Transforms/ExtractStages.cpp - Annotated model -> stage models ----===//
+//
+// DESIGN.md, "Facts about the output": every stage becomes a standalone
+// valid ONNX model whose inputs and outputs are the tensors crossing its
+// boundary. Stage ids are an execution order (Placement.h), so a stage's
+// inputs are graph inputs or outputs of lower stages. Boundary tensors need
+// types; they come from ONNX shape inference on the whole model, then from
+// the caller's fallback (the front end's completed shapes for contrib ops).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Transforms/ExtractStages.h"
+
+#include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Transforms/PlacementFields.h"
+
+#include <onnx/shape_inference/implementation.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+using namespace onnxp;
+namespace fs = std::filesystem;
+
+void onnxp::rebaseExternalData(onnx::GraphProto &G, const std::string &FromDir, const std::string &ToDir) {
+  std::error_code EC;
+  fs::path To = fs::absolute(ToDir.empty() ? "." : ToDir, EC);
+  fs::path From = fs::absolute(FromDir.empty() ? "." : FromDir, EC);
+  for (auto &T : *G.mutable_initializer()) {
+    if (T.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    for (auto &E : *T.mutable_external_data()) {
+      if (E.key() != "location") continue;
+      fs::path Target = (From / E.value()).lexically_normal();
+      fs::path Rel = Target.lexically_relative(To);
+      E.set_value(Rel.empty() ? Target.string() : Rel.string());
+    }
+  }
+  for (auto &N : *G.mutable_node())
+    for (auto &A : *N.mutable_attribute()) {
+      if (A.has_g()) rebaseExternalData(*A.mutable_g(), FromDir, ToDir);
+      for (auto &Sub : *A.mutable_graphs()) rebaseExternalData(Sub, FromDir, ToDir);
+    }
+}
+
+namespace {
+/// Name -> type of every tensor ONNX shape inference can type in M.
+std::map<std::string, onnx::TypeProto> inferTypes(const onnx::ModelProto &M) {
+  onnx::ModelProto Copy = M;
+  try {
+    onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
+                                        /*enable_data_propagation=*/false);
+    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
+  } catch (const std::exception &) {
+    // Types then come from the declared value_info and the fallback.
+  }
+  std::map<std::string, onnx::TypeProto> Types;
+  const onnx::GraphProto &G = Copy.graph();
+  for (const auto &T : G.initializer()) {
+    onnx::TypeProto TP;
+    auto *TT = TP.mutable_tensor_type();
+    TT->set_elem_type(T.data_type());
+    auto *S = TT->mutable_shape();
+    for (int64_t D : T.dims()) S->add_dim()->set_dim_value(D);
+    Types[T.name()] = TP;
+  }
+  for (const auto *List : {&G.value_info(), &G.output(), &G.input()})
+    for (const auto &VI : *List)
+      if (VI.has_type() && VI.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) Types[VI.name()] = VI.type();
+  return Types;
+}
+
+bool typeIsUsable(const onnx::TypeProto &T) {
+  if (T.has_tensor_type()) return T.tensor_type().elem_type() != 0;
+  return T.value_case() != onnx::TypeProto::VALUE_NOT_SET;
+}
+
+nlohmann::json shapeJson(const onnx::TypeProto &T) {
+  nlohmann::json Dims = nlohmann::json::array();
+  if (!T.has_tensor_type() || !T.tensor_type().has_shape()) return nullptr;
+  for (const auto &D : T.tensor_type().shape().dim()) {
+    if (D.has_dim_value()) Dims.push_back(D.dim_value());
+    else if (D.has_dim_param()) Dims.push_back(D.dim_param());
+    else Dims.push_back(nullptr);
+  }
+  return Dims;
+}
+} // namespace
+
+Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
+                                             const std::vector<InsertedTransfer> &Transfers,
+                                             const ExtractOptions &O) {
+  const onnx::GraphProto &G = M.graph();
+  int N = G.node_size();
+  if (P.numNodes() != static_cast<size_t>(N))
+    return makeInternalError("placement covers ", P.numNodes(), " nodes, graph has ", N);
+  std::map<std::string, onnx::TypeProto> Types = inferTypes(M);
+  auto TypeOf = [&](const std::string &Name) -> std::optional<onnx::TypeProto> {
+    auto It = Types.find(Name);
+    if (It != Types.end() && typeIsUsable(It->second)) return It->second;
+    if (O.fallbackType) return O.fallbackType(Name);
+    return std::nullopt;
+  };
+
+  std::unordered_map<std::string, int> Producer;
+  for (int I = 0; I < N; ++I)
+    for (const std::string &Out : G.node(I).output())
+      if (!Out.empty()) Producer[Out] = I;
+  std::unordered_map<std::string, const onnx::TensorProto *> Initializers;
+  for (const auto &T : G.initializer()) Initializers[T.name()] = &T;
+  std::unordered_map<std::string, const onnx::SparseTensorProto *> SparseInitializers;
+  for (const auto &T : G.sparse_initializer()) SparseInitializers[T.values().name()] = &T;
+  std::set<std::string> GraphInputs, GraphOutputs;
+  for (const auto &I : G.input()) GraphInputs.insert(I.name());
+  for (const auto &Out : G.output()) GraphOutputs.insert(Out.name());
+
+  int S = P.numStages();
+  std::vector<std::vector<int>> StageNodes(S);
+  for (int I = 0; I < N; ++I) StageNodes[P.stage[I]].push_back(I);
+  // Tensor -> stages that read it (other than its producer's).
+  std::map<std::string, std::set<int>> Readers;
+  std::vector<std::vector<std::string>> StageReads(S);
+  for (int I = 0; I < N; ++I) {
+    std::set<std::string> Seen;
+    for (const std::string &In : nodeDataInputs(G.node(I))) {
+      if (!Seen.insert(In).second) continue;
+      auto It = Producer.find(In);
+      int From = It == Producer.end() ? -1 : P.stage[It->second];
+      if (From == P.stage[I]) continue;
+      if (From > P.stage[I])
+        return makeInternalError("stage ", P.stage[I], " reads '", In, "' from the later stage ", From);
+      Readers[In].insert(P.stage[I]);
+    }
+  }
+
+  StagePipeline R;
+  nlohmann::json J;
+  J["format"] = "onnx-partition.pipeline/1";
+  J["devices"] = P.deviceNames;
+  J["graph_inputs"] = nlohmann::json::array();
+  for (const auto &I : G.input()) {
+    if (Initializers.count(I.name())) continue; // an overridable initializer, fed from the model
+    J["graph_inputs"].push_back({{"name", I.name()},
+                                 {"elem_type", I.type().tensor_type().elem_type()},
+                                 {"shape", shapeJson(I.type())}});
+  }
+  J["stages"] = nlohmann::json::array();
+  J["edges"] = nlohmann::json::array();
+
+  for (int St = 0; St < S; ++St) {
+    StageModel SM;
+    SM.stage = St;
+    SM.device = P.stageDevice[St];
+    SM.name = P.stageName(St);
+    SM.fileName = SM.name + ".onnx";
+    SM.numNodes = StageNodes[St].size();
+    onnx::ModelProto &Out = SM.model;
+    Out.set_ir_version(M.ir_version());
+    *Out.mutable_opset_import() = M.opset_import();
+    Out.set_producer_name(M.producer_name());
+    Out.set_producer_version(M.producer_version());
+    Out.set_domain(M.domain());
+    Out.set_model_version(M.model_version());
+    Out.set_doc_string("onnx-partition stage " + std::to_string(St) + " of '" + M.graph().name() +
+                       "' on " + P.deviceNames[SM.device]);
+    *Out.mutable_functions() = M.functions();
+    // Keep the device configuration (field 26) so the stage's node
+    // annotations refer to a configuration that exists in the stage model.
+    Out.mutable_unknown_fields()->MergeFrom(M.unknown_fields());
+    setModelMetadataValue(Out, kStageKey, std::to_string(St));
+    setModelMetadataValue(Out, kDeviceKey, P.deviceNames[SM.device]);
+    onnx::GraphProto *OG = Out.mutable_graph();
+    OG->set_name(G.name() + "_" + SM.name);
+
+    std::set<std::string> Produced, Added;
+    for (int I : StageNodes[St]) {
+      *OG->add_node() = G.node(I);
+      for (const std::string &T : G.node(I).output())
+        if (!T.empty()) Produced.insert(T);
+    }
+    nlohmann::json Inputs = nlohmann::json::array(), Outputs = nlohmann::json::array();
+    for (int I : StageNodes[St])
+      for (const std::string &In : nodeDataInputs(G.node(I))) {
+        if (Produced.count(In) || !Added.insert(In).second) continue;
+        if (auto It = Initializers.find(In); It != Initializers.end()) {
+          *OG->add_initializer() = *It->second;
+          continue;
+        }
+        if (auto It = SparseInitializers.find(In); It != SparseInitializers.end()) {
+          *OG->add_sparse_initializer() = *It->second;
+          continue;
+        }
+        std::optional<onnx::TypeProto> T = TypeOf(In);
+        if (!T)
+          return makeError("stage ", SM.name, ": the type of its input '", In,
+                           "' is unknown (shape inference could not type it)");
+        auto *VI = OG->add_input();
+        VI->set_name(In);
+        *VI->mutable_type() = *T;
+        SM.inputs.push_back(In);
+        auto PIt = Producer.find(In);
+        nlohmann::json From = PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
+        Inputs.push_back({{"tensor", In}, {"from", From}});
+        J["edges"].push_back({{"tensor", In}, {"from", From}, {"to", St}});
+      }
+    for (const std::string &T : Produced) {
+      auto RIt = Readers.find(T);
+      bool ToGraph = GraphOutputs.count(T) > 0;
+      if (RIt == Readers.end() && !ToGraph) continue;
+      SM.outputs.push_back(T);
+    }
+    // Graph outputs in the model's output order first, then the rest.
+    std::vector<std::string> Ordered;
+    for (const auto &GO : G.output())
+      if (Produced.count(GO.name())) Ordered.push_back(GO.name());
+    for (const std::string &T : SM.outputs)
+      if (!GraphOutputs.count(T)) Ordered.push_back(T);
+    SM.outputs = Ordered;
+    for (const std::string &T : SM.outputs) {
+      std::optional<onnx::TypeProto> Ty = TypeOf(T);
+      if (!Ty)
+        return makeError("stage ", SM.name, ": the type of its output '", T,
+                         "' is unknown (shape inference could not type it)");
+      auto *VI = OG->add_output();
+      VI->set_name(T);
+      *VI->mutable_type() = *Ty;
+      nlohmann::json To = nlohmann::json::array();
+      if (auto RIt = Readers.find(T); RIt != Readers.end())
+        for (int Reader : RIt->second) To.push_back(Reader);
+      Outputs.push_back({{"tensor", T}, {"to", To}, {"graph_output", GraphOutputs.count(T) > 0}});
+    }
+    // Types of the stage's internal tensors, where known.
+    std::set<std::string> Boundary(SM.outputs.begin(), SM.outputs.end());
+    for (const std::string &T : Produced)
+      if (!Boundary.count(T))
+        if (auto It = Types.find(T); It != Types.end() && typeIsUsable(It->second)) {
+          auto *VI = OG->add_value_info();
+          VI->set_name(T);
+          *VI->mutable_type() = It->second;
+        }
+    rebaseExternalData(*OG, O.sourceDir, O.outputDir);
+    if (SM.outputs.empty())
+      return makeError("stage ", SM.name, " produces nothing any other stage or the user reads");
+
+    J["stages"].push_back({{"id", St},
+                           {"name", SM.name},
+                           {"device", P.deviceNames[SM.device]},
+                           {"file", SM.fileName},
+                           {"nodes", SM.numNodes},
+                           {"inputs", Inputs},
+                           {"outputs", Outputs}});
+    R.stages.push_back(std::move(SM));
+  }
+  J["graph_outputs"] = nlohmann::json::array();
+  for (const auto &GO : G.output()) {
+    auto PIt = Producer.find(GO.name());
+    J["graph_outputs"].push_back(
+        {{"name", GO.name()},
+         {"from", PIt == Producer.end() ? nlohmann::json(Initializers.count(GO.name()) ? "initializer" : "graph")
+                                        : nlohmann::json(P.stage[PIt->second])}});
+  }
+  J["transfers"] = nlohmann::json::array();
+  for (const InsertedTransfer &T : Transfers)
+    J["transfers"].push_back({{"tensor", T.tensor},
+                              {"output", T.output},
+                              {"source", P.deviceNames[T.source]},
+                              {"target", P.deviceNames[T.target]},
+                              {"source_stage", T.sourceStage},
+                              {"target_stage", T.targetStage},
+                              {"bytes", T.bytes}});
+  R.json = J.dump(2) + "\n";
+  return R;
+}

@@ -1,0 +1,229 @@
+//===- Transforms/ReadPlacement.cpp - Annotated model -> placement, plan --===//
+//
+// An annotated model is itself a plan file: `--load-plan out.onnx` must give
+// back exactly the plan that wrote it. Reading is strict because a plan that
+// silently lands on the wrong nodes is worse than none: every original node
+// must carry the device field, the metadata and (when present) the plan JSON
+// entry, and they must agree.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Transforms/ReadPlacement.h"
+
+#include "onnx-partition/Transforms/PlacementFields.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+
+using namespace onnxp;
+
+bool onnxp::hasPlacementAnnotations(const onnx::ModelProto &M) {
+  if (!modelMetadataValue(M, kPlanKey).empty()) return true;
+  Expected<std::vector<DeviceConfiguration>> C = modelConfigurations(M);
+  if (!C) return false;
+  for (const DeviceConfiguration &D : *C)
+    if (D.name == kDeviceConfigurationName) return true;
+  return false;
+}
+
+namespace {
+std::string displayName(const onnx::NodeProto &N, int Index) {
+  return N.name().empty() ? N.op_type() + "_" + std::to_string(Index) : N.name();
+}
+
+/// Node name -> (device name, stage) from the plan JSON's assignment list.
+struct JsonAssignment {
+  std::string device;
+  int stage = -1;
+};
+Expected<std::map<std::string, JsonAssignment>> parsePlanAssignment(const std::string &Json) {
+  std::map<std::string, JsonAssignment> Out;
+  if (Json.empty()) return Out;
+  nlohmann::json J = nlohmann::json::parse(Json, nullptr, /*allow_exceptions=*/false);
+  if (J.is_discarded() || !J.is_object())
+    return makeError("metadata '", kPlanKey, "' is not a JSON object");
+  if (!J.contains("assignment")) return Out;
+  if (!J["assignment"].is_array()) return makeError("metadata '", kPlanKey, "': assignment is not a list");
+  for (const auto &A : J["assignment"]) {
+    if (!A.is_object() || !A.contains("node") || !A["node"].is_string() || !A.contains("device") ||
+        !A["device"].is_string())
+      return makeError("metadata '", kPlanKey, "': an assignment entry lacks node or device");
+    JsonAssignment E;
+    E.device = A["device"].get<std::string>();
+    if (A.contains("stage") && A["stage"].is_number_integer()) E.stage = A["stage"].get<int>();
+    Out[A["node"].get<std::string>()] = E;
+  }
+  return Out;
+}
+} // namespace
+
+Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
+  AnnotatedPlacement R;
+  Expected<std::vector<DeviceConfiguration>> Configs = modelConfigurations(M);
+  if (!Configs) return Configs.takeError();
+  const DeviceConfiguration *Config = nullptr;
+  for (const DeviceConfiguration &C : *Configs)
+    if (C.name == kDeviceConfigurationName) Config = &C;
+  if (!Config)
+    return makeError("the model carries no onnx-partition placement (no device configuration '",
+                     kDeviceConfigurationName, "' in ModelProto.configuration)");
+  if (Config->numDevices != static_cast<int>(Config->devices.size()))
+    return makeError("device configuration '", kDeviceConfigurationName, "' declares ", Config->numDevices,
+                     " devices but names ", Config->devices.size());
+  ModelPlacement &P = R.placement;
+  P.deviceNames = Config->devices;
+  R.planJson = modelMetadataValue(M, kPlanKey);
+  Expected<std::map<std::string, JsonAssignment>> Json = parsePlanAssignment(R.planJson);
+  if (!Json) return Json.takeError();
+
+  const onnx::GraphProto &G = M.graph();
+  std::map<int, int> StageDevice;
+  std::set<std::string> UsedNames; // as CostGraphBuilder names cost nodes
+  for (int I = 0; I < G.node_size(); ++I) {
+    const onnx::NodeProto &N = G.node(I);
+    bool Inserted = N.domain() == kPartitionDomain;
+    std::string Where = "node '" + displayName(N, I) + "'";
+    Expected<std::vector<NodeDeviceConfiguration>> NC = nodeDeviceConfigurations(N);
+    if (!NC) return NC.takeError();
+    const NodeDeviceConfiguration *Mine = nullptr;
+    for (const NodeDeviceConfiguration &C : *NC)
+      if (C.configurationId == kDeviceConfigurationName) Mine = &C;
+    Expected<MetadataEntries> Meta = nodeMetadataProps(N);
+    if (!Meta) return Meta.takeError();
+    std::string MetaDevice, MetaStage, LayerAnn;
+    for (const auto &[K, V] : *Meta) {
+      if (K == kDeviceKey) MetaDevice = V;
+      if (K == kStageKey) MetaStage = V;
+      if (K == kLayerAnnKey) LayerAnn = V;
+    }
+    if (!Mine || !Mine->hasPipelineStage)
+      return makeError(Where, " has no device_configurations entry for '", kDeviceConfigurationName,
+                       "' with a pipeline_stage");
+    if (MetaDevice.empty() || MetaStage.empty())
+      return makeError(Where, " lacks the metadata_props ", kDeviceKey, " / ", kStageKey);
+    int Device = -1;
+    for (const ShardingSpec &S : Mine->shardingSpecs) {
+      if (S.devices.size() != 1 || S.devices[0] < 0 || S.devices[0] >= Config->numDevices)
+        return makeError(Where, ": sharding spec of '", S.tensorName, "' does not name one device of '",
+                         kDeviceConfigurationName, "'");
+      if (Device >= 0 && Device != S.devices[0])
+        return makeError(Where, ": its outputs are placed on different devices");
+      Device = static_cast<int>(S.devices[0]);
+    }
+    if (Device < 0) { // a node without outputs: the metadata is the only record
+      for (int D = 0; D < Config->numDevices; ++D)
+        if (Config->devices[D] == MetaDevice) Device = D;
+      if (Device < 0) return makeError(Where, ": device '", MetaDevice, "' is not in the configuration");
+    }
+    const std::string &DevName = Config->devices[Device];
+    int Stage = Mine->pipelineStage;
+    if (MetaDevice != DevName || (!LayerAnn.empty() && LayerAnn != DevName) ||
+        MetaStage != std::to_string(Stage))
+      return makeError(Where, ": device field says ", DevName, " stage ", Stage, " but metadata_props say ",
+                       MetaDevice, " stage ", MetaStage);
+    if (!Inserted) {
+      int K = static_cast<int>(R.originalNodes.size());
+      // The plan JSON names nodes as the partitioned model did: by name, or
+      // op_type + index among the original nodes.
+      std::string Name = displayName(N, K);
+      if (!UsedNames.insert(Name).second) {
+        Name += "#" + std::to_string(K);
+        UsedNames.insert(Name);
+      }
+      auto It = Json->find(Name);
+      if (!Json->empty() && It == Json->end())
+        return makeError(Where, " is missing from the plan JSON in metadata '", kPlanKey, "'");
+      if (It != Json->end() && (It->second.device != DevName || (It->second.stage >= 0 && It->second.stage != Stage)))
+        return makeError(Where, ": device field says ", DevName, " stage ", Stage, " but the plan JSON says ",
+                         It->second.device, " stage ", It->second.stage);
+      R.originalNodes.push_back(I);
+    }
+    if (Stage < 0) return makeError(Where, ": negative pipeline_stage ", Stage);
+    auto [SIt, New] = StageDevice.emplace(Stage, Device);
+    if (!New && SIt->second != Device)
+      return makeError("stage ", Stage, " holds nodes of ", Config->devices[SIt->second], " and ", DevName);
+    P.device.push_back(Device);
+    P.stage.push_back(Stage);
+    P.inserted.push_back(Inserted);
+  }
+  int NumStages = StageDevice.empty() ? 0 : StageDevice.rbegin()->first + 1;
+  P.stageDevice.assign(NumStages, -1);
+  for (auto &[S, D] : StageDevice) P.stageDevice[S] = D;
+  for (int S = 0; S < NumStages; ++S)
+    if (P.stageDevice[S] < 0) return makeError("stage ", S, " is empty; stage ids must be dense");
+  return R;
+}
+
+Expected<Plan> onnxp::planFromAnnotatedModel(const onnx::ModelProto &Annotated, const OnnxModel &M,
+                                             const CostGraph &G, const Platform &Pl) {
+  Expected<AnnotatedPlacement> R = readPlacement(Annotated);
+  if (!R) return R.takeError();
+  const onnx::GraphProto &AG = Annotated.graph();
+  const onnx::GraphProto &OG = M.graph();
+  if (R->originalNodes.size() != static_cast<size_t>(OG.node_size()))
+    return makeError("the plan is for a different model: it places ", R->originalNodes.size(),
+                     " nodes, this model has ", OG.node_size());
+  for (int K = 0; K < OG.node_size(); ++K) {
+    const onnx::NodeProto &A = AG.node(R->originalNodes[K]);
+    const onnx::NodeProto &O = OG.node(K);
+    bool Same = A.op_type() == O.op_type() && A.domain() == O.domain() && A.name() == O.name() &&
+                A.output_size() == O.output_size();
+    for (int J = 0; Same && J < O.output_size(); ++J) Same = A.output(J) == O.output(J);
+    if (!Same)
+      return makeError("the plan is for a different model: its node ", K, " is '", displayName(A, K),
+                       "' (", A.op_type(), "), this model's is '", displayName(O, K), "' (", O.op_type(),
+                       ")");
+  }
+  Expected<std::map<std::string, JsonAssignment>> Json = parsePlanAssignment(R->planJson);
+  if (!Json) return Json.takeError();
+
+  auto DeviceOf = [&](const std::string &Name, const std::string &Node) -> Expected<int> {
+    int D = Pl.deviceIndex(Name);
+    if (D < 0)
+      return makeError("the plan puts node '", Node, "' on ", Name, ", which this platform lacks (",
+                       Pl.accelerators, " accelerators, ", Pl.cpus, " CPUs; see --devices/--cpus)");
+    return D;
+  };
+  const ModelPlacement &P = R->placement;
+  Plan Out;
+  Out.algorithm = "loaded";
+  Out.accelerators = Pl.accelerators;
+  Out.cpus = Pl.cpus;
+  Out.device.assign(G.numNodes(), -1);
+  Out.stage.assign(G.numNodes(), -1);
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const CostNode &N = G.node(V);
+    if (N.onnxNodes.empty()) {
+      auto It = Json->find(N.name);
+      if (It == Json->end())
+        return makeError("the plan does not cover node '", N.name,
+                         "' (it has no ONNX node and the plan JSON does not list it)");
+      Expected<int> D = DeviceOf(It->second.device, N.name);
+      if (!D) return D.takeError();
+      Out.device[V] = *D;
+      Out.stage[V] = It->second.stage;
+      continue;
+    }
+    for (int I : N.onnxNodes) {
+      int A = R->originalNodes.at(I);
+      Expected<int> D = DeviceOf(P.deviceNames[P.device[A]], N.name);
+      if (!D) return D.takeError();
+      if (Out.device[V] >= 0 && Out.device[V] != *D)
+        return makeError("the plan splits cost node '", N.name, "' over two devices");
+      Out.device[V] = *D;
+      Out.stage[V] = P.stage[A];
+    }
+  }
+  for (int S : Out.stage)
+    if (S < 0) { // derived nodes the JSON gives no stage: let the writer derive stages
+      Out.stage.clear();
+      break;
+    }
+  if (!R->planJson.empty()) {
+    nlohmann::json J = nlohmann::json::parse(R->planJson, nullptr, false);
+    if (J.is_object() && J.contains("algorithm") && J["algorithm"].is_string())
+      Out.algorithm = J["algorithm"].get<std::string>();
+  }
+  return Out;
+}

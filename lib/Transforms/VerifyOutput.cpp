@@ -1,0 +1,123 @@
+//===- Transforms/VerifyOutput.cpp - Checker + writer invariants ---------===//
+//
+// The checks mirror onnx/optimizer's test harness (_optimized(): check the
+// model before and after) and ONNX Runtime's rule that a transformer never
+// renames the model's interface (STYLE.md §3, §4). A failure here is a bug
+// in the writer, reported as an internal error rather than written out.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Transforms/VerifyOutput.h"
+
+#include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Transforms/InsertTransfers.h"
+#include "onnx-partition/Transforms/OrtSchemas.h"
+#include "onnx-partition/Transforms/PlacementFields.h"
+#include "onnx-partition/Transforms/ReadPlacement.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <map>
+#include <unordered_map>
+
+using namespace onnxp;
+
+Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) {
+  registerOrtOnnxDomainSchemas();
+  try {
+    onnx::checker::check_model(M);
+  } catch (const std::exception &Ex) {
+    return makeError(What, ": ONNX checker: ", Ex.what());
+  }
+  try {
+    onnx::ModelProto Copy = M;
+    onnx::ShapeInferenceOptions Options(/*check_type=*/true, /*error_mode=*/1,
+                                        /*enable_data_propagation=*/false);
+    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
+  } catch (const std::exception &Ex) {
+    return makeError(What, ": ONNX shape inference (strict): ", Ex.what());
+  }
+  return Error::success();
+}
+
+namespace {
+template <typename List> std::vector<std::string> namesOf(const List &L) {
+  std::vector<std::string> Out;
+  for (const auto &X : L) Out.push_back(X.name());
+  return Out;
+}
+
+std::string stringAttr(const onnx::NodeProto &N, const std::string &Name) {
+  for (const auto &A : N.attribute())
+    if (A.name() == Name) return A.s();
+  return "";
+}
+} // namespace
+
+Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx::ModelProto &Out) {
+  const onnx::GraphProto &OG = Original.graph();
+  const onnx::GraphProto &G = Out.graph();
+  if (namesOf(OG.input()) != namesOf(G.input()) || namesOf(OG.output()) != namesOf(G.output()) ||
+      namesOf(OG.initializer()) != namesOf(G.initializer()))
+    return makeInternalError("the written model changed the graph's inputs, outputs or initializers");
+  bool HasFunctions = false;
+  for (const auto &F : Out.functions()) HasFunctions |= F.domain() == kPartitionDomain;
+  if (Out.ir_version() != Original.ir_version() &&
+      !(HasFunctions && Original.ir_version() < kMinIrVersionForFunctions &&
+        Out.ir_version() == kMinIrVersionForFunctions))
+    return makeInternalError("ir_version changed from ", Original.ir_version(), " to ", Out.ir_version());
+  for (const auto &Imp : Original.opset_import()) {
+    bool Kept = false;
+    for (const auto &O : Out.opset_import())
+      Kept |= O.domain() == Imp.domain() && O.version() == Imp.version();
+    if (!Kept)
+      return makeInternalError("opset import '", Imp.domain(), "' version ", Imp.version(), " was not kept");
+  }
+
+  Expected<AnnotatedPlacement> R = readPlacement(Out);
+  if (!R) return R.takeError().withContext("annotations");
+  const ModelPlacement &P = R->placement;
+  if (R->originalNodes.size() != static_cast<size_t>(OG.node_size()))
+    return makeInternalError("the written model has ", R->originalNodes.size(), " original nodes, the input ",
+                             OG.node_size());
+
+  std::unordered_map<std::string, int> Producer;
+  for (int I = 0; I < G.node_size(); ++I)
+    for (const std::string &T : G.node(I).output())
+      if (!T.empty()) Producer[T] = I;
+  for (int K = 0; K < OG.node_size(); ++K) {
+    const onnx::NodeProto &A = OG.node(K);
+    const onnx::NodeProto &B = G.node(R->originalNodes[K]);
+    std::string Where = "node '" + (A.name().empty() ? A.op_type() + "_" + std::to_string(K) : A.name()) + "'";
+    if (A.op_type() != B.op_type() || A.domain() != B.domain() || A.name() != B.name() ||
+        A.output_size() != B.output_size() || A.input_size() != B.input_size())
+      return makeInternalError(Where, " changed in the written model");
+    for (int J = 0; J < A.output_size(); ++J)
+      if (A.output(J) != B.output(J)) return makeInternalError(Where, ": output ", J, " was renamed");
+    for (int J = 0; J < A.input_size(); ++J) {
+      if (A.input(J) == B.input(J)) continue;
+      auto It = Producer.find(B.input(J));
+      const onnx::NodeProto *T = It == Producer.end() ? nullptr : &G.node(It->second);
+      if (!T || T->domain() != kPartitionDomain || T->input_size() != 1 || T->input(0) != A.input(J))
+        return makeInternalError(Where, ": input ", J, " reads '", B.input(J), "' instead of '", A.input(J),
+                                 "' or a transfer of it");
+    }
+  }
+  for (int J = 0; J < G.node_size(); ++J) {
+    const onnx::NodeProto &N = G.node(J);
+    for (const std::string &In : nodeDataInputs(N)) {
+      auto It = Producer.find(In);
+      if (It == Producer.end() || P.device[It->second] == P.device[J]) continue;
+      if (N.domain() != kPartitionDomain || N.op_type() != partitionOpName(PartitionOp::Transfer))
+        return makeInternalError("node '", N.name().empty() ? N.op_type() : N.name(), "' on ",
+                                 P.deviceNames[P.device[J]], " reads '", In, "' from ",
+                                 P.deviceNames[P.device[It->second]], " without a Transfer");
+      if (stringAttr(N, "source") != P.deviceNames[P.device[It->second]] ||
+          stringAttr(N, "target") != P.deviceNames[P.device[J]])
+        return makeInternalError("Transfer '", N.name(), "' says ", stringAttr(N, "source"), " -> ",
+                                 stringAttr(N, "target"), " but moves '", In, "' from ",
+                                 P.deviceNames[P.device[It->second]], " to ", P.deviceNames[P.device[J]]);
+    }
+  }
+  return Error::success();
+}

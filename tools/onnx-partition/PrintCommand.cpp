@@ -1,0 +1,70 @@
+//===- tools/onnx-partition/PrintCommand.cpp - onnx-partition print ------===//
+//
+// Prints a model in the ONNX textual syntax (onnx/defs/printer.h) with each
+// node's placement as a trailing comment, so golden tests can FileCheck
+// where Transfer nodes land:
+//   Y__to_acc1 = ai.onnx.partition.Transfer <...> (Y)   # acc1 stage 1
+// Initializer values are summarized, not printed; the ONNX 1.12 printer does
+// not know the IR v10 device fields, so they are shown from our reader.
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+#include "Options.h"
+
+#include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Transforms/ReadPlacement.h"
+
+#include <onnx/defs/printer.h>
+
+#include <iostream>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+namespace onnxp::tool {
+
+int runPrint(int Argc, char **Argv) {
+  CLI::App App{"Print a model in ONNX text syntax with each node's device and stage"};
+  App.name("onnx-partition print");
+  std::string Input;
+  bool NoFunctions = false;
+  App.add_option("MODEL", Input, "ONNX model (binary or text syntax)")->type_name("FILE")->required();
+  App.add_flag("--no-functions", NoFunctions, "Do not print the model-local functions");
+  if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
+
+  Expected<std::string> Text = readFile(Input);
+  if (!Text) return reportError(Text.takeError());
+  Expected<OnnxModel> M = loadOnnxModel(Input, *Text);
+  if (!M) return reportError(M.takeError());
+  const onnx::ModelProto &P = M->proto;
+  std::optional<AnnotatedPlacement> Placement;
+  if (hasPlacementAnnotations(P)) {
+    Expected<AnnotatedPlacement> R = readPlacement(P);
+    if (!R) return reportError(R.takeError().withContext(Input));
+    Placement = std::move(*R);
+  }
+
+  std::ostream &OS = std::cout;
+  OS << "<ir_version: " << P.ir_version() << ", opset_import: [";
+  for (int I = 0; I < P.opset_import_size(); ++I)
+    OS << (I ? ", " : "") << "\"" << P.opset_import(I).domain() << "\" : " << P.opset_import(I).version();
+  OS << "]>\n";
+  const onnx::GraphProto &G = P.graph();
+  OS << G.name() << " " << G.input() << " => " << G.output() << "\n";
+  if (G.initializer_size()) OS << "# " << G.initializer_size() << " initializers\n";
+  OS << "{\n";
+  for (int I = 0; I < G.node_size(); ++I) {
+    OS << "  " << G.node(I);
+    if (Placement)
+      OS << "   # " << Placement->placement.deviceNames[Placement->placement.device[I]] << " stage "
+         << Placement->placement.stage[I];
+    OS << "\n";
+  }
+  OS << "}\n";
+  if (!NoFunctions)
+    for (const auto &F : P.functions()) OS << F << "\n";
+  return 0;
+}
+
+} // namespace onnxp::tool

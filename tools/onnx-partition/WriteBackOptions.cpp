@@ -1,0 +1,16 @@
+//===- tools/onnx-partition/WriteBackOptions.cpp - --emit-stages, --load-plan ===//
+#include "Options.h"
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+void onnxp::tool::addWriteBackOptions(CLI::App &App, ToolOptions &O) {
+  App.add_option("--emit-stages", O.emitStages,
+                 "Write one ONNX model per (device, contiguous stage) and pipeline.json into DIR "
+                 "(created if its parent exists)")
+      ->type_name("DIR")->group("Output");
+  App.add_option("--load-plan", O.loadPlan,
+                 "Use this plan instead of running --algo: a model written by -o, or a JSON plan "
+                 "(the --report format)")
+      ->type_name("FILE")->group("Algorithm");
+}
