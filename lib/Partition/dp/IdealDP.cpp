@@ -25,8 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/IdealDP.h"
 
-#include "DeviceSetCost.h"
-#include "IdealLattice.h"
+#include "DPCore.h"
 #include "UnitGraph.h"
 
 #include "onnx-partition/Partition/PlanEvaluator.h"
@@ -40,19 +39,6 @@ using namespace onnxp;
 using namespace onnxp::dp;
 
 namespace {
-
-/// One device's interval of the chain of ideals.
-struct Segment {
-  int From, To; ///< ideals, From < To
-  bool Cpu;
-  int Replicas;
-};
-
-struct Solution {
-  double Value = kInfinity;
-  std::vector<Segment> Segments; ///< in stage order
-  double Pairs = 0;              ///< (I', I) pairs priced
-};
 
 class MaxLoadDP {
 public:
@@ -127,12 +113,6 @@ Solution MaxLoadDP::solve(double UpperBound) {
   DeviceSetCost Cost(G, UG, P);
   std::vector<int> Live;
   std::vector<double> PrefixMin(NS);
-  struct Frame {
-    int Ideal;
-    int Added; ///< unit added to reach Ideal, -1 at the root
-    uint32_t Next;
-  };
-  std::vector<Frame> Stack;
   for (int From : L.bySize()) {
     if (From == L.full) continue;
     // Push only from states no state with fewer devices of both kinds
@@ -149,34 +129,10 @@ Solution MaxLoadDP::solve(double UpperBound) {
       if (V[S] <= Cut && V[S] < Fewer) Live.push_back(S);
     }
     if (Live.empty()) continue;
-    Stack.push_back({From, -1, L.edgeBegin[From]});
-    while (!Stack.empty()) {
-      Frame &F = Stack.back();
-      uint32_t End = L.edgeBegin[F.Ideal + 1];
-      // Canonical order: only units larger than the one added last.
-      if (F.Next < End && L.edgeUnit[F.Next] <= F.Added)
-        F.Next = static_cast<uint32_t>(
-            std::upper_bound(L.edgeUnit.begin() + F.Next, L.edgeUnit.begin() + End, F.Added) -
-            L.edgeUnit.begin());
-      if (F.Next == End) {
-        if (F.Added >= 0) Cost.removeUnit(F.Added);
-        Stack.pop_back();
-        continue;
-      }
-      int U = L.edgeUnit[F.Next];
-      int To = L.edgeTarget[F.Next];
-      ++F.Next;
-      Cost.addUnit(U);
-      bool AccGrow = K > 0 && Cost.fitsAccelerator() && Cost.accProcessing() <= Cut;
-      bool CpuGrow = Cpus > 0 && Cost.cpuProcessing() <= Cut;
-      if (!AccGrow && !CpuGrow) {
-        Cost.removeUnit(U);
-        continue;
-      }
-      ++Sol.Pairs;
-      if (Cost.backwardContiguous()) relax(From, To, Live, Cost, AccGrow, CpuGrow);
-      Stack.push_back({To, U, L.edgeBegin[To]});
-    }
+    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, K > 0, Cpus > 0,
+                            [&](int To, bool AccOk, bool CpuOk) {
+                              relax(From, To, Live, Cost, AccOk, CpuOk);
+                            });
   }
 
   int Goal = 0;
@@ -259,7 +215,11 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
   UnitGraph Chain = buildUnitGraph(G, /*Linearize=*/true, Absorb);
   Expected<IdealLattice> ChainL = buildIdealLattice(Chain, Chain.numUnits() + 1);
   if (!ChainL) return ChainL.takeError();
-  Solution Best = MaxLoadDP(G, P, O, Chain, *ChainL).solve(kInfinity);
+  const bool Gpipe = O.objective == "gpipe";
+  auto Solve = [&](const UnitGraph &UG, const IdealLattice &L, double UB) {
+    return Gpipe ? solveGpipeDP(G, P, O, UG, L, UB) : MaxLoadDP(G, P, O, UG, L).solve(UB);
+  };
+  Solution Best = Solve(Chain, *ChainL, kInfinity);
   const UnitGraph *UsedUG = &Chain;
   const IdealLattice *UsedL = &*ChainL;
   double Ideals = static_cast<double>(ChainL->count());
@@ -277,8 +237,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
     if (!FullL) return FullL.takeError();
     Ideals = static_cast<double>(FullL->count());
     // dpl's split lies in dp's search space: its value bounds the optimum.
-    Solution Exact =
-        MaxLoadDP(G, P, O, Full, *FullL).solve(Tuning.pruneByBound ? Best.Value : kInfinity);
+    Solution Exact = Solve(Full, *FullL, Tuning.pruneByBound ? Best.Value : kInfinity);
     Pairs += Exact.Pairs;
     if (Exact.Value <= Best.Value && !Exact.Segments.empty()) {
       Best = std::move(Exact);

@@ -84,6 +84,11 @@ TEST(IdealDP, MatchesBruteForceOnTraining) {
   checkAgainstOracle(22, 150, /*Training=*/true, "max-load");
 }
 
+TEST(IdealDP, MatchesBruteForceOnGpipeObjective) {
+  checkAgainstOracle(44, 100, /*Training=*/true, "gpipe");
+  checkAgainstOracle(45, 40, /*Training=*/false, "gpipe");
+}
+
 TEST(IdealDP, MatchesBruteForceWithOverlappedCommunication) {
   checkAgainstOracle(33, 80, /*Training=*/false, "max-load", /*Overlap=*/true);
   checkAgainstOracle(34, 60, /*Training=*/true, "max-load", /*Overlap=*/true);

@@ -1,0 +1,88 @@
+//===- Partition/dp/DPCore.h - What the DP variants share -------*- C++ -*-===//
+//
+// The lattice walk of the push DP (IdealDP.cpp explains it) and the shape of
+// a DP solution, shared by the max-load DP and the Pareto DP of the "gpipe"
+// objective (GpipeDP.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_LIB_PARTITION_DP_DPCORE_H
+#define ONNXP_LIB_PARTITION_DP_DPCORE_H
+
+#include "DeviceSetCost.h"
+#include "IdealLattice.h"
+
+#include "onnx-partition/Partition/Partitioner.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace onnxp::dp {
+
+/// One device's interval of the chain of ideals.
+struct Segment {
+  int From, To; ///< ideals, From < To
+  bool Cpu;
+  int Replicas;
+};
+
+struct Solution {
+  double Value = kInfinity;
+  std::vector<Segment> Segments; ///< in stage order
+  double Pairs = 0;              ///< (I', I) pairs priced
+};
+
+/// Visits every ideal To > From once (canonical DFS up the lattice) with
+/// Cost holding To \ From, calling OnPair(To, AccOk, CpuOk) when the set is
+/// backward-contiguous. A subtree is cut once neither an accelerator
+/// (memory, support, processing <= Cut) nor a CPU (processing <= Cut) can
+/// hold the set: both only get worse as the set grows. Returns the number
+/// of sets priced.
+template <typename Fn>
+double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double Cut,
+                  bool HaveAcc, bool HaveCpu, Fn &&OnPair) {
+  struct Frame {
+    int Ideal;
+    int Added; ///< unit added to reach Ideal, -1 at the root
+    uint32_t Next;
+  };
+  std::vector<Frame> Stack;
+  double Pairs = 0;
+  Stack.push_back({From, -1, L.edgeBegin[From]});
+  while (!Stack.empty()) {
+    Frame &F = Stack.back();
+    uint32_t End = L.edgeBegin[F.Ideal + 1];
+    // Canonical order: only units larger than the one added last.
+    if (F.Next < End && L.edgeUnit[F.Next] <= F.Added)
+      F.Next = static_cast<uint32_t>(
+          std::upper_bound(L.edgeUnit.begin() + F.Next, L.edgeUnit.begin() + End, F.Added) -
+          L.edgeUnit.begin());
+    if (F.Next == End) {
+      if (F.Added >= 0) Cost.removeUnit(F.Added);
+      Stack.pop_back();
+      continue;
+    }
+    int U = L.edgeUnit[F.Next];
+    int To = L.edgeTarget[F.Next];
+    ++F.Next;
+    Cost.addUnit(U);
+    bool AccOk = HaveAcc && Cost.fitsAccelerator() && Cost.accProcessing() <= Cut;
+    bool CpuOk = HaveCpu && Cost.cpuProcessing() <= Cut;
+    if (!AccOk && !CpuOk) {
+      Cost.removeUnit(U);
+      continue;
+    }
+    ++Pairs;
+    if (Cost.backwardContiguous()) OnPair(To, AccOk, CpuOk);
+    Stack.push_back({To, U, L.edgeBegin[To]});
+  }
+  return Pairs;
+}
+
+/// The Pareto DP for "gpipe" (max FW + max BW, seed 004 App. A).
+Solution solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                      const UnitGraph &UG, const IdealLattice &L, double UpperBound);
+
+} // namespace onnxp::dp
+
+#endif // ONNXP_LIB_PARTITION_DP_DPCORE_H
