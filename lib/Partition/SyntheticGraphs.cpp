@@ -63,8 +63,9 @@ CostGraph onnxp::makeTrainingGraph(const TrainingGraphOptions &O) {
   auto Act = [&] { return O.activationBytes * R.uniform(0.5, 1.5); };
   const int W = std::max(1, O.maxWidth);
   // Nodes per layer: join + w branches + w params (forward), join' + w
-  // branches' (backward), w optimizers: 2 + 4w on average 2 + 4(W+1)/2.
-  const double PerLayer = 2 + 2.0 * (W + 1);
+  // branches' + a gradient sum when w > 1 (backward), w optimizers:
+  // 2 + 4w + [w > 1], on average 2 + 2(W + 1) + (W - 1) / W.
+  const double PerLayer = 2 + 2.0 * (W + 1) + (W - 1.0) / W;
   const size_t Layers = std::max<size_t>(1, static_cast<size_t>(O.nodes / PerLayer));
 
   struct Branch { int fw, param; };

@@ -101,10 +101,15 @@ struct MappingStats {
   size_t lookaheadMapped = 0; ///< secondaries mapped by locality-first lookahead
   size_t balanceMapped = 0;   ///< secondaries mapped by level-aware balancing
   int lookaheadPasses = 0;
+  size_t splitClassesPlaced = 0; ///< colocation classes re-placed as units
   double ccr = 0;             ///< total communication / total computation
 };
-/// LFLAM (Algorithm 2): returns the primary (device) of every node.
-std::vector<int> mapClusters(const Context &C, const Slicing &S, MappingStats *Stats = nullptr);
+/// LFLAM (Algorithm 2): returns the primary (device) of every node. Classes
+/// the mapping split over several primaries are re-placed whole by Eq. (1)
+/// (except classes pinned to a CPU, left to resolveColocation). Unresolved,
+/// when given, receives the node-level mapping before that step.
+std::vector<int> mapClusters(const Context &C, const Slicing &S, MappingStats *Stats = nullptr,
+                             std::vector<int> *Unresolved = nullptr);
 
 /// Moves every colocation class to the device holding most of its compute
 /// weight (ties: lowest device); classes with a node that cannot run on an

@@ -34,6 +34,14 @@
 // communication the secondary would have with the other primaries; ties go
 // to the primary it communicates with most, then to the lowest index.
 //
+// Colocation classes (not in the paper, whose reference nodes simply follow
+// their variables): a class whose members ended up on different primaries is
+// taken out and placed again as one unit by the same Eq. (1) rule, summing
+// the span work of its members, most critical class first. Resolving such
+// classes by majority instead collapses training graphs whose forward and
+// backward chains are separate critical paths (msr layer graphs pair every
+// forward layer with its backward layer) onto one device.
+//
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/ParDNN.h"
 
@@ -55,11 +63,13 @@ class Mapper {
 public:
   Mapper(const Context &C, const Slicing &S) : C(C), G(*C.graph), S(S), K(S.numPrimary) {}
   std::vector<int> run(MappingStats &Stats);
+  std::vector<int> *Unresolved = nullptr;
 
 private:
   void computeCommunication(const Secondary &Sc);
   void attach(const Secondary &Sc, int Target);
   void spanWork(const Secondary &Sc);
+  void placeSplitClasses(const Levels &L, MappingStats &Stats);
 
   const Context &C;
   const CostGraph &G;
@@ -69,6 +79,7 @@ private:
   std::vector<FenwickTree> Work;    ///< per primary, comp by level
   FenwickTree Unmapped;
   std::vector<size_t> LevelOf;      ///< per node, index of its top level
+  std::vector<double> Tops;         ///< sorted distinct top levels
   // Scratch filled by computeCommunication / spanWork.
   std::vector<double> CommWith, WorkIn;
   double CommMapped = 0, CommTotal = 0;
@@ -109,7 +120,7 @@ std::vector<int> Mapper::run(MappingStats &Stats) {
   Levels L = computeWeightedLevels(C, {}, S.clusterOf);
 
   // Level indices: the sorted distinct top levels.
-  std::vector<double> Tops(L.top);
+  Tops = L.top;
   std::sort(Tops.begin(), Tops.end());
   Tops.erase(std::unique(Tops.begin(), Tops.end()), Tops.end());
   LevelOf.resize(N);
@@ -230,11 +241,81 @@ std::vector<int> Mapper::run(MappingStats &Stats) {
     attach(Sc, Best);
     ++Stats.balanceMapped;
   }
+  if (Unresolved) *Unresolved = Device;
+  placeSplitClasses(L, Stats);
   return Device;
 }
 
-std::vector<int> pardnn::mapClusters(const Context &C, const Slicing &S, MappingStats *Stats) {
+void Mapper::placeSplitClasses(const Levels &L, MappingStats &Stats) {
+  // Classes whose members the node-level mapping put on different devices
+  // (and that may live on an accelerator), most critical first.
+  std::vector<std::pair<double, int>> Split;
+  for (int Cl = 0; Cl < C.numClasses; ++Cl) {
+    const std::vector<int> &M = C.members[Cl];
+    if (M.size() < 2) continue;
+    bool Differ = false, Pinned = false;
+    double Crit = 0;
+    for (int V : M) {
+      Differ |= Device[V] != Device[M.front()];
+      Pinned |= !G.node(V).accSupported;
+      Crit = std::max(Crit, L.weighted(V));
+    }
+    if (Differ && !Pinned) Split.push_back({-Crit, Cl});
+  }
+  std::sort(Split.begin(), Split.end());
+  for (const auto &[NegCrit, Cl] : Split)
+    for (int V : C.members[Cl]) {
+      Work[Device[V]].add(LevelOf[V], -C.comp[V]);
+      Device[V] = -1;
+    }
+  // Span of each member as a level range (as for secondaries, Table 2).
+  auto Span = [&](int V) {
+    double Lo = 0, Hi = L.criticalPath;
+    for (int EId : G.inEdges(V)) Lo = std::max(Lo, L.top[G.edge(EId).src] + C.comp[G.edge(EId).src]);
+    for (int EId : G.outEdges(V)) Hi = std::min(Hi, L.top[G.edge(EId).dst]);
+    Hi = std::max(Hi, Lo);
+    return std::make_pair(
+        static_cast<size_t>(std::lower_bound(Tops.begin(), Tops.end(), Lo) - Tops.begin()),
+        static_cast<size_t>(std::upper_bound(Tops.begin(), Tops.end(), Hi) - Tops.begin()));
+  };
+  for (const auto &[NegCrit, Cl] : Split) {
+    std::fill(CommWith.begin(), CommWith.end(), 0.0);
+    std::fill(WorkIn.begin(), WorkIn.end(), 0.0);
+    CommMapped = 0;
+    for (int V : C.members[Cl]) {
+      auto Count = [&](int Other, double Cost) {
+        if (C.classOf[Other] == Cl || Device[Other] < 0) return;
+        CommWith[Device[Other]] += Cost;
+        CommMapped += Cost;
+      };
+      for (int EId : G.inEdges(V)) Count(G.edge(EId).src, G.edge(EId).commTime);
+      for (int EId : G.outEdges(V)) Count(G.edge(EId).dst, G.edge(EId).commTime);
+      auto [Lo, Hi] = Span(V);
+      for (int Pe = 0; Pe < K; ++Pe) WorkIn[Pe] += Work[Pe].range(Lo, Hi);
+    }
+    int Best = 0;
+    double BestCost = WorkIn[0] + (CommMapped - CommWith[0]);
+    for (int Pe = 1; Pe < K; ++Pe) {
+      double Cost = WorkIn[Pe] + (CommMapped - CommWith[Pe]);
+      double Tol = 1e-12 * std::max(1.0, std::fabs(BestCost));
+      if (Cost < BestCost - Tol ||
+          (std::fabs(Cost - BestCost) <= Tol && CommWith[Pe] > CommWith[Best])) {
+        Best = Pe;
+        BestCost = Cost;
+      }
+    }
+    for (int V : C.members[Cl]) {
+      Device[V] = Best;
+      Work[Best].add(LevelOf[V], C.comp[V]);
+    }
+    ++Stats.splitClassesPlaced;
+  }
+}
+
+std::vector<int> pardnn::mapClusters(const Context &C, const Slicing &S, MappingStats *Stats,
+                                     std::vector<int> *Unresolved) {
   MappingStats Local;
   Mapper M(C, S);
+  M.Unresolved = Unresolved;
   return M.run(Stats ? *Stats : Local);
 }

@@ -104,16 +104,35 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P,
   if (Balance) Pl.stats["chunked_nodes"] = static_cast<double>(chunkCriticalPath(*C, S));
 
   MappingStats MS;
-  std::vector<int> Device = mapClusters(*C, S, &MS);
+  std::vector<int> Majority;
+  std::vector<int> Device = mapClusters(*C, S, &MS, &Majority);
   Pl.stats["time_mapping_s"] = Lap();
   Pl.stats["lookahead_mapped"] = static_cast<double>(MS.lookaheadMapped);
   Pl.stats["balance_mapped"] = static_cast<double>(MS.balanceMapped);
   Pl.stats["lookahead_passes"] = MS.lookaheadPasses;
   Pl.stats["ccr"] = MS.ccr;
+  Pl.stats["split_classes_placed"] = static_cast<double>(MS.splitClassesPlaced);
 
+  // Two ways to honour colocation classes split by the mapping: re-place
+  // them whole by Eq. (1) (done in mapClusters) or move each to the device
+  // holding most of its compute. Neither dominates (the first wins on
+  // training graphs with separate forward and backward critical paths, the
+  // second when communication dominates), so the emulator picks.
   Expected<size_t> Coloc = resolveColocation(*C, P, Device);
   if (!Coloc) return Coloc.takeError().withContext("pardnn");
-  Pl.stats["colocation_moved"] = static_cast<double>(*Coloc);
+  Expected<size_t> MajorityMoved = resolveColocation(*C, P, Majority);
+  if (!MajorityMoved) return MajorityMoved.takeError().withContext("pardnn");
+  if (Device != Majority) {
+    Expected<Schedule> ByEq1 = emulateTiming(G, P, Device);
+    Expected<Schedule> ByMajority = emulateTiming(G, P, Majority);
+    if (!ByEq1) return ByEq1.takeError().withContext("pardnn");
+    if (!ByMajority) return ByMajority.takeError().withContext("pardnn");
+    if (ByMajority->makespan < ByEq1->makespan) {
+      Device = std::move(Majority);
+      Pl.stats["colocation_by_majority"] = 1;
+    }
+  }
+  Pl.stats["colocation_moved"] = static_cast<double>(Pl.stats.count("colocation_by_majority") ? *MajorityMoved : *Coloc);
 
   const double Limit = (1 - O.memoryHeadroom) * P.accMemory();
   auto Bytes = [](double B) { return formatNumber(B); };

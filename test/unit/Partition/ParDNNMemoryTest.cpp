@@ -166,8 +166,9 @@ TEST(ParDNNProperty, AcceptedPlansFitTheEmulatedMemory) {
     EXPECT_GE(Pl->objective, Pl->lowerBound * (1 - 1e-12)) << "seed " << Seed;
     for (size_t V = 0; V < G.numNodes(); ++V)
       for (size_t U = 0; U < V; ++U)
-        if (G.node(U).colocClass == G.node(V).colocClass)
+        if (G.node(U).colocClass == G.node(V).colocClass) {
           EXPECT_EQ(Pl->device[U], Pl->device[V]) << "seed " << Seed;
+        }
     if (Pl->stats.at("nodes_moved") > 0) ++Moved;
   }
   // The sample must exercise both outcomes and the overflow handler.

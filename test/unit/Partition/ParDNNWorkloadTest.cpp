@@ -52,9 +52,10 @@ TEST(ParDNNWorkloads, MsrFilesPartitionAndValidate) {
     // Everything fits one accelerator here, so the single-device guard
     // bounds the result; when the clustered plan is kept it must be faster.
     EXPECT_LE(Pl->objective, One->makespan);
-    if (Pl->stats.at("single_device_fallback") == 1)
+    if (Pl->stats.at("single_device_fallback") == 1) {
       EXPECT_GT(Pl->stats.at("clustered_makespan"), One->makespan);
-    else
+    } else {
       EXPECT_EQ(Pl->stats.count("clustered_makespan"), 0u);
+    }
   }
 }

@@ -1,0 +1,279 @@
+//===- bench/bench_pardnn.cpp - Scale and quality of pardnn ---------------===//
+//
+// Two experiments for `--algo pardnn` (seed 003; results in
+// docs/benchmarks.md, section "ParDNN (issue 7)"):
+//
+//  scale    Training-shaped synthetic graphs (SyntheticGraphs.h) of 10^4,
+//           10^5, 2x10^5 and 10^6 nodes on 8 and 16 accelerators, memory per
+//           accelerator 1.5x the single-device emulated peak / k, so the
+//           memory heuristic has to work. Each configuration runs in a forked
+//           child so its peak RSS is its own. Reports the time of every step,
+//           the validation time (runPartitioner's validator re-emulates), the
+//           emulated makespan against the lower bound and the single-device
+//           makespan, and how many nodes heuristic I moved.
+//  compare  Small graphs (training-shaped, 60-400 nodes, and random DAGs) on
+//           2 and 4 accelerators without memory limits: pardnn's emulated
+//           makespan against baselines priced by the same emulator in the
+//           same run: one accelerator, topological round-robin by colocation
+//           class, greedy earliest-finish list assignment, and the "dp"
+//           partitioner's plan when dp is registered and succeeds.
+//
+// Usage: bench_pardnn [scale|compare|all] [--max-nodes N]   (default: all)
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Import/WorkloadImporter.h"
+#include "onnx-partition/Partition/ParDNN.h"
+#include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/ScheduleEmulator.h"
+#include "onnx-partition/Partition/SyntheticGraphs.h"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#ifndef ONNXP_SHARED_DIR
+#define ONNXP_SHARED_DIR "../shared"
+#endif
+
+using namespace onnxp;
+
+namespace {
+double seconds(std::chrono::steady_clock::time_point Since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - Since).count();
+}
+
+/// CPU seconds of this process (robust to other jobs on a shared machine).
+double cpuSeconds() {
+  timespec TS;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &TS);
+  return TS.tv_sec + TS.tv_nsec * 1e-9;
+}
+
+Platform accelerators(int K, double Memory) {
+  Platform P;
+  P.accelerators = K;
+  P.accelerator.memoryBytes = Memory;
+  return P;
+}
+
+double singlePeak(const CostGraph &G) {
+  std::vector<int> One(G.numNodes(), 0);
+  Schedule S = *emulateTiming(G, accelerators(1, kInfinity), One);
+  trackMemory(G, accelerators(1, kInfinity), One, S);
+  return S.peakMemory[0];
+}
+
+void runScaleConfig(size_t Nodes, int K) {
+  auto T0 = std::chrono::steady_clock::now();
+  TrainingGraphOptions TO;
+  TO.nodes = Nodes;
+  TO.seed = 1;
+  CostGraph G = makeTrainingGraph(TO);
+  double GenS = seconds(T0);
+  std::vector<int> One(G.numNodes(), 0);
+  double SingleMakespan = (*emulateTiming(G, accelerators(1, kInfinity), One)).makespan;
+  double Memory = 1.5 * singlePeak(G) / K;
+  Platform P = accelerators(K, Memory);
+  PartitionOptions O;
+  auto T1 = std::chrono::steady_clock::now();
+  double C1 = cpuSeconds();
+  Expected<Plan> Pl = partitionParDNN(G, P, O);
+  double AlgoS = seconds(T1), AlgoCpu = cpuSeconds() - C1;
+  if (!Pl) {
+    std::printf("| %zu | %zu | %d | error: %s |\n", G.numNodes(), G.numEdges(), K,
+                Pl.takeError().message().c_str());
+    return;
+  }
+  auto T2 = std::chrono::steady_clock::now();
+  Expected<Plan> Checked = runPartitioner("pardnn", G, P, O);
+  double RunS = seconds(T2);
+  struct rusage RU;
+  getrusage(RUSAGE_SELF, &RU);
+  double MaxPeak = 0;
+  for (int D = 0; D < K; ++D) MaxPeak = std::max(MaxPeak, Pl->stats["peak_memory_acc" + std::to_string(D)]);
+  std::printf("| %zu | %zu | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %.0f | %.0f | %.0f | %.0f | %.0f%% | %.0f | %.0f | %.0f |\n",
+              G.numNodes(), G.numEdges(), K, GenS, Pl->stats["time_slicing_s"],
+              Pl->stats["time_mapping_s"], Pl->stats["time_memory_s"], AlgoS, AlgoCpu, RunS,
+              Checked ? "ok" : Checked.takeError().message().c_str(),
+              Pl->objective, Pl->lowerBound, SingleMakespan, Pl->stats["nodes_moved"],
+              100 * MaxPeak / Memory, Pl->stats["memory_rounds"],
+              Pl->stats["single_device_fallback"], RU.ru_maxrss / 1024.0);
+  std::fflush(stdout);
+}
+
+void scale(size_t MaxNodes) {
+  std::printf("## scale: training-shaped graphs, memory = 1.5 x single-device peak / k, headroom 10%%\n\n");
+  std::printf("| nodes | edges | k | gen s | slicing s | mapping s | memory s | pardnn s | pardnn CPU s | runPartitioner s (pardnn + validate + price) | valid | makespan | lower bound | single makespan | nodes moved | max peak / mem | rounds | fallback | peak RSS MB |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  for (size_t N : {10000ul, 100000ul, 200000ul, 1000000ul}) {
+    if (N > MaxNodes) continue;
+    for (int K : {8, 16}) {
+      pid_t Child = fork();
+      if (Child == 0) {
+        runScaleConfig(N, K);
+        std::_Exit(0);
+      }
+      int Status = 0;
+      waitpid(Child, &Status, 0);
+    }
+  }
+  std::printf("\n");
+}
+
+/// Each class to device (class index in topological order of first use) mod K.
+std::vector<int> roundRobin(const CostGraph &G, const std::vector<int> &Topo, int K) {
+  std::map<int, int> ClassDev;
+  std::vector<int> D(G.numNodes());
+  int Next = 0;
+  for (int V : Topo) {
+    auto [It, New] = ClassDev.try_emplace(G.node(V).colocClass, 0);
+    if (New) It->second = Next++ % K;
+    D[V] = G.node(V).colocClass < 0 ? (Next++ % K) : It->second;
+  }
+  return D;
+}
+
+/// Greedy list assignment: in topological order, each unplaced class goes to
+/// the accelerator where its first node would finish earliest given the
+/// estimated finish times so far (communication paid across devices).
+std::vector<int> greedyEft(const CostGraph &G, const std::vector<int> &Topo, int K) {
+  std::map<int, int> ClassDev;
+  std::vector<int> D(G.numNodes(), -1);
+  std::vector<double> Finish(G.numNodes(), 0), Free(K, 0);
+  for (int V : Topo) {
+    int Cls = G.node(V).colocClass;
+    auto It = Cls >= 0 ? ClassDev.find(Cls) : ClassDev.end();
+    int Best = -1;
+    double BestFinish = 0;
+    for (int Dev = 0; Dev < K; ++Dev) {
+      if (It != ClassDev.end() && It->second != Dev) continue;
+      double Ready = 0;
+      for (int EId : G.inEdges(V)) {
+        const CostEdge &E = G.edge(EId);
+        Ready = std::max(Ready, Finish[E.src] + (D[E.src] != Dev ? E.commTime : 0));
+      }
+      double F = std::max(Ready, Free[Dev]) + G.node(V).accTime;
+      if (Best < 0 || F < BestFinish) { Best = Dev; BestFinish = F; }
+    }
+    D[V] = Best;
+    Finish[V] = BestFinish;
+    Free[Best] = BestFinish;
+    if (Cls >= 0) ClassDev.emplace(Cls, Best);
+  }
+  return D;
+}
+
+double makespanOf(const CostGraph &G, const Platform &P, const std::vector<int> &D) {
+  return (*emulateTiming(G, P, D)).makespan;
+}
+
+void compareOne(const std::string &Name, const CostGraph &G, int K, bool HaveDp,
+                Platform P) {
+  PartitionOptions O;
+  O.timeLimitSeconds = 60;
+  std::vector<int> Topo = *G.topologicalOrder();
+  Expected<Plan> Pd = runPartitioner("pardnn", G, P, O);
+  double Single = makespanOf(G, P, std::vector<int>(G.numNodes(), 0));
+  double RR = makespanOf(G, P, roundRobin(G, Topo, K));
+  double Greedy = makespanOf(G, P, greedyEft(G, Topo, K));
+  std::string Dp = "n/a";
+  if (HaveDp) {
+    auto T = std::chrono::steady_clock::now();
+    Expected<Plan> DpPlan = runPartitioner("dp", G, P, O);
+    if (DpPlan) {
+      char Buf[64];
+      std::snprintf(Buf, sizeof Buf, "%.2f (%.1fs)", makespanOf(G, P, DpPlan->device), seconds(T));
+      Dp = Buf;
+    } else {
+      Dp = "failed: " + DpPlan.takeError().message().substr(0, 60);
+    }
+  }
+  double Clustered = Pd && Pd->stats.count("clustered_makespan") ? Pd->stats.at("clustered_makespan")
+                                                                   : (Pd ? Pd->objective : NAN);
+  std::printf("| %s | %zu | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", Name.c_str(),
+              G.numNodes(), K, Pd ? Pd->objective : NAN, Clustered, Pd ? Pd->lowerBound : NAN,
+              Single, RR, Greedy, Dp.c_str());
+  std::fflush(stdout);
+}
+
+void compare() {
+  bool HaveDp = static_cast<bool>(findPartitioner("dp"));
+  // dp's search is exponential in the width of the forward graph; the
+  // parameter sources of the training graphs make most of them too wide.
+  std::printf("## compare: emulated makespan (same emulator for every plan), no memory limit\n\n");
+  std::printf("| graph | nodes | k | pardnn | pardnn clustered | lower bound | single | round-robin | greedy EFT | dp |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t N : {60ul, 150ul, 400ul})
+    for (int K : {2, 4})
+      for (unsigned Seed : {1u, 2u}) {
+        TrainingGraphOptions TO;
+        TO.nodes = N;
+        TO.seed = Seed;
+        TO.maxWidth = 3;
+        compareOne("training-" + std::to_string(N) + "-s" + std::to_string(Seed),
+                   makeTrainingGraph(TO), K, HaveDp, accelerators(K, kInfinity));
+      }
+  for (size_t N : {30ul, 80ul})
+    for (int K : {2, 4}) {
+      RandomDagOptions RO;
+      RO.nodes = N;
+      RO.seed = static_cast<unsigned>(N);
+      RO.colocPairProbability = 0;
+      RO.residualProbability = 0;
+      compareOne("random-" + std::to_string(N), makeRandomDag(RO), K, HaveDp,
+                 accelerators(K, kInfinity));
+    }
+  // The msr workloads (seed 004 Table 1) with their own k and memory: dp
+  // handles these (its contiguous max-load optimum, priced here by makespan).
+  namespace fs = std::filesystem;
+  const fs::path Dir = fs::path(ONNXP_SHARED_DIR) / "workloads" / "msr";
+  std::vector<fs::path> Files;
+  if (fs::exists(Dir))
+    for (const char *Sub : {"LayerGraphs", "OperatorGraphs"})
+      for (const auto &E : fs::directory_iterator(Dir / Sub))
+        if (E.path().extension() == ".json") Files.push_back(E.path());
+  std::sort(Files.begin(), Files.end());
+  for (const fs::path &F : Files) {
+    std::ifstream In(F);
+    std::stringstream Text;
+    Text << In.rdbuf();
+    Expected<Workload> W = parseWorkload(Text.str(), F.string());
+    if (!W) continue;
+    Platform P = W->platform;
+    P.cpus = 0; // pardnn and the baselines here use the accelerators only
+    compareOne(F.parent_path().filename().string() + "/" + F.stem().string(), W->graph,
+               P.accelerators, HaveDp, P);
+  }
+  std::printf("\n");
+}
+} // namespace
+
+int main(int Argc, char **Argv) {
+  std::string Mode = "all";
+  size_t MaxNodes = 1000000;
+  for (int I = 1; I < Argc; ++I) {
+    if (!std::strcmp(Argv[I], "--max-nodes") && I + 1 < Argc) MaxNodes = std::strtoull(Argv[++I], nullptr, 10);
+    else Mode = Argv[I];
+  }
+  if (Mode != "scale" && Mode != "compare" && Mode != "all") {
+    std::fprintf(stderr, "usage: bench_pardnn [scale|compare|all] [--max-nodes N]\n");
+    return 2;
+  }
+  if (Mode == "compare" || Mode == "all") compare();
+  if (Mode == "scale" || Mode == "all") scale(MaxNodes);
+  return 0;
+}
