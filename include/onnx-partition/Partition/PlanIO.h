@@ -1,0 +1,40 @@
+//===- Partition/PlanIO.h - Plans to and from JSON --------------*- C++ -*-===//
+//
+// Two JSON forms of a plan:
+//  - the report (`--report FILE`): objective, lower bound, algorithm,
+//    per-device load and memory, assignment by node name and id, solve time;
+//    the same keys as the tool's report, so either can read the other;
+//  - the split of the seed 004 reference code (msr-fiddle/dnn-partitioning),
+//    {"cpus":[{"load","nodes"}],"fpgas":[{"load","nodes"}]}, whose node ids
+//    are CostNode::externalId when the graph has them (workload files), else
+//    node indices. `evaluate MODEL --plan SPLIT.json` prices such a split.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_PLANIO_H
+#define ONNXP_PARTITION_PLANIO_H
+
+#include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/Plan.h"
+#include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/Error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace onnxp {
+
+/// The report of a priced plan (Plan::usage filled by the evaluator).
+nlohmann::json planToReportJson(const CostGraph &G, const Platform &P, const Plan &Pl);
+
+/// The reference code's split format; loads are the evaluator's device loads.
+std::string planToSplitJson(const CostGraph &G, const Platform &P, const Plan &Pl);
+
+/// Reads a split in the reference format. Every node must be listed exactly
+/// once; "fpgas"[i] is accelerator i, "cpus"[j] CPU j. Loads in the file
+/// are ignored (the caller prices the plan).
+Expected<Plan> planFromSplitJson(const std::string &Text, const CostGraph &G, const Platform &P);
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_PLANIO_H

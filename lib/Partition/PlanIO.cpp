@@ -1,0 +1,114 @@
+//===- Partition/PlanIO.cpp - Plans to and from JSON --------------------===//
+//
+// See PlanIO.h. Numbers that are not finite (no bound proved, infinite
+// memory) are written as null, which JSON can carry and NaN cannot.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/PlanIO.h"
+
+#include <cmath>
+#include <unordered_map>
+
+using namespace onnxp;
+using nlohmann::json;
+
+namespace {
+json num(double V) { return std::isfinite(V) ? json(V) : json(nullptr); }
+
+int64_t idOf(const CostGraph &G, size_t V) {
+  return G.node(V).externalId >= 0 ? G.node(V).externalId : static_cast<int64_t>(V);
+}
+} // namespace
+
+json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  json J;
+  J["algorithm"] = Pl.algorithm;
+  J["objective"] = num(Pl.objective);
+  J["objective_kind"] = Pl.objectiveKind;
+  J["lower_bound"] = num(Pl.lowerBound);
+  J["gap"] = num(Pl.gap());
+  J["solve_seconds"] = Pl.solveSeconds;
+  J["time_unit"] = G.timeUnit;
+  J["platform"] = {{"name", P.name},
+                   {"accelerators", P.accelerators},
+                   {"cpus", P.cpus},
+                   {"accelerator_memory", num(P.accMemory())}};
+  J["devices"] = json::array();
+  for (int D = 0; D < static_cast<int>(Pl.usage.size()); ++D) {
+    const DeviceUsage &U = Pl.usage[D];
+    json Dev = {{"device", P.deviceName(D)}, {"load", U.load},     {"compute", U.compute},
+                {"comm_in", U.commIn},       {"comm_out", U.commOut}, {"memory", U.memory}};
+    if (!Pl.replicas.empty()) Dev["replicas"] = Pl.replicas[D];
+    J["devices"].push_back(Dev);
+  }
+  J["assignment"] = json::array();
+  for (size_t V = 0; V < G.numNodes() && V < Pl.device.size(); ++V) {
+    json A = {{"node", G.node(V).name}, {"id", idOf(G, V)}, {"device", P.deviceName(Pl.device[V])}};
+    if (!Pl.stage.empty()) A["stage"] = Pl.stage[V];
+    J["assignment"].push_back(A);
+  }
+  J["stats"] = Pl.stats;
+  J["notes"] = Pl.notes;
+  return J;
+}
+
+std::string onnxp::planToSplitJson(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  json J;
+  J["fpgas"] = json::array();
+  J["cpus"] = json::array();
+  for (int D = 0; D < P.numDevices(); ++D) {
+    json Nodes = json::array();
+    for (size_t V = 0; V < G.numNodes(); ++V)
+      if (Pl.device[V] == D) Nodes.push_back(idOf(G, V));
+    double Load = D < static_cast<int>(Pl.usage.size()) ? Pl.usage[D].load : 0;
+    (P.isAccelerator(D) ? J["fpgas"] : J["cpus"]).push_back({{"load", Load}, {"nodes", Nodes}});
+  }
+  return J.dump(2) + "\n";
+}
+
+Expected<Plan> onnxp::planFromSplitJson(const std::string &Text, const CostGraph &G,
+                                        const Platform &P) {
+  json J = json::parse(Text, nullptr, /*allow_exceptions=*/false);
+  if (J.is_discarded() || !J.is_object())
+    return makeError("a split is a JSON object with \"fpgas\" and \"cpus\" lists");
+  std::unordered_map<int64_t, int> ById;
+  for (size_t V = 0; V < G.numNodes(); ++V) ById[idOf(G, V)] = static_cast<int>(V);
+  Plan Pl;
+  Pl.algorithm = "split-file";
+  Pl.device.assign(G.numNodes(), -1);
+  auto Read = [&](const char *Key, int Available, int FirstDevice) -> Error {
+    if (!J.contains(Key)) return Error::success();
+    if (!J[Key].is_array()) return makeError("split: \"", Key, "\" must be a list");
+    if (static_cast<int>(J[Key].size()) > Available) {
+      // Trailing empty devices are harmless; a used one the platform lacks is not.
+      for (size_t I = Available; I < J[Key].size(); ++I)
+        if (J[Key][I].contains("nodes") && !J[Key][I]["nodes"].empty())
+          return makeError("split: \"", Key, "\" lists ", J[Key].size(), " devices but the platform has ",
+                           Available, " (see --devices/--cpus)");
+    }
+    for (size_t I = 0; I < J[Key].size(); ++I) {
+      const json &Dev = J[Key][I];
+      if (!Dev.is_object() || (Dev.contains("nodes") && !Dev["nodes"].is_array()))
+        return makeError("split: \"", Key, "\"[", I, "] must be an object with a \"nodes\" list");
+      if (!Dev.contains("nodes")) continue;
+      for (const json &Id : Dev["nodes"]) {
+        if (!Id.is_number_integer())
+          return makeError("split: \"", Key, "\"[", I, "] lists a node id that is not an integer");
+        auto It = ById.find(Id.get<int64_t>());
+        if (It == ById.end())
+          return makeError("split: node id ", Id.get<int64_t>(), " is not in the graph");
+        if (Pl.device[It->second] >= 0)
+          return makeError("split: node id ", Id.get<int64_t>(), " ('", G.node(It->second).name,
+                           "') is placed twice");
+        Pl.device[It->second] = FirstDevice + static_cast<int>(I);
+      }
+    }
+    return Error::success();
+  };
+  ONNXP_RETURN_IF_ERROR(Read("fpgas", P.accelerators, 0));
+  ONNXP_RETURN_IF_ERROR(Read("cpus", P.cpus, P.accelerators));
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (Pl.device[V] < 0)
+      return makeError("split: node id ", idOf(G, V), " ('", G.node(V).name, "') is not placed");
+  return Pl;
+}
