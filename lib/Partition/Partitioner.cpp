@@ -7,6 +7,7 @@
 #include "onnx-partition/Partition/ParDNN.h"
 #include "onnx-partition/Partition/PlanEvaluator.h"
 #include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/ThroughputBaselines.h"
 
 #include <chrono>
 

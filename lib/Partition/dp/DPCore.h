@@ -83,6 +83,11 @@ double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double C
 Solution solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
                       const UnitGraph &UG, const IdealLattice &L, double UpperBound);
 
+/// The DP on a given unit graph, without the dpl bound (for baselines that
+/// shape the unit graph themselves, e.g. PipeDream's path).
+Expected<Plan> solveOnUnits(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                            const UnitGraph &UG);
+
 } // namespace onnxp::dp
 
 #endif // ONNXP_LIB_PARTITION_DP_DPCORE_H

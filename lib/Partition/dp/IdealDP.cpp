@@ -190,6 +190,23 @@ Plan toPlan(const CostGraph &G, const Platform &P, const UnitGraph &UG, const Id
 
 } // namespace
 
+Expected<Plan> onnxp::dp::solveOnUnits(const CostGraph &G, const Platform &P,
+                                       const PartitionOptions &O, const UnitGraph &UG) {
+  Expected<IdealLattice> L = buildIdealLattice(UG, O.idealLimit);
+  if (!L) return L.takeError();
+  Solution Sol = O.objective == "gpipe" ? solveGpipeDP(G, P, O, UG, *L, kInfinity)
+                                        : MaxLoadDP(G, P, O, UG, *L).solve(kInfinity);
+  if (std::isinf(Sol.Value))
+    return makeError("no split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
+                     " CPU(s) respects the memory limit and accelerator support");
+  Plan Pl = toPlan(G, P, UG, *L, Sol);
+  Pl.objectiveKind = O.objective;
+  Pl.objective = Sol.Value;
+  Pl.stats["ideals"] = static_cast<double>(L->count());
+  Pl.stats["units"] = UG.numUnits();
+  return Pl;
+}
+
 Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
                                  const PartitionOptions &O, bool Linearize,
                                  const IdealDPTuning &Tuning) {

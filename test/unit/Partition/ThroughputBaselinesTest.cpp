@@ -1,0 +1,86 @@
+//===- unit/Partition/ThroughputBaselinesTest.cpp - greedy, pipedream, local-search ===//
+//
+// The baselines search subsets of dp's space (pipedream: a path contraction
+// of the unit DAG; greedy: prefixes of one topological order when every node
+// runs on accelerators), so dp never loses to them; every plan goes through
+// the validator in runPartitioner; local search is reproducible by seed.
+//
+//===----------------------------------------------------------------------===//
+#include "DPTestUtil.h"
+
+#include "onnx-partition/Partition/Partitioner.h"
+
+#include <gtest/gtest.h>
+
+using namespace onnxp;
+using namespace onnxp::test;
+
+TEST(ThroughputBaselines, NeverBeatDpOnItsOwnSpace) {
+  std::mt19937 Rng(7);
+  int Compared = 0;
+  for (int T = 0; T < 120; ++T) {
+    RandomGraphSpec S;
+    S.training = T % 2;
+    S.forwardNodes = std::uniform_int_distribution<int>(3, 7)(Rng);
+    CostGraph G = randomGraph(Rng, S);
+    Platform P;
+    P.accelerators = std::uniform_int_distribution<int>(1, 3)(Rng);
+    P.cpus = T % 3 == 0;
+    double Total = 0;
+    for (const CostNode &N : G.nodes()) Total += N.memBytes;
+    P.accelerator.memoryBytes = T % 4 == 0 ? std::ceil(Total * 0.7) : kInfinity;
+    PartitionOptions O;
+    Expected<Plan> Dp = runPartitioner("dp", G, P, O);
+    for (const char *Algo : {"pipedream", "greedy"}) {
+      Expected<Plan> B = runPartitioner(Algo, G, P, O);
+      if (!B) continue; // infeasible for the baseline (e.g. greedy's memory fill)
+      ASSERT_TRUE(static_cast<bool>(Dp)) << Algo << " found a split dp did not";
+      EXPECT_GE(B->objective, Dp->objective - 1e-9) << Algo;
+      ++Compared;
+    }
+    Expected<Plan> LS = runPartitioner("local-search", G, P, O);
+    if (Dp) ASSERT_TRUE(static_cast<bool>(LS)) << LS.takeError().message();
+  }
+  EXPECT_GT(Compared, 100);
+}
+
+TEST(ThroughputBaselines, LocalSearchIsReproducibleAndMovesTowardsBalance) {
+  std::mt19937 Rng(3);
+  RandomGraphSpec S;
+  S.forwardNodes = 12;
+  CostGraph G = randomGraph(Rng, S);
+  Platform P;
+  P.accelerators = 3;
+  PartitionOptions O;
+  O.seed = 5;
+  Expected<Plan> A = runPartitioner("local-search", G, P, O);
+  Expected<Plan> B = runPartitioner("local-search", G, P, O);
+  ASSERT_TRUE(A && B);
+  EXPECT_EQ(A->device, B->device);
+  Expected<Plan> Single = runPartitioner("single", G, P, O);
+  ASSERT_TRUE(static_cast<bool>(Single));
+  EXPECT_LT(A->objective, Single->objective);
+}
+
+TEST(ThroughputBaselines, GreedyFillsInTopologicalOrderByMemory) {
+  // Chain of 5 nodes of 4 bytes each, 9 bytes per accelerator: 2 + 2 + 1.
+  CostGraph G;
+  for (int I = 0; I < 5; ++I) {
+    CostNode N;
+    N.name = "n" + std::to_string(I);
+    N.accTime = 1;
+    N.cpuTime = 1;
+    N.memBytes = 4;
+    G.addNode(N);
+    if (I) G.addEdge({I - 1, I, "", 0, 0});
+  }
+  Platform P;
+  P.accelerators = 3;
+  P.accelerator.memoryBytes = 9;
+  PartitionOptions O;
+  Expected<Plan> Pl = runPartitioner("greedy", G, P, O);
+  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  EXPECT_EQ(Pl->device, (std::vector<int>{0, 0, 1, 1, 2}));
+  P.accelerators = 2; // no room for the last node and no CPU
+  EXPECT_FALSE(static_cast<bool>(runPartitioner("greedy", G, P, O)));
+}
