@@ -187,8 +187,12 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
   std::string Gap = formatArg(std::max(0.0, O.relativeGap));
   std::string Threads = std::to_string(std::max(1, O.threads));
   std::string Log = O.verbose ? "1" : "0";
-  std::vector<const char *> Args = {"onnxp",    "-log",  Log.c_str(), "-slog", Log.c_str(),
-                                    "-seconds", Sec.c_str(), "-ratioGap", Gap.c_str()};
+  // timeMode elapsed: the limit is wall-clock time (CBC's default is CPU
+  // time, which with several threads or a busy machine is not what a user
+  // asking for "10 minutes" means).
+  std::vector<const char *> Args = {"onnxp",     "-log",    Log.c_str(), "-slog",
+                                    Log.c_str(), "-timeMode", "elapsed", "-seconds",
+                                    Sec.c_str(), "-ratioGap", Gap.c_str()};
   if (O.threads > 1) {
     Args.push_back("-threads");
     Args.push_back(Threads.c_str());
