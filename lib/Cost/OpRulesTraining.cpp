@@ -219,8 +219,14 @@ OpWork onnxp::estimateGradientWork(const OpShapes &S) {
   B.bytesWritten = F.bytesRead;
   B.workspaceBytes = F.workspaceBytes;
   const std::string &R = F.rule;
-  if (R == "matmul" || R == "gemm" || R == "conv" || R == "conv-transpose" || R == "einsum" ||
-      R == "rnn" || R == "attention") {
+  if (R == "conv" || R == "gemm") {
+    // Data and weight gradients: two products of the forward size; the
+    // bias gradient is a reduction of dY (one FLOP per output element),
+    // like the forward bias add, so it is counted once.
+    bool Bias = S.inputs.size() > 2 && S.inputs[2] && S.op != "QLinearConv";
+    double BiasFlops = Bias ? elems(S.outputs, 0, B) : 0;
+    B.flops = 2.0 * (F.flops - BiasFlops) + BiasFlops;
+  } else if (R == "matmul" || R == "conv-transpose" || R == "einsum" || R == "rnn" || R == "attention") {
     B.flops = 2.0 * F.flops;
   } else if (R == "elementwise") {
     B.flops = elementwiseGradPerElem(S.op) * elems(S.outputs, 0, B);
