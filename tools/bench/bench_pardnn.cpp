@@ -199,7 +199,8 @@ void compareOne(const std::string &Name, const CostGraph &G, int K, bool HaveDp,
       std::snprintf(Buf, sizeof Buf, "%.2f (%.1fs)", makespanOf(G, P, DpPlan->device), seconds(T));
       Dp = Buf;
     } else {
-      Dp = "failed: " + DpPlan.takeError().message().substr(0, 60);
+      const std::string Msg = DpPlan.takeError().message();
+      Dp = Msg.find("ideals") != std::string::npos ? "refused (ideal limit)" : "failed: " + Msg.substr(0, 50);
     }
   }
   double Clustered = Pd && Pd->stats.count("clustered_makespan") ? Pd->stats.at("clustered_makespan")
