@@ -21,7 +21,7 @@
 using namespace onnxp;
 
 std::string ModelPlacement::stageName(int Stage) const {
-  int D = stageDevice[Stage];
+  int D = Stage >= 0 && Stage < numStages() ? stageDevice[Stage] : -1;
   return "stage" + std::to_string(Stage) + "_" +
          (D >= 0 && D < (int)deviceNames.size() ? deviceNames[D] : "device" + std::to_string(D));
 }

@@ -29,8 +29,12 @@ int runPrint(int Argc, char **Argv) {
   App.name("onnx-partition print");
   std::string Input;
   bool NoFunctions = false;
+  std::string Binary;
   App.add_option("MODEL", Input, "ONNX model (binary or text syntax)")->type_name("FILE")->required();
   App.add_flag("--no-functions", NoFunctions, "Do not print the model-local functions");
+  App.add_option("--binary", Binary,
+                 "Also write the model unchanged as binary protobuf (feeds ONNX text models to runtimes)")
+      ->type_name("OUT.onnx");
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
 
   Expected<std::string> Text = readFile(Input);
@@ -38,6 +42,11 @@ int runPrint(int Argc, char **Argv) {
   Expected<OnnxModel> M = loadOnnxModel(Input, *Text);
   if (!M) return reportError(M.takeError());
   const onnx::ModelProto &P = M->proto;
+  if (!Binary.empty()) {
+    std::string Data;
+    if (!P.SerializeToString(&Data)) return reportError(makeError(Input, ": cannot serialize"));
+    if (Error E = writeFileAtomically(Binary, Data)) return reportError(E);
+  }
   std::optional<AnnotatedPlacement> Placement;
   if (hasPlacementAnnotations(P)) {
     Expected<AnnotatedPlacement> R = readPlacement(P);
@@ -59,6 +68,8 @@ int runPrint(int Argc, char **Argv) {
     if (Placement)
       OS << "   # " << Placement->placement.deviceNames[Placement->placement.device[I]] << " stage "
          << Placement->placement.stage[I];
+    // The ONNX 1.12 printer omits node domains; name the custom ones.
+    if (!G.node(I).domain().empty()) OS << (Placement ? ", " : "   # ") << "domain " << G.node(I).domain();
     OS << "\n";
   }
   OS << "}\n";

@@ -163,10 +163,13 @@ void onnxp::tool::printPlacementSummary(std::ostream &OS, const onnx::ModelProto
   OS << "placement: " << R->originalNodes.size() << " original nodes on " << P.deviceNames.size()
      << " devices (";
   for (size_t D = 0; D < P.deviceNames.size(); ++D) OS << (D ? " " : "") << P.deviceNames[D];
-  OS << "), " << P.numStages() << " stages";
+  int Stages = 0;
+  for (int D : P.stageDevice) Stages += D >= 0;
+  OS << "), " << Stages << " stages";
   for (auto &[Op, N] : Inserted) OS << ", " << N << " " << Op;
   OS << "\n";
   for (int S = 0; S < P.numStages(); ++S) {
+    if (P.stageDevice[S] < 0) continue;
     int Nodes = 0;
     for (int I : R->originalNodes) Nodes += P.stage[I] == S;
     OS << "  " << P.stageName(S) << ": " << Nodes << " nodes\n";

@@ -35,7 +35,7 @@ struct ModelPlacement {
   std::vector<int> stage;
   /// Per node: 1 when onnx-partition inserted it (domain ai.onnx.partition).
   std::vector<char> inserted;
-  /// Per stage id: its device.
+  /// Per stage id: its device (-1 for an id a stage model does not hold).
   std::vector<int> stageDevice;
 
   size_t numNodes() const { return device.size(); }

@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+// ===- test/ort/run_stages.js - Stage models reproduce the whole model ----===//
+//
+// The end-to-end check of `onnx-partition -o OUT.onnx --emit-stages DIR`
+// (DESIGN.md, "Facts about the output"): ONNX Runtime must load the
+// annotated model and every stage model, and running the stages in the
+// order DIR/pipeline.json lists them, each fed the tensors earlier stages
+// produced, must reproduce the original model's outputs.
+//
+//   node test/ort/run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR
+//        [--seed S] [--rtol R] [--dim NAME=V]...
+//
+// Graph inputs get seeded pseudo-random data (floats uniform in [-1, 1),
+// integers in [0, 16)); symbolic dims default to 1 unless bound with --dim.
+// For every graph output it reports the max abs error of the annotated
+// model and of the stage pipeline against the original, and the max error
+// relative to max(|reference|, 1); it prints PASS and exits 0 when every
+// relative error is within --rtol (default 1e-5, fp32), else FAIL and 1.
+//
+// Needs `npm install --ignore-scripts` in test/ort (onnxruntime-node 1.30).
+//
+// ===----------------------------------------------------------------------===//
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+
+function usage(msg) {
+  if (msg) process.stderr.write(`error: ${msg}\n`);
+  process.stderr.write('usage: node run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR ' +
+                       '[--seed S] [--rtol R] [--dim NAME=V]...\n');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}};
+  for (let i = 0; i < argv.length; ++i) {
+    const v = argv[i];
+    if (v === '--seed') a.seed = Number(argv[++i]);
+    else if (v === '--rtol') a.rtol = Number(argv[++i]);
+    else if (v === '--dim') {
+      const [k, n] = String(argv[++i]).split('=');
+      if (!k || !(Number(n) > 0)) usage(`--dim wants NAME=V, got '${argv[i]}'`);
+      a.dims[k] = Number(n);
+    } else if (v.startsWith('--')) usage(`unknown flag ${v}`);
+    else a.positional.push(v);
+  }
+  if (a.positional.length !== 3) usage('expected ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR');
+  if (!Number.isFinite(a.seed) || !(a.rtol > 0)) usage('--seed and --rtol must be numbers');
+  return a;
+}
+
+// mulberry32: small, seedable, identical on every platform.
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6D2B79F5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ONNX TensorProto.DataType -> onnxruntime-node tensor type and array.
+const TYPES = {
+  1: ['float32', Float32Array], 11: ['float64', Float64Array], 6: ['int32', Int32Array],
+  7: ['int64', BigInt64Array], 9: ['bool', Uint8Array],
+};
+
+function makeInput(ort, spec, next, dims) {
+  const t = TYPES[spec.elem_type];
+  if (!t) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
+  const shape = (spec.shape || []).map(d => typeof d === 'number' ? d : (dims[d] || 1));
+  const n = shape.reduce((x, y) => x * y, 1);
+  const data = new t[1](n);
+  for (let i = 0; i < n; ++i) {
+    const u = next();
+    if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * 16));
+    else if (t[0] === 'int32') data[i] = Math.floor(u * 16);
+    else if (t[0] === 'bool') data[i] = u < 0.5 ? 1 : 0;
+    else data[i] = 2 * u - 1;
+  }
+  return new ort.Tensor(t[0], data, shape);
+}
+
+function compare(ref, got) {
+  if (ref.dims.join('x') !== got.dims.join('x')) return {abs: Infinity, rel: Infinity};
+  let abs = 0, rel = 0;
+  for (let i = 0; i < ref.data.length; ++i) {
+    const r = Number(ref.data[i]), g = Number(got.data[i]);
+    const e = Math.abs(r - g);
+    if (Number.isNaN(e)) return {abs: Infinity, rel: Infinity};
+    abs = Math.max(abs, e);
+    rel = Math.max(rel, e / Math.max(Math.abs(r), 1));
+  }
+  return {abs, rel};
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  const [original, annotated, dir] = a.positional;
+  let ort;
+  try {
+    ort = require('onnxruntime-node');
+  } catch (e) {
+    process.stderr.write('error: onnxruntime-node is not installed; run npm install --ignore-scripts in test/ort\n');
+    process.exit(2);
+  }
+  const pipeline = JSON.parse(fs.readFileSync(path.join(dir, 'pipeline.json'), 'utf8'));
+  const next = rng(a.seed);
+  const feeds = {};
+  for (const spec of pipeline.graph_inputs) feeds[spec.name] = makeInput(ort, spec, next, a.dims);
+  const opts = {graphOptimizationLevel: 'disabled', intraOpNumThreads: 1};
+
+  const ref = await (await ort.InferenceSession.create(original, opts)).run(feeds);
+  const annSession = await ort.InferenceSession.create(annotated, opts);
+  const ann = await annSession.run(feeds);
+
+  const pool = new Map(Object.entries(feeds));
+  for (const st of pipeline.stages) {
+    const session = await ort.InferenceSession.create(path.join(dir, st.file), opts);
+    const stageFeeds = {};
+    for (const name of session.inputNames) {
+      if (!pool.has(name)) throw new Error(`${st.name}: input '${name}' was produced by no earlier stage`);
+      stageFeeds[name] = pool.get(name);
+    }
+    const out = await session.run(stageFeeds);
+    for (const [name, t] of Object.entries(out)) pool.set(name, t);
+    console.log(`${st.name}: ${st.nodes} nodes, ${session.inputNames.length} inputs, ` +
+                `${session.outputNames.length} outputs`);
+  }
+
+  let ok = true, worstAnnAbs = 0, worstAbs = 0, worstRel = 0;
+  for (const out of pipeline.graph_outputs) {
+    const r = ref[out.name];
+    if (!r) throw new Error(`the original model has no output '${out.name}'`);
+    const fromAnn = ann[out.name];
+    const fromStages = pool.get(out.name);
+    if (!fromAnn || !fromStages) {
+      console.log(`output ${out.name}: missing from the ${fromAnn ? 'stages' : 'annotated model'}`);
+      ok = false;
+      continue;
+    }
+    const ea = compare(r, fromAnn), es = compare(r, fromStages);
+    worstAnnAbs = Math.max(worstAnnAbs, ea.abs);
+    worstAbs = Math.max(worstAbs, es.abs);
+    worstRel = Math.max(worstRel, es.rel, ea.rel);
+    console.log(`output ${out.name} [${r.dims.join('x')}]: annotated max abs error ${ea.abs}, ` +
+                `stages max abs error ${es.abs}, max rel error ${es.rel}`);
+    ok = ok && ea.rel <= a.rtol && es.rel <= a.rtol;
+  }
+  console.log(`summary: ${pipeline.stages.length} stages, ${pipeline.transfers.length} transfers, ` +
+              `annotated max abs error ${worstAnnAbs}, stages max abs error ${worstAbs}, ` +
+              `max rel error ${worstRel} (rtol ${a.rtol})`);
+  console.log(ok ? 'PASS' : 'FAIL');
+  process.exit(ok ? 0 : 1);
+}
+
+main().catch(e => {
+  process.stderr.write(`error: ${e.message}\n`);
+  process.exit(1);
+});
