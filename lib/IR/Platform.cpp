@@ -36,9 +36,12 @@ double Platform::hostTransferMs(double Bytes) const {
 namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
-/// One server CPU core (Xeon Platinum 8380, 2.3 GHz, 2 AVX-512 FMA units:
-/// 73.6 GFLOP/s fp32 per core; 204.8 GB/s over 40 cores).
-DeviceSpec serverCpuCore() { return {"Xeon-8380-core", 73.6e9, 5.12e9, 0.002, kInfinity}; }
+/// One server CPU core (Xeon Platinum 8380, 40 cores, 2.3 GHz base, two
+/// AVX-512 FMA units: 2.3e9 * 2 units * 16 fp32 lanes * 2 FLOPs = 147.2
+/// GFLOP/s per core). Bandwidth is the per-core fair share of the socket's
+/// 8 channels of DDR4-3200 (204.8 GB/s / 40 cores), the rate a core gets
+/// when all cores stream at once. Sources: docs/cost-model.md.
+DeviceSpec serverCpuCore() { return {"Xeon-8380-core", 147.2e9, 5.12e9, 0.002, kInfinity}; }
 
 std::map<std::string, Platform> makePresets() {
   std::map<std::string, Platform> Presets;
@@ -57,8 +60,9 @@ std::map<std::string, Platform> makePresets() {
   Add("a100", {"A100-SXM4-40GB", 19.5e12, 1555e9, 0.005, 40 * GiB}, 25e9, 300e9);
   // NVIDIA H100 SXM5 80 GB: 67 TFLOP/s fp32, 3.35 TB/s HBM3, PCIe 5 x16, NVLink 4.
   Add("h100", {"H100-SXM5-80GB", 67e12, 3350e9, 0.004, 80 * GiB}, 50e9, 450e9);
-  // A server CPU socket treated as the "accelerator" kind (CPU-only runs).
-  Add("cpu", {"Xeon-8380-socket", 2.94e12, 204.8e9, 0.002, 256 * GiB}, 204.8e9, 204.8e9);
+  // A server CPU socket treated as the "accelerator" kind (CPU-only runs):
+  // 40 cores x 147.2 GFLOP/s, 204.8 GB/s DDR4-3200 x 8 channels.
+  Add("cpu", {"Xeon-8380-socket", 5.888e12, 204.8e9, 0.002, 256 * GiB}, 204.8e9, 204.8e9);
   Presets["default"] = Presets["v100"];
   Presets["default"].name = "default";
   return Presets;

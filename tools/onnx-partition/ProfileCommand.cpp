@@ -57,8 +57,8 @@ std::string csvCell(const std::string &S) {
 
 /// Per-node rows and summary as JSON (the -o .json format; the CSV holds the
 /// same node rows).
-nlohmann::json buildJson(const PassContext &Ctx, const std::vector<std::string> &Rules) {
-  using nlohmann::json;
+nlohmann::ordered_json buildJson(const PassContext &Ctx, const std::vector<std::string> &Rules) {
+  using json = nlohmann::ordered_json;
   const CostGraph &G = Ctx.graph;
   json J;
   J["model"] = G.sourceName;
