@@ -7,6 +7,7 @@
 #include "onnx-partition/Partition/ParDNN.h"
 #include "onnx-partition/Partition/PlanEvaluator.h"
 #include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/ScheduleEmulator.h"
 #include "onnx-partition/Partition/ThroughputBaselines.h"
 
 #include <chrono>
@@ -58,6 +59,13 @@ Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G
     Expected<Evaluation> Ev = evaluatePlan(G, P, *Pl, "max-load");
     if (!Ev) return Ev.takeError();
     Pl->usage = Ev->usage;
+  }
+  if (Pl->memoryModel == "peak") {
+    // Report the memory the validator checked: the emulated peak per device.
+    Expected<Schedule> S = emulateSchedule(G, P, *Pl);
+    if (!S) return S.takeError();
+    for (size_t D = 0; D < Pl->usage.size() && D < S->peakMemory.size(); ++D)
+      Pl->usage[D].memory = S->peakMemory[D];
   }
   return Pl;
 }
