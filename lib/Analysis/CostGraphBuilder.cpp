@@ -30,7 +30,7 @@ Expected<CostGraph> onnxp::buildCostGraph(const OnnxModel &M) {
   for (int I = 0; I < OG.node_size(); ++I) {
     const onnx::NodeProto &ON = OG.node(I);
     CostNode N;
-    N.name = ON.name().empty() ? ON.op_type() + "_" + std::to_string(I) : ON.name();
+    N.name = nodeDisplayName(OG, I);
     if (!UsedNames.insert(N.name).second) {
       N.name += "#" + std::to_string(I);
       UsedNames.insert(N.name);

@@ -153,6 +153,11 @@ void collectOuterReads(const onnx::GraphProto &G, std::unordered_set<std::string
 }
 } // namespace
 
+std::string onnxp::nodeDisplayName(const onnx::GraphProto &G, int Index) {
+  const onnx::NodeProto &N = G.node(Index);
+  return N.name().empty() ? N.op_type() + "_" + std::to_string(Index) : N.name();
+}
+
 std::vector<std::string> onnxp::nodeDataInputs(const onnx::NodeProto &N) {
   std::vector<std::string> Ins;
   for (const std::string &In : N.input())
@@ -212,7 +217,7 @@ Error onnxp::checkGraphStructure(const OnnxModel &M) {
       if (O.empty()) continue;
       if (!Producer.emplace(O, N).second)
         return makeError(M.path, ": tensor '", O, "' is produced by two nodes ('",
-                         G.node(Producer[O]).name(), "' and '", G.node(N).name(), "')");
+                         nodeDisplayName(G, Producer[O]), "' and '", nodeDisplayName(G, N), "')");
     }
   std::vector<std::vector<int>> Succ(G.node_size());
   std::vector<int> InDeg(G.node_size(), 0);
@@ -225,7 +230,7 @@ Error onnxp::checkGraphStructure(const OnnxModel &M) {
         continue;
       }
       if (!Available.count(In))
-        return makeError(M.path, ": node '", G.node(N).name(), "' (", G.node(N).op_type(),
+        return makeError(M.path, ": node '", nodeDisplayName(G, N), "' (", G.node(N).op_type(),
                          ") reads tensor '", In,
                          "' that no node, graph input or initializer provides (dangling input)");
     }
@@ -247,7 +252,7 @@ Error onnxp::checkGraphStructure(const OnnxModel &M) {
   if (Seen != G.node_size())
     for (int N = 0; N < G.node_size(); ++N)
       if (InDeg[N] > 0)
-        return makeError(M.path, ": the graph has a cycle through node '", G.node(N).name(), "' (",
+        return makeError(M.path, ": the graph has a cycle through node '", nodeDisplayName(G, N), "' (",
                          G.node(N).op_type(), ")");
   return Error::success();
 }

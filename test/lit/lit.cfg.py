@@ -16,10 +16,11 @@ config.substitutions.append(("%onnxp", tool))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%shared", config.shared_dir))
 config.substitutions.append(("%srcroot", config.onnxp_source_dir))
+# Tool names are substituted only as whole words, never inside paths or
+# file names such as "not-onnx.bin".
 for name in ["FileCheck", "not", "count", "split-file"]:
     config.substitutions.append(
-        ("\\b%s\\b" % name if name != "not" else "(?<![-\\w])not\\b",
-         os.path.join(config.llvm_tools_dir, name)))
+        (r"(?<![-\w/.])%s(?![-\w.])" % name, os.path.join(config.llvm_tools_dir, name)))
 
 # Tests that read ../shared declare `REQUIRES: shared`; they are reported as
 # UNSUPPORTED (skipped) when the folder is absent.

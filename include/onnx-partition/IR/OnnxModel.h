@@ -80,6 +80,10 @@ Error checkGraphStructure(const OnnxModel &M);
 /// ops: X_grad has X's shape) and fills M.tensors / unboundDims.
 Error inferShapes(OnnxModel &M);
 
+/// The node's name, or "<op_type>_<index>" for an unnamed node: the name the
+/// cost graph, messages and reports use.
+std::string nodeDisplayName(const onnx::GraphProto &G, int Index);
+
 /// Explicit inputs of a node plus the outer-scope tensors its subgraphs
 /// (If/Loop/Scan bodies) read; omitted optional inputs are skipped.
 std::vector<std::string> nodeDataInputs(const onnx::NodeProto &N);

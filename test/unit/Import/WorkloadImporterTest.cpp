@@ -1,0 +1,63 @@
+//===- unit/Import/WorkloadImporterTest.cpp - msr JSON workloads --------===//
+#include "onnx-partition/Import/WorkloadImporter.h"
+
+#include <gtest/gtest.h>
+
+using namespace onnxp;
+
+namespace {
+const char *Small = R"({"maxSizePerFPGA": 100, "maxFPGAs": 2, "maxCPUs": 1,
+  "nodes": [
+    {"id": 5, "supportedOnFpga": 1, "cpuLatency": 2, "fpgaLatency": 1, "isBackwardNode": 0, "colorClass": 3, "size": 10},
+    {"id": 9, "supportedOnFpga": false, "cpuLatency": 4, "fpgaLatency": 0, "isBackwardNode": true, "colorClass": 3, "size": 0},
+    {"id": 7, "supportedOnFpga": true, "cpuLatency": 1, "fpgaLatency": 1, "size": 5}],
+  "edges": [{"sourceId": 5, "destId": 7, "cost": 0.5}, {"sourceId": 7, "destId": 9, "cost": 0.25}]})";
+}
+
+TEST(WorkloadImporter, ReadsNodesEdgesAndPlatform) {
+  ASSERT_TRUE(looksLikeWorkload(Small));
+  Expected<Workload> W = parseWorkload(Small, "small.json");
+  ASSERT_TRUE(static_cast<bool>(W)) << W.takeError().message();
+  const CostGraph &G = W->graph;
+  ASSERT_EQ(G.numNodes(), 3u);
+  ASSERT_EQ(G.numEdges(), 2u);
+  EXPECT_EQ(W->platform.accelerators, 2);
+  EXPECT_EQ(W->platform.cpus, 1);
+  EXPECT_DOUBLE_EQ(W->platform.accMemory(), 100);
+  EXPECT_EQ(G.node(1).role, Role::Backward);
+  EXPECT_EQ(G.node(1).partner, 0);
+  EXPECT_FALSE(G.node(1).accSupported);
+  EXPECT_EQ(G.classOf(0), G.classOf(1));
+  EXPECT_NE(G.classOf(2), G.classOf(0));
+  EXPECT_DOUBLE_EQ(G.edge(0).commTime, 0.5);
+  EXPECT_EQ(G.node(2).externalId, 7);
+}
+
+TEST(WorkloadImporter, RoundTripsThroughWriter) {
+  Expected<Workload> W = parseWorkload(Small, "small.json");
+  ASSERT_TRUE(static_cast<bool>(W));
+  Expected<Workload> Again = parseWorkload(writeWorkload(W->graph, W->platform), "again.json");
+  ASSERT_TRUE(static_cast<bool>(Again)) << Again.takeError().message();
+  EXPECT_EQ(Again->graph.numNodes(), 3u);
+  EXPECT_EQ(Again->graph.node(1).externalId, 9);
+  EXPECT_DOUBLE_EQ(Again->graph.edge(1).commTime, 0.25);
+}
+
+TEST(WorkloadImporter, RejectsBadInputWithNamedField) {
+  struct Case { const char *Text, *Expect; } Cases[] = {
+      {"{\"nodes\": [", "not valid JSON"},
+      {R"({"nodes": {}, "edges": []})", "'nodes' and 'edges' arrays"},
+      {R"({"nodes": [{"id": 1, "cpuLatency": 1}], "edges": []})", "missing field 'fpgaLatency'"},
+      {R"({"nodes": [{"id": 1, "cpuLatency": -1, "fpgaLatency": 1}], "edges": []})", "must be >= 0"},
+      {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}, {"id": 1, "cpuLatency": 1, "fpgaLatency": 1}], "edges": []})", "duplicate node id 1"},
+      {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}], "edges": [{"sourceId": 1, "destId": 4}]})", "node id 4 that does not exist"},
+      {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}, {"id": 2, "cpuLatency": 1, "fpgaLatency": 1}],
+           "edges": [{"sourceId": 1, "destId": 2}, {"sourceId": 2, "destId": 1}]})", "cycle"},
+  };
+  for (const auto &C : Cases) {
+    Expected<Workload> W = parseWorkload(C.Text, "bad.json");
+    ASSERT_FALSE(static_cast<bool>(W)) << C.Text;
+    EXPECT_NE(W.takeError().message().find(C.Expect), std::string::npos)
+        << W.takeError().message() << " should mention " << C.Expect;
+  }
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# tools/setup.sh - install what is missing, build, then run the example or the
+# tests. This is the whole quick start of README.md:
+#
+#   bash tools/setup.sh example   # set up, build, partition examples/mlp_skip.onnxtxt
+#   bash tools/setup.sh test      # set up, build, run every test (ctest: units + lit)
+#
+# Idempotent: packages already installed are not reinstalled, the npm package
+# is installed once, and the build is incremental. Works as root on a fresh
+# Debian bookworm machine (uses sudo when not root).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+JOBS=${JOBS:-$(nproc)}
+MODE=${1:-example}
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config python3
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  coinor-libcbc-dev coinor-cbc
+  libcli11-dev nlohmann-json3-dev
+  llvm-14-tools libgtest-dev libbenchmark-dev
+  nodejs npm
+)
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+install_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    # nodejs/npm may come from elsewhere (the machine image ships Node 20).
+    if [[ $p == nodejs || $p == npm ]] && command -v "${p/nodejs/node}" >/dev/null 2>&1; then continue; fi
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    log "installing: ${missing[*]}"
+    local SUDO=""
+    [[ $(id -u) -eq 0 ]] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+install_onnxruntime() {
+  # ONNX Runtime for the equivalence tests, from the npm registry
+  # (onnxruntime-node ships the CPU libonnxruntime.so; no download scripts).
+  [[ -f test/ort/package.json ]] || return 0
+  if [[ ! -d test/ort/node_modules/onnxruntime-node ]]; then
+    log "installing onnxruntime-node into test/ort"
+    (cd test/ort && if [[ -f package-lock.json ]]; then npm ci --ignore-scripts --no-audit --no-fund --loglevel=error;
+      else npm install --ignore-scripts --no-audit --no-fund --loglevel=error; fi) >&2
+  fi
+}
+
+build() {
+  if [[ ! -f $BUILD_DIR/build.ninja ]]; then
+    cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  log "building in $BUILD_DIR"
+  cmake --build "$BUILD_DIR" -j "$JOBS" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
+  test -x "$BUILD_DIR/tools/onnx-partition"
+}
+
+install_packages
+install_onnxruntime
+build
+
+case $MODE in
+  example)
+    mkdir -p "$BUILD_DIR/example"
+    exec "$BUILD_DIR/tools/onnx-partition" examples/mlp_skip.onnxtxt --dim N=256 \
+      --platform v100 --devices 2 --algo "${ALGO:-dp}" \
+      -o "$BUILD_DIR/example/mlp_skip.partitioned.onnx" --report "$BUILD_DIR/example/report.json"
+    ;;
+  test)
+    # Slow tests (name prefix Slow) are left to the benchmarks; everything
+    # else runs. ctest ends with its "N tests passed" summary line.
+    exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -E 'Slow'
+    ;;
+  *)
+    echo "usage: bash tools/setup.sh [example|test]" >&2
+    exit 2
+    ;;
+esac
