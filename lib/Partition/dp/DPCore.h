@@ -35,12 +35,13 @@ struct Solution {
 /// Visits every ideal To > From once (canonical DFS up the lattice) with
 /// Cost holding To \ From, calling OnPair(To, AccOk, CpuOk) when the set is
 /// backward-contiguous. A subtree is cut once neither an accelerator
-/// (memory, support, processing <= Cut) nor a CPU (processing <= Cut) can
-/// hold the set: both only get worse as the set grows. Returns the number
-/// of sets priced.
+/// (memory, support, processing <= AccCut) nor a CPU (processing <= Cut)
+/// can hold the set: both only get worse as the set grows. AccCut is Cut
+/// times the most replicas a set may get (App. C.2). Returns the number of
+/// sets priced.
 template <typename Fn>
 double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double Cut,
-                  bool HaveAcc, bool HaveCpu, Fn &&OnPair) {
+                  double AccCut, bool HaveAcc, bool HaveCpu, Fn &&OnPair) {
   struct Frame {
     int Ideal;
     int Added; ///< unit added to reach Ideal, -1 at the root
@@ -66,7 +67,7 @@ double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double C
     int To = L.edgeTarget[F.Next];
     ++F.Next;
     Cost.addUnit(U);
-    bool AccOk = HaveAcc && Cost.fitsAccelerator() && Cost.accProcessing() <= Cut;
+    bool AccOk = HaveAcc && Cost.fitsAccelerator() && Cost.accProcessing() <= AccCut;
     bool CpuOk = HaveCpu && Cost.cpuProcessing() <= Cut;
     if (!AccOk && !CpuOk) {
       Cost.removeUnit(U);

@@ -56,8 +56,9 @@ Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P,
     bool Any = false;
     for (int S = 0; S < NS && !Any; ++S) Any = !Cell[size_t(From) * NS + S].empty();
     if (!Any) continue;
-    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, K > 0, Cpus > 0, [&](int To, bool AccOk,
-                                                                     bool CpuOk) {
+    const double AccCut = O.replicate ? Cut * K : Cut;
+    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, AccCut, K > 0, Cpus > 0, [&](int To, bool AccOk,
+                                                                             bool CpuOk) {
       double AccF[256], AccB[256];
       if (AccOk)
         for (int R = 1; R <= MaxR; ++R) {

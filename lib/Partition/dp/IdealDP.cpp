@@ -19,8 +19,11 @@
 //    the same search space): processing time and memory only grow along the
 //    walk, so once acc(S) is over UB or S does not fit, and cpu(S) is over
 //    UB, no superset can be part of a better split and the subtree is cut.
-//    States of I' already over UB are not pushed at all. The DP stays exact:
-//    every split of value <= UB is still enumerated.
+//    States of I' already over UB are not pushed at all, nor states whose
+//    unused devices could not hold the processing left outside the ideal
+//    within UB (each device of a split of value <= UB processes <= UB; a
+//    CPU covers at most max(acc/cpu time) * UB of accelerator time).
+//    The DP stays exact: every split of value <= UB is still enumerated.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/IdealDP.h"
@@ -64,6 +67,24 @@ private:
   std::vector<int32_t> Prev;
   std::vector<uint8_t> How; ///< 0: CPU, r > 0: accelerator with r replicas
   double Cut = kInfinity;
+  /// Per ideal: accelerator time of the supported nodes outside it, and
+  /// CPU time of the unsupported ones, for the remaining-work bound.
+  std::vector<double> RemAcc, RemCpuOnly;
+  /// Largest accTime / cpuTime over supported nodes: a CPU of load <= Cut
+  /// processes at most Rho * Cut of accelerator time.
+  double Rho = 0;
+  /// Whether A accelerators and C CPUs used so far leave room for the work
+  /// outside ideal J within the cut (in a split of value <= Cut every
+  /// device processes at most Cut).
+  bool canFinish(int J, int A, int C) const {
+    if (std::isinf(Cut)) return true;
+    const double Slack = 1 + 1e-9;
+    double CpuRoom = (Cpus - C) * Cut * Slack - RemCpuOnly[J];
+    if (CpuRoom < -1e-9) return false;
+    double AccRoom = (K - A) * Cut * Slack + 1e-9;
+    if (CpuRoom > 0) AccRoom += std::isinf(Rho) ? kInfinity : Rho * CpuRoom;
+    return RemAcc[J] <= AccRoom;
+  }
 };
 
 void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live,
@@ -82,6 +103,7 @@ void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live,
       for (int R = 1; R <= MaxR && A + R <= K; ++R) {
         double V = std::max(Base, AccLoad[R]);
         int T = idx(A + R, C);
+        if (!canFinish(To, A + R, C)) continue;
         if (V < Dst[T] && V <= Cut) {
           Dst[T] = V;
           Prev[size_t(To) * NS + T] = From;
@@ -91,6 +113,7 @@ void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live,
     if (CpuOk && C < Cpus) {
       double V = std::max(Base, CpuLoad);
       int T = idx(A, C + 1);
+      if (!canFinish(To, A, C + 1)) continue;
       if (V < Dst[T] && V <= Cut) {
         Dst[T] = V;
         Prev[size_t(To) * NS + T] = From;
@@ -109,6 +132,29 @@ Solution MaxLoadDP::solve(double UpperBound) {
   Val[0] = 0; // the empty ideal with no device
   // Keep every split of value <= UB (up to rounding) reachable.
   Cut = std::isinf(UpperBound) ? kInfinity : UpperBound * (1 + 1e-9) + 1e-12;
+  std::vector<double> UnitAcc(UG.numUnits(), 0), UnitCpuOnly(UG.numUnits(), 0);
+  double TotalAcc = 0, TotalCpuOnly = 0;
+  Rho = 0;
+  for (int U = 0; U < UG.numUnits(); ++U) {
+    for (int V : UG.members[U]) {
+      const CostNode &N = G.node(V);
+      if (!N.accSupported) {
+        UnitCpuOnly[U] += N.cpuTime;
+        continue;
+      }
+      UnitAcc[U] += N.accTime;
+      if (N.accTime > 0) Rho = std::max(Rho, N.cpuTime > 0 ? N.accTime / N.cpuTime : kInfinity);
+    }
+    TotalAcc += UnitAcc[U];
+    TotalCpuOnly += UnitCpuOnly[U];
+  }
+  RemAcc.assign(I, TotalAcc);
+  RemCpuOnly.assign(I, TotalCpuOnly);
+  for (int J : L.bySize())
+    if (J > 0) {
+      RemAcc[J] = RemAcc[L.parent[J]] - UnitAcc[L.last[J]];
+      RemCpuOnly[J] = RemCpuOnly[L.parent[J]] - UnitCpuOnly[L.last[J]];
+    }
 
   DeviceSetCost Cost(G, UG, P);
   std::vector<int> Live;
@@ -126,10 +172,10 @@ Solution MaxLoadDP::solve(double UpperBound) {
       double Fewer = std::min(A > 0 ? PrefixMin[S - (Cpus + 1)] : kInfinity,
                               C > 0 ? PrefixMin[S - 1] : kInfinity);
       PrefixMin[S] = std::min(Fewer, V[S]);
-      if (V[S] <= Cut && V[S] < Fewer) Live.push_back(S);
+      if (V[S] <= Cut && V[S] < Fewer && canFinish(From, A, C)) Live.push_back(S);
     }
     if (Live.empty()) continue;
-    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, K > 0, Cpus > 0,
+    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, O.replicate ? Cut * K : Cut, K > 0, Cpus > 0,
                             [&](int To, bool AccOk, bool CpuOk) {
                               relax(From, To, Live, Cost, AccOk, CpuOk);
                             });
