@@ -456,6 +456,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
   MO.verbose = O.verbose;
+  MO.extraArgs = O.solverArgs;
   if (O.progress) {
     auto Report = O.progress;
     MO.progress = [Report](const MilpProgress &Pr) { Report(describe(Pr)); };

@@ -38,11 +38,13 @@
 //  - MaxLoad >= sum_d p_{c,d} x[c][d] for every class (a class is never
 //    split, which the LP relaxation does not know).
 //  - A MIP start from the best registered cheap partitioner (IpWarmStart.h),
-//    permuted into the symmetry-broken form.
+//    for `ip` first polished by single-class moves (IpPolish.h), permuted
+//    into the symmetry-broken form.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/IpPartitioner.h"
 
+#include "IpPolish.h"
 #include "IpWarmStart.h"
 #include "onnx-partition/Partition/PlanEvaluator.h"
 #include "onnx-partition/Partition/PlanValidator.h"
@@ -424,6 +426,7 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
   MO.verbose = O.verbose;
+  MO.extraArgs = O.solverArgs;
   if (O.progress) {
     auto Report = O.progress;
     MO.progress = [Report](const MilpProgress &Pr) { Report(describe(Pr)); };
@@ -471,15 +474,33 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
                             bool Contiguous) {
   std::vector<std::string> Notes;
   std::vector<Plan> Candidates = runWarmStartCandidates(G, P, O, Contiguous, Notes);
-  const Plan *Warm = nullptr;
+  const Plan *Best = nullptr;
   for (const Plan &C : Candidates)
-    if (!Warm || C.objective < Warm->objective) Warm = &C;
+    if (!Best || C.objective < Best->objective) Best = &C;
+  // Non-contiguous: polish the start with class moves (IpPolish.h), given
+  // a tenth of the time limit (at most 30 s).
+  Plan Polished;
+  const Plan *Warm = Best;
+  int Moves = 0;
+  if (Best && !Contiguous) {
+    Polished = *Best;
+    Moves = polishMaxLoad(G, P, Polished, std::min(30.0, 0.1 * O.timeLimitSeconds));
+    if (Moves > 0) {
+      if (Error E = evaluateInto(G, P, Polished)) return E;
+      Warm = &Polished;
+    }
+  }
   Expected<Plan> Pl = solveMaxLoadIp(G, P, O, Contiguous, Warm);
   if (!Pl) return Pl;
-  if (Warm) {
-    Pl->stats["warm_start_plan_objective"] = Warm->objective;
-    Pl->notes.insert(Pl->notes.begin(), "warm start: '" + Warm->algorithm + "' with max-load " +
-                                            formatNumber(Warm->objective));
+  if (Best) {
+    Pl->stats["warm_start_plan_objective"] = Best->objective;
+    Pl->stats["polish_moves"] = Moves;
+    std::string Note = "warm start: '" + Best->algorithm + "' with max-load " +
+                       formatNumber(Best->objective);
+    if (Moves > 0)
+      Note += ", polished by " + std::to_string(Moves) + " class moves to " +
+              formatNumber(Polished.objective);
+    Pl->notes.insert(Pl->notes.begin(), Note);
   }
   Pl->notes.insert(Pl->notes.end(), Notes.begin(), Notes.end());
   return Pl;

@@ -197,6 +197,7 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
     Args.push_back("-threads");
     Args.push_back(Threads.c_str());
   }
+  for (const std::string &A : O.extraArgs) Args.push_back(A.c_str());
   Args.push_back("-solve");
   Args.push_back("-quit");
   auto Begin = Clock::now();

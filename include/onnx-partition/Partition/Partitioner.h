@@ -30,6 +30,7 @@ struct PartitionOptions {
   double timeLimitSeconds = 600;    ///< ip*: solver time limit
   double relativeGap = 1e-4;        ///< ip*: stop at this relative gap
   int threads = 1;                  ///< ip*: solver threads
+  std::vector<std::string> solverArgs; ///< ip*: extra CBC settings, e.g. "-proximity", "on"
   int subgraphsPerDevice = 1;       ///< latency-ip: q (Fig. 4)
   double memoryHeadroom = 0.10;     ///< pardnn: fraction of memory kept free (§4)
   std::string memoryHeuristic = "knapsack"; ///< pardnn: knapsack | balance

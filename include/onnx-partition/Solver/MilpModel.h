@@ -110,6 +110,9 @@ struct MilpOptions {
   std::function<void(const MilpProgress &)> progress;
   /// Minimum seconds between two "node" progress reports.
   double progressInterval = 5;
+  /// Extra settings in CBC's command-line syntax ("-proximity on"), applied
+  /// after the ones above; for tuning experiments.
+  std::vector<std::string> extraArgs;
 };
 
 enum class MilpStatus {

@@ -1,0 +1,91 @@
+//===- Partition/IpPolish.cpp - Class-move local search for warm starts --===//
+//
+// See IpPolish.h. Loads are recomputed with evaluatePlan after each trial
+// move -- slower than incremental bookkeeping but it cannot disagree with
+// the evaluator, and a pass over all (class, device) pairs costs a few
+// hundred milliseconds on the largest msr workloads. The secondary key
+// (sum of squared loads) lets the search walk across plateaus where several
+// devices share the maximum.
+//
+//===----------------------------------------------------------------------===//
+#include "IpPolish.h"
+
+#include "onnx-partition/Partition/PlanEvaluator.h"
+
+#include <chrono>
+#include <map>
+
+using namespace onnxp;
+
+namespace {
+struct Score {
+  double Max = kInfinity, Squares = kInfinity;
+  bool betterThan(const Score &O) const {
+    const double Eps = 1e-9 * std::max(1.0, O.Max);
+    if (Max < O.Max - Eps) return true;
+    if (Max > O.Max + Eps) return false;
+    return Squares < O.Squares - 1e-9 * std::max(1.0, O.Squares);
+  }
+};
+
+Score scoreOf(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  Expected<Evaluation> Ev = evaluatePlan(G, P, Pl);
+  Score S;
+  if (!Ev) return S;
+  S.Max = Ev->objective;
+  S.Squares = 0;
+  for (const DeviceUsage &U : Ev->usage) S.Squares += U.load * U.load;
+  return S;
+}
+} // namespace
+
+int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double Seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto Deadline = Clock::now() + std::chrono::duration<double>(Seconds);
+  const int N = static_cast<int>(G.numNodes()), D = P.numDevices();
+  std::map<int, int> Dense;
+  std::vector<std::vector<int>> Members;
+  for (int V = 0; V < N; ++V) {
+    auto [It, New] = Dense.try_emplace(G.classOf(V), (int)Members.size());
+    if (New) Members.emplace_back();
+    Members[It->second].push_back(V);
+  }
+  const int C = static_cast<int>(Members.size());
+  std::vector<double> Bytes(C, 0);
+  std::vector<char> AccOk(C, 1);
+  for (int Cl = 0; Cl < C; ++Cl)
+    for (int V : Members[Cl]) {
+      Bytes[Cl] += G.node(V).memBytes;
+      AccOk[Cl] &= G.node(V).accSupported;
+    }
+  std::vector<double> Mem(D, 0);
+  for (int V = 0; V < N; ++V)
+    if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
+
+  Score Best = scoreOf(G, P, Pl);
+  int Moves = 0;
+  for (bool Improved = true; Improved && Clock::now() < Deadline;) {
+    Improved = false;
+    for (int Cl = 0; Cl < C && Clock::now() < Deadline; ++Cl) {
+      const int From = Pl.device[Members[Cl][0]];
+      for (int To = 0; To < D; ++To) {
+        if (To == From) continue;
+        if (P.isAccelerator(To) &&
+            (!AccOk[Cl] || Mem[To] + Bytes[Cl] > P.accMemory() * (1 + 1e-12)))
+          continue;
+        for (int V : Members[Cl]) Pl.device[V] = To;
+        Score S = scoreOf(G, P, Pl);
+        if (S.betterThan(Best)) {
+          Best = S;
+          if (P.isAccelerator(From)) Mem[From] -= Bytes[Cl];
+          if (P.isAccelerator(To)) Mem[To] += Bytes[Cl];
+          ++Moves;
+          Improved = true;
+          break;
+        }
+        for (int V : Members[Cl]) Pl.device[V] = From;
+      }
+    }
+  }
+  return Moves;
+}
