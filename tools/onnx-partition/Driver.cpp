@@ -94,6 +94,9 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
     Ctx.costed = true;
     if (O.training && !Ctx.graph.isTraining())
       return makeUsageError("--training applies to ONNX models; this workload has no backward nodes");
+    if (!O.profile.empty() || !O.costTable.empty())
+      return makeUsageError("--profile and --cost-table price ONNX models; '", O.input,
+                            "' is a JSON workload with its own costs");
   } else {
     Ctx.model = std::move(*In->model);
     if (!Ctx.model->missingExternalData.empty())

@@ -145,7 +145,7 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
   MemorySummary M = summarizeMemory(G);
   OS << "memory (bytes): parameters " << formatNumber(M.parameters) << ", gradients "
      << formatNumber(M.gradients) << ", optimizer state " << formatNumber(M.optimizerState)
-     << " (" << Ctx.options.optimizer << "), saved activations " << formatNumber(M.savedActivations)
+     << (Ctx.model ? " (" + Ctx.options.optimizer + ")" : std::string()) << ", saved activations " << formatNumber(M.savedActivations)
      << ", peak workspace " << formatNumber(M.peakWorkspace) << ", charged " << formatNumber(M.charged)
      << "\n";
 

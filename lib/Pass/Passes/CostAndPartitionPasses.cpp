@@ -86,7 +86,12 @@ public:
   Expected<bool> run(PassContext &Ctx) override {
     if (!Ctx.hasGraph)
       return makeUsageError("pass 'estimate-costs' needs a cost graph; run build-cost-graph first");
-    if (!Ctx.model) return false; // workloads carry their own costs
+    if (!Ctx.model) { // workloads carry their own costs, in their own unit
+      if (!Ctx.options.profile.empty() || !Ctx.options.costTable.empty())
+        return makeUsageError("--profile and --cost-table price ONNX models; '", Ctx.graph.sourceName,
+                              "' is a JSON workload with its own costs");
+      return false;
+    }
     const OnnxModel &M = *Ctx.model;
     if (!M.unboundDims.empty()) {
       const std::string &Dim = *M.unboundDims.begin();
