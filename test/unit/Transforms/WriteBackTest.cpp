@@ -330,3 +330,43 @@ g (float[4] X) => (float[4] Z) { Y = Relu(X)  Z = Tanh(Y) })";
   ASSERT_FALSE(Small);
   EXPECT_NE(Small.takeError().message().find("which this platform lacks"), std::string::npos);
 }
+
+// Initializers whose data lives in external files keep pointing at the same
+// file when a model or a stage is written to another directory.
+TEST(ExtractStages, ExternalDataReferencesAreRebased) {
+  const char *Text = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] X) => (float[4] Z) <float[4] W = {1, 2, 3, 4}> { Y = Add(X, W)  Z = Mul(Y, W) })";
+  Expected<OnnxModel> M = loadOnnxModel("models/g.onnxtxt", Text);
+  ASSERT_TRUE(M);
+  onnx::TensorProto &W = *M->proto.mutable_graph()->mutable_initializer(0);
+  W.clear_float_data();
+  W.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *Loc = W.add_external_data();
+  Loc->set_key("location");
+  Loc->set_value("weights/w.bin");
+  ModelPlacement P;
+  P.deviceNames = {"acc0", "acc1"};
+  P.device = {0, 1};
+  P.inserted.assign(2, 0);
+  ASSERT_FALSE(assignStages(M->graph(), P));
+  onnx::ModelProto Out = M->proto;
+  Expected<TransferResult> R = insertTransfers(Out, P, nullptr);
+  ASSERT_TRUE(R);
+  ASSERT_FALSE(annotatePlacement(Out, P, ""));
+  ExtractOptions O;
+  O.sourceDir = "/data/models";
+  O.outputDir = "/data/out/stages";
+  Expected<StagePipeline> SP = extractStages(Out, P, R->transfers, O);
+  ASSERT_TRUE(SP) << SP.takeError().message();
+  ASSERT_EQ(SP->stages.size(), 2u);
+  for (const StageModel &S : SP->stages) {
+    ASSERT_EQ(S.model.graph().initializer_size(), 1) << S.name; // both stages read W
+    const onnx::TensorProto &T = S.model.graph().initializer(0);
+    EXPECT_EQ(T.data_location(), onnx::TensorProto::EXTERNAL);
+    EXPECT_EQ(T.external_data(0).value(), "../../models/weights/w.bin");
+  }
+  EXPECT_EQ(SP->stages[1].inputs, std::vector<std::string>{"Y"});
+  onnx::GraphProto G = Out.graph();
+  rebaseExternalData(G, "/data/models", "/data/models");
+  EXPECT_EQ(G.initializer(0).external_data(0).value(), "weights/w.bin");
+}
