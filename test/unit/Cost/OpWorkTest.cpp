@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace onnxp;
 using namespace onnxp::test;
 
@@ -284,4 +286,20 @@ TEST(OpWork, EveryOpOfTheSharedModelsHasARule) {
     for (const onnx::NodeProto &N : M->graph().node())
       EXPECT_TRUE(hasOpRule(N.domain(), N.op_type())) << File << ": " << N.op_type();
   }
+}
+
+TEST(OpWork, CommonCnnTransformerAndTrainingOpsHaveRules) {
+  for (const char *Op :
+       {"Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
+        "Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Where", "ReduceMean", "ReduceSum", "ReduceMax",
+        "Softmax", "LogSoftmax", "LayerNormalization", "BatchNormalization", "MaxPool", "AveragePool",
+        "GlobalAveragePool", "Gather", "Concat", "Split", "Slice", "Reshape", "Transpose", "Shape",
+        "Squeeze", "Unsqueeze", "Flatten", "Expand", "Cast", "Dropout", "Identity", "Constant",
+        "ConstantOfShape", "Range", "SoftmaxCrossEntropyLoss", "ConvGrad", "ReluGrad", "MaxPoolGrad",
+        "SoftmaxGrad_13", "LayerNormalizationGrad", "DropoutGrad", "GatherGrad",
+        "SoftmaxCrossEntropyLossGrad", "InPlaceAccumulatorV2", "AdamOptimizer"})
+    EXPECT_TRUE(hasOpRule("", Op)) << Op;
+  std::vector<std::string> Ops = coveredOps();
+  EXPECT_TRUE(std::is_sorted(Ops.begin(), Ops.end()));
+  EXPECT_GT(Ops.size(), 150u);
 }
