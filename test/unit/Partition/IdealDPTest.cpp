@@ -11,6 +11,7 @@
 #include "onnx-partition/Partition/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/PlanValidator.h"
 
 #include <gtest/gtest.h>
 
@@ -199,4 +200,50 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
   ASSERT_TRUE(static_cast<bool>(Big)) << Big.takeError().message();
   EXPECT_EQ(Big->stats.at("ideals"), 103041);
   EXPECT_DOUBLE_EQ(Big->objective, 10); // 640 units of work on 64 devices
+}
+
+// Transfer groups (PlanEvaluator.h): out-edges naming one tensor move it
+// once; unnamed uniform out-edges are one output (the workload semantics);
+// unnamed non-uniform ones are subdivided (App. B) and each pays.
+TEST(IdealDP, EvaluatorChargesTransferGroups) {
+  CostGraph G;
+  for (const char *Name : {"u", "a", "b", "c"}) {
+    CostNode N;
+    N.name = Name;
+    N.accTime = 1;
+    G.addNode(N);
+  }
+  Platform P;
+  P.accelerators = 2;
+  Plan Pl;
+  Pl.device = {0, 1, 1, 1};
+  // Uniform unnamed: one transfer of 2 on each side.
+  G.addEdge({0, 1, "", 0, 2});
+  G.addEdge({0, 2, "", 0, 2});
+  Expected<Evaluation> E = evaluatePlan(G, P, Pl);
+  ASSERT_TRUE(static_cast<bool>(E));
+  EXPECT_DOUBLE_EQ(E->usage[0].commOut, 2);
+  EXPECT_DOUBLE_EQ(E->usage[1].commIn, 2);
+  // A third unnamed edge with another cost: three subdivided transfers.
+  G.addEdge({0, 3, "", 0, 0.5});
+  E = evaluatePlan(G, P, Pl);
+  ASSERT_TRUE(static_cast<bool>(E));
+  EXPECT_DOUBLE_EQ(E->usage[0].commOut, 4.5);
+  EXPECT_DOUBLE_EQ(E->usage[1].commIn, 4.5);
+  // Named tensors: t1 read twice moves once, t2 once.
+  CostGraph H;
+  for (int V = 0; V < 4; ++V) H.addNode(G.node(V));
+  H.addEdge({0, 1, "t1", 0, 2});
+  H.addEdge({0, 2, "t1", 0, 2});
+  H.addEdge({0, 3, "t2", 0, 0.5});
+  E = evaluatePlan(H, P, Pl);
+  ASSERT_TRUE(static_cast<bool>(E));
+  EXPECT_DOUBLE_EQ(E->usage[0].commOut, 2.5);
+  EXPECT_DOUBLE_EQ(E->usage[1].commIn, 2.5);
+  // A replica count the platform cannot hold is rejected by the validator.
+  Pl.replicas = {3, 0};
+  EXPECT_TRUE(static_cast<bool>(validatePlan(H, P, Pl)));
+  Pl.replicas = {2, 0};
+  Pl.device = {0, 0, 0, 0};
+  EXPECT_FALSE(static_cast<bool>(validatePlan(H, P, Pl)));
 }

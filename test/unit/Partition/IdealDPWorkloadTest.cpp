@@ -1,7 +1,10 @@
 //===- unit/Partition/IdealDPWorkloadTest.cpp - dp on the Table 1 workloads ===//
 //
 // `dp` on the twelve workloads of ../shared/workloads/msr must give the DP
-// column of seed 004 Table 1 (as listed in workloads/msr/README.md) to 0.01.
+// column of seed 004 Table 1 (as listed in workloads/msr/README.md) to 0.01,
+// and the paper's ideal counts where our exact reductions leave the graph
+// as the reference does (GNMT's dangling outputs are fused here, UnitGraph.h;
+// bert24 training keeps 6 more ideals than the paper's 30).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"
@@ -20,6 +23,7 @@ namespace {
 struct Row {
   const char *File;
   double Tps;
+  double Ideals; ///< the paper's Table 1 "Ideals" column where ours agrees, else -1
 };
 
 class DPWorkload : public testing::TestWithParam<Row> {};
@@ -39,6 +43,14 @@ TEST_P(DPWorkload, ReproducesTable1) {
   ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
   EXPECT_NEAR(Pl->objective, GetParam().Tps, 0.01);
   EXPECT_GT(Pl->stats.at("ideals"), 0);
+  if (GetParam().Ideals > 0) EXPECT_EQ(Pl->stats.at("ideals"), GetParam().Ideals);
+  // workloads/msr/README.md: the operator training graphs have 14-32
+  // backward classes without a forward part.
+  if (std::string(GetParam().File).find("OperatorGraphs") == 0 && W->graph.isTraining()) {
+    EXPECT_GE(Pl->stats.at("orphan-classes"), 14);
+    EXPECT_LE(Pl->stats.at("orphan-classes"), 32);
+    EXPECT_GT(Pl->stats.at("mirror-edges"), 0);
+  }
   // Stages are the positions of the devices' sets in the DP's chain.
   ASSERT_EQ(Pl->stage.size(), W->graph.numNodes());
   for (const CostEdge &E : W->graph.edges())
@@ -48,18 +60,18 @@ TEST_P(DPWorkload, ReproducesTable1) {
 
 INSTANTIATE_TEST_SUITE_P(
     Table1, DPWorkload,
-    testing::Values(Row{"OperatorGraphs/bert_l-3_inference.json", 27.92},
-                    Row{"OperatorGraphs/bert_l-6_inference.json", 29.58},
-                    Row{"OperatorGraphs/resnet50_inference.json", 124.35},
-                    Row{"OperatorGraphs/bert_l-3_training.json", 65.30},
-                    Row{"OperatorGraphs/bert_l-6_training.json", 72.86},
-                    Row{"OperatorGraphs/resnet50_training.json", 255.19},
-                    Row{"LayerGraphs/bert24_inference.json", 17.79},
-                    Row{"LayerGraphs/resnet50_inference.json", 33.77},
-                    Row{"LayerGraphs/gnmt_inference.json", 32.91},
-                    Row{"LayerGraphs/bert24_training.json", 41.75},
-                    Row{"LayerGraphs/resnet50_training.json", 78.63},
-                    Row{"LayerGraphs/gnmt_training.json", 107.00}),
+    testing::Values(Row{"OperatorGraphs/bert_l-3_inference.json", 27.92, 1428},
+                    Row{"OperatorGraphs/bert_l-6_inference.json", 29.58, 1923},
+                    Row{"OperatorGraphs/resnet50_inference.json", 124.35, 241},
+                    Row{"OperatorGraphs/bert_l-3_training.json", 65.30, 2774},
+                    Row{"OperatorGraphs/bert_l-6_training.json", 72.86, 3776},
+                    Row{"OperatorGraphs/resnet50_training.json", 255.19, 258},
+                    Row{"LayerGraphs/bert24_inference.json", 17.79, 30},
+                    Row{"LayerGraphs/resnet50_inference.json", 33.77, 242},
+                    Row{"LayerGraphs/gnmt_inference.json", 32.91, -1},
+                    Row{"LayerGraphs/bert24_training.json", 41.75, -1},
+                    Row{"LayerGraphs/resnet50_training.json", 78.63, 242},
+                    Row{"LayerGraphs/gnmt_training.json", 107.00, -1}),
     [](const testing::TestParamInfo<Row> &I) {
       std::string N = I.param.File;
       for (char &C : N)
