@@ -69,7 +69,9 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, const std::stri
     // dpl searches a subset of dp's space: it may find nothing (a tight
     // memory cap on one linear order), never something better.
     Expected<Plan> Lin = runPartitioner("dpl", G, P, O);
-    if (Lin) EXPECT_GE(Lin->objective, Got->objective - 1e-9);
+    if (Lin) {
+      EXPECT_GE(Lin->objective, Got->objective - 1e-9);
+    }
   }
   // The generator must produce enough feasible instances to mean something.
   EXPECT_GT(Feasible, Count / 3);
