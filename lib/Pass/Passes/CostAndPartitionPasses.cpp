@@ -68,6 +68,10 @@ Error priceGraph(PassContext &Ctx) {
       Ctx.count("estimate-costs", "Number of nodes priced by the profile",
                 S.nodesBySource["profile"] + S.nodesBySource["profile-scaled"]);
     if (Table) Ctx.count("estimate-costs", "Number of nodes priced by the cost table", S.nodesBySource["table"]);
+    std::string Sources;
+    for (auto &[Source, N] : S.nodesBySource)
+      Sources += (Sources.empty() ? "" : ", ") + Source + "=" + std::to_string(N);
+    Ctx.notes.push_back("node costs by source: " + Sources + " (per node: onnx-partition profile)");
     if (!S.unmatchedProfileNodes.empty())
       Ctx.notes.push_back(std::to_string(S.unmatchedProfileNodes.size()) +
                           " profiled nodes match no node of the graph: " + joinFirst(S.unmatchedProfileNodes, 5));
