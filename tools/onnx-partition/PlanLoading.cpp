@@ -1,9 +1,10 @@
 //===- tools/onnx-partition/PlanLoading.cpp - --load-plan ----------------===//
 //
-// A plan can come back from two kinds of files, told apart by content: an
-// ONNX model written by -o (its annotations are the plan, ReadPlacement.h)
-// or a JSON plan in the --report format ("assignment": [{node, device,
-// stage?}]). Either way the plan must belong to this model -- every node
+// A plan can come back from three kinds of files, told apart by content: an
+// ONNX model written by -o (its annotations are the plan, ReadPlacement.h),
+// a JSON plan in the --report format ("assignment": [{node, device,
+// stage?}]), or the seed 004 reference code's split JSON ({"cpus": [...],
+// "fpgas": [...]}, read by Partition/PlanIO.h). Either way the plan must belong to this model -- every node
 // named, no unknown node -- and it goes through the same validation and
 // pricing as a partitioner's plan before anything uses it.
 //
@@ -11,6 +12,7 @@
 #include "WriteBack.h"
 
 #include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/PlanIO.h"
 #include "onnx-partition/Partition/PlanValidator.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
@@ -35,8 +37,14 @@ Expected<Plan> planFromJson(const std::string &File, const std::string &Text, co
                             const Platform &Pl) {
   nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded() || !J.is_object()) return makeError(File, ": not a JSON object");
+  if (!J.contains("assignment") && (J.contains("fpgas") || J.contains("cpus"))) {
+    Expected<Plan> Split = planFromSplitJson(Text, G, Pl);
+    if (!Split) return Split.takeError().withContext(File);
+    return Split;
+  }
   if (!J.contains("assignment") || !J["assignment"].is_array())
-    return makeError(File, ": not a plan: no \"assignment\" list of {node, device} (the --report format)");
+    return makeError(File, ": not a plan: no \"assignment\" list of {node, device} (the --report format) "
+                           "and no \"fpgas\"/\"cpus\" split (the reference code's format)");
   std::map<std::string, int> NodeIndex;
   for (size_t V = 0; V < G.numNodes(); ++V) NodeIndex[G.node(V).name] = static_cast<int>(V);
   Plan P;

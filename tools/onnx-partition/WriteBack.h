@@ -21,9 +21,10 @@ Error writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O);
 /// Checks up front that --emit-stages DIR can be created or written.
 Error checkStagesDir(const std::string &Dir);
 
-/// --load-plan FILE: an annotated ONNX model (ReadPlacement.h) or a JSON
-/// plan (the --report format: an "assignment" list of {node, device[,
-/// stage]}); decided by content. The plan is checked against the model
+/// --load-plan FILE: an annotated ONNX model (ReadPlacement.h), a JSON plan
+/// in the --report format (an "assignment" list of {node, device[, stage]}),
+/// or a split in the seed 004 reference format (PlanIO.h); decided by
+/// content. The plan is checked against the model
 /// (covers every node, node names match), validated and priced like a
 /// partitioner's plan, then stored in Ctx.plan.
 Error applyLoadedPlan(PassContext &Ctx, const std::string &File);
