@@ -18,6 +18,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <map>
+#include <set>
 #include <unordered_map>
 
 using namespace onnxp;
@@ -119,5 +120,33 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
                                  P.deviceNames[P.device[It->second]], " to ", P.deviceNames[P.device[J]]);
     }
   }
+  return Error::success();
+}
+
+Error onnxp::verifyStageModel(const onnx::ModelProto &Stage, int StageId, const std::string &DeviceName) {
+  std::string What = "stage " + std::to_string(StageId) + " (" + DeviceName + ")";
+  Expected<AnnotatedPlacement> R = readPlacement(Stage);
+  if (!R) return R.takeError().withContext(What);
+  const ModelPlacement &P = R->placement;
+  const onnx::GraphProto &G = Stage.graph();
+  std::set<std::string> Available;
+  for (const auto &I : G.input()) Available.insert(I.name());
+  for (const auto &I : G.initializer()) Available.insert(I.name());
+  for (const auto &I : G.sparse_initializer()) Available.insert(I.values().name());
+  for (int I = 0; I < G.node_size(); ++I) {
+    const onnx::NodeProto &N = G.node(I);
+    if (P.stage[I] != StageId || P.deviceNames[P.device[I]] != DeviceName)
+      return makeInternalError(What, ": node '", N.name().empty() ? N.op_type() : N.name(), "' is annotated ",
+                               P.deviceNames[P.device[I]], " stage ", P.stage[I]);
+    for (const std::string &In : nodeDataInputs(N))
+      if (!Available.count(In))
+        return makeInternalError(What, ": node '", N.name().empty() ? N.op_type() : N.name(), "' reads '", In,
+                                 "', which the stage neither receives nor computes before it");
+    for (const std::string &O : N.output())
+      if (!O.empty()) Available.insert(O);
+  }
+  for (const auto &O : G.output())
+    if (!Available.count(O.name()))
+      return makeInternalError(What, ": output '", O.name(), "' is not computed");
   return Error::success();
 }

@@ -119,8 +119,10 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
     EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
     Expected<StagePipeline> SP = extractStages(Annotated, *P, TR->transfers, EO);
     if (!SP) return SP.takeError();
-    for (const StageModel &S : SP->stages)
+    for (const StageModel &S : SP->stages) {
       ONNXP_RETURN_IF_ERROR(checkModelFull(S.model, O.emitStages + "/" + S.fileName));
+      ONNXP_RETURN_IF_ERROR(verifyStageModel(S.model, S.stage, P->deviceNames[S.device]));
+    }
     Stages = std::move(*SP);
   }
 

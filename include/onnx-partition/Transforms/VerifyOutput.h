@@ -33,6 +33,11 @@ Error checkModelFull(const onnx::ModelProto &M, const std::string &What);
 ///    source/target attributes match the devices at both ends.
 Error verifyPartitionedModel(const onnx::ModelProto &Original, const onnx::ModelProto &Out);
 
+/// A stage model's invariants: its annotations read back and agree, every
+/// node is on DeviceName in stage StageId, and every tensor a node reads is
+/// produced inside the stage, a stage input or a copied initializer.
+Error verifyStageModel(const onnx::ModelProto &Stage, int StageId, const std::string &DeviceName);
+
 } // namespace onnxp
 
 #endif // ONNXP_TRANSFORMS_VERIFYOUTPUT_H

@@ -220,6 +220,8 @@ TEST(InsertTransfers, RandomDagsPassCheckerAndVerifier) {
     for (const StageModel &S : SP->stages) {
       Error SE = checkModelFull(S.model, S.name);
       ASSERT_FALSE(SE) << SE.message();
+      Error SV = verifyStageModel(S.model, S.stage, Placed.deviceNames[S.device]);
+      ASSERT_FALSE(SV) << SV.message();
     }
   }
 }
