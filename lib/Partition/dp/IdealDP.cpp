@@ -43,6 +43,9 @@ using namespace onnxp::dp;
 
 namespace {
 
+/// Largest DP table the exact DP allocates (see runIdealDP).
+constexpr double kMaxTableBytes = 4.0 * (1 << 30);
+
 class MaxLoadDP {
 public:
   MaxLoadDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
@@ -296,6 +299,15 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
     // Count first: the error for too many ideals comes before any table.
     Expected<size_t> Count = countIdeals(Full, O.idealLimit);
     if (!Count) return Count.takeError();
+    // The table holds a value, a back pointer and a choice per ideal and
+    // device count; refuse before allocating rather than exhaust memory.
+    const double TableBytes = static_cast<double>(*Count) * (P.accelerators + 1) *
+                              (P.cpus + 1) * (sizeof(double) + sizeof(int32_t) + 1);
+    if (TableBytes > kMaxTableBytes)
+      return makeUsageError("the DP table for ", *Count, " ideals and ", P.accelerators,
+                            " accelerator(s) / ", P.cpus, " CPU(s) would need ",
+                            formatNumber(TableBytes / (1 << 30)),
+                            " GiB; use --algo dpl (the linearized DP, polynomial)");
     FullL = buildIdealLattice(Full, O.idealLimit);
     if (!FullL) return FullL.takeError();
     Ideals = static_cast<double>(FullL->count());
