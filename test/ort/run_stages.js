@@ -8,7 +8,7 @@
 // produced, must reproduce the original model's outputs.
 //
 //   node test/ort/run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR
-//        [--seed S] [--rtol R] [--dim NAME=V]...
+//        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize]
 //
 // Graph inputs get seeded pseudo-random data (floats uniform in [-1, 1),
 // integers in [0, 16)); symbolic dims default to 1 unless bound with --dim.
@@ -16,6 +16,11 @@
 // model and of the stage pipeline against the original, and the max error
 // relative to max(|reference|, 1); it prints PASS and exits 0 when every
 // relative error is within --rtol (default 1e-5, fp32), else FAIL and 1.
+//
+// Sessions run with graph optimizations disabled, so the original and the
+// stages execute the same kernels (errors are then exactly 0); --optimize
+// turns ONNX Runtime's optimizations on ('all'), which fuses differently
+// across stage boundaries and exercises the tolerance.
 //
 // Needs `npm install --ignore-scripts` in test/ort (onnxruntime-node 1.30).
 //
@@ -28,16 +33,17 @@ const path = require('path');
 function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);
   process.stderr.write('usage: node run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR ' +
-                       '[--seed S] [--rtol R] [--dim NAME=V]...\n');
+                       '[--seed S] [--rtol R] [--dim NAME=V]... [--optimize]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}};
+  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}, optimize: false};
   for (let i = 0; i < argv.length; ++i) {
     const v = argv[i];
     if (v === '--seed') a.seed = Number(argv[++i]);
     else if (v === '--rtol') a.rtol = Number(argv[++i]);
+    else if (v === '--optimize') a.optimize = true;
     else if (v === '--dim') {
       const [k, n] = String(argv[++i]).split('=');
       if (!k || !(Number(n) > 0)) usage(`--dim wants NAME=V, got '${argv[i]}'`);
@@ -111,7 +117,7 @@ async function main() {
   const next = rng(a.seed);
   const feeds = {};
   for (const spec of pipeline.graph_inputs) feeds[spec.name] = makeInput(ort, spec, next, a.dims);
-  const opts = {graphOptimizationLevel: 'disabled', intraOpNumThreads: 1};
+  const opts = {graphOptimizationLevel: a.optimize ? 'all' : 'disabled', intraOpNumThreads: 1};
 
   const ref = await (await ort.InferenceSession.create(original, opts)).run(feeds);
   const annSession = await ort.InferenceSession.create(annotated, opts);
