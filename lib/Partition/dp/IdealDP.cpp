@@ -5,8 +5,14 @@
 //       min( max(dp[I'][k'-1][l'], acc(I \ I')), max(dp[I'][k'][l'-1], cpu(I \ I')) )
 // where devices may stay idle: the answer is the minimum over k' <= k,
 // l' <= l, and a state is pushed only when no state of the same ideal with
-// fewer devices is at least as good (it would dominate every push). With replication (App. C.2)
-// the accelerator branch becomes min over r of max(dp[I'][k'-r][l'], acc(I\I', r)).
+// fewer devices is at least as good (it would dominate every push). With
+// replication (App. C.2) the accelerator branch becomes
+//   min over r of max(dp[I'][k'-r][l'], acc(I \ I', r)).
+// The objective "gpipe" runs the Pareto variant in GpipeDP.cpp instead.
+//
+// Before the exact DP, `dpl` (the same DP on a DFS linearization of the same
+// unit graph, §5.1.2) gives a split of the same search space; its value is
+// the bound below and the fallback.
 //
 // How it is computed (the reference caches acc() for every nested pair and
 // runs out of memory on the larger inputs; workloads/msr/README.md):
@@ -24,6 +30,9 @@
 //    within UB (each device of a split of value <= UB processes <= UB; a
 //    CPU covers at most max(acc/cpu time) * UB of accelerator time).
 //    The DP stays exact: every split of value <= UB is still enumerated.
+//  - Exact graph reductions before the lattice is built (UnitGraph.h).
+// Reconstruction follows one back pointer per cell; each device's set
+// becomes a stage, numbered in chain order (Plan::stage).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/IdealDP.h"
