@@ -18,7 +18,10 @@
 //           class, greedy earliest-finish list assignment, and the "dp"
 //           partitioner's plan when dp is registered and succeeds.
 //
-// Usage: bench_pardnn [scale|compare|all] [--max-nodes N]   (default: all)
+//  heuristics  Memory heuristic I against II on 2x10^5 nodes, k = 8, at
+//           1.5, 2 and 3 times the single-device peak / k.
+//
+// Usage: bench_pardnn [scale|compare|heuristics|all] [--max-nodes N]   (default: all)
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"
@@ -131,6 +134,36 @@ void scale(size_t MaxNodes) {
       waitpid(Child, &Status, 0);
     }
   }
+  std::printf("\n");
+}
+
+void heuristics() {
+  std::printf("## heuristics: memory heuristic I (knapsack) against II (balance), 2x10^5 nodes, k = 8\n\n");
+  std::printf("| memory / (single peak / k) | heuristic | result | makespan | nodes moved | max peak / mem | pardnn CPU s |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  TrainingGraphOptions TO;
+  TO.nodes = 200000;
+  TO.seed = 1;
+  CostGraph G = makeTrainingGraph(TO);
+  const int K = 8;
+  const double Single = singlePeak(G);
+  for (double F : {1.5, 2.0, 3.0})
+    for (const char *H : {"knapsack", "balance"}) {
+      Platform P = accelerators(K, F * Single / K);
+      PartitionOptions O;
+      O.memoryHeuristic = H;
+      double C0 = cpuSeconds();
+      Expected<Plan> Pl = partitionParDNN(G, P, O);
+      double Cpu = cpuSeconds() - C0;
+      if (!Pl) {
+        std::printf("| %.1f | %s | does not fit | | | | %.2f |\n", F, H, Cpu);
+        continue;
+      }
+      double MaxPeak = 0;
+      for (int D = 0; D < K; ++D) MaxPeak = std::max(MaxPeak, Pl->stats["peak_memory_acc" + std::to_string(D)]);
+      std::printf("| %.1f | %s | fits | %.0f | %.0f | %.1f%% | %.2f |\n", F, H, Pl->objective,
+                  Pl->stats["nodes_moved"], 100 * MaxPeak / P.accMemory(), Cpu);
+    }
   std::printf("\n");
 }
 
@@ -270,11 +303,12 @@ int main(int Argc, char **Argv) {
     if (!std::strcmp(Argv[I], "--max-nodes") && I + 1 < Argc) MaxNodes = std::strtoull(Argv[++I], nullptr, 10);
     else Mode = Argv[I];
   }
-  if (Mode != "scale" && Mode != "compare" && Mode != "all") {
-    std::fprintf(stderr, "usage: bench_pardnn [scale|compare|all] [--max-nodes N]\n");
+  if (Mode != "scale" && Mode != "compare" && Mode != "heuristics" && Mode != "all") {
+    std::fprintf(stderr, "usage: bench_pardnn [scale|compare|heuristics|all] [--max-nodes N]\n");
     return 2;
   }
   if (Mode == "compare" || Mode == "all") compare();
+  if (Mode == "heuristics" || Mode == "all") heuristics();
   if (Mode == "scale" || Mode == "all") scale(MaxNodes);
   return 0;
 }
