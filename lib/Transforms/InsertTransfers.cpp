@@ -160,20 +160,27 @@ int64_t onnxp::ensurePartitionOp(onnx::ModelProto &M, PartitionOp Op) {
   return Previous;
 }
 
-std::string onnxp::uniqueTensorName(const onnx::GraphProto &G, const std::string &Base) {
-  std::unordered_set<std::string> Names;
-  collectNames(G, Names);
+namespace {
+std::string uniqueName(const std::unordered_set<std::string> &Names, const std::string &Base) {
   if (!Names.count(Base)) return Base;
   for (int I = 1;; ++I) {
     std::string Candidate = Base + "_" + std::to_string(I);
     if (!Names.count(Candidate)) return Candidate;
   }
 }
+} // namespace
 
-Expected<int> onnxp::insertPartitionNode(onnx::ModelProto &M, ModelPlacement &P, PartitionOp Op,
-                                         const std::string &Input, const std::string &Output,
-                                         const std::vector<onnx::AttributeProto> &Attributes, int After,
-                                         const std::vector<int> &Consumers, int Device, int Stage) {
+std::string onnxp::uniqueTensorName(const onnx::GraphProto &G, const std::string &Base) {
+  std::unordered_set<std::string> Names;
+  collectNames(G, Names);
+  return uniqueName(Names, Base);
+}
+
+namespace {
+Expected<int> insertNode(onnx::ModelProto &M, ModelPlacement &P, PartitionOp Op, const std::string &Input,
+                         const std::string &Output, const std::vector<onnx::AttributeProto> &Attributes,
+                         int After, const std::vector<int> &Consumers, int Device, int Stage,
+                         bool AddValueInfo) {
   onnx::GraphProto *G = M.mutable_graph();
   int N = G->node_size();
   if (After < -1 || After >= N) return makeInternalError("insertion point ", After, " outside the graph");
@@ -203,15 +210,24 @@ Expected<int> onnxp::insertPartitionNode(onnx::ModelProto &M, ModelPlacement &P,
   // Move it from the end to position After + 1.
   int Pos = After + 1;
   for (int I = N; I > Pos; --I) G->mutable_node()->SwapElements(I, I - 1);
-  if (const onnx::TypeProto *T = declaredType(*G, Input)) {
-    auto *VI = G->add_value_info();
-    VI->set_name(Output);
-    *VI->mutable_type() = *T;
-  }
+  if (AddValueInfo)
+    if (const onnx::TypeProto *T = declaredType(*G, Input)) {
+      auto *VI = G->add_value_info();
+      VI->set_name(Output);
+      *VI->mutable_type() = *T;
+    }
   P.device.insert(P.device.begin() + Pos, Device);
   P.stage.insert(P.stage.begin() + Pos, Stage);
   P.inserted.insert(P.inserted.begin() + Pos, 1);
   return Pos;
+}
+} // namespace
+
+Expected<int> onnxp::insertPartitionNode(onnx::ModelProto &M, ModelPlacement &P, PartitionOp Op,
+                                         const std::string &Input, const std::string &Output,
+                                         const std::vector<onnx::AttributeProto> &Attributes, int After,
+                                         const std::vector<int> &Consumers, int Device, int Stage) {
+  return insertNode(M, P, Op, Input, Output, Attributes, After, Consumers, Device, Stage, /*AddValueInfo=*/true);
 }
 
 Expected<TransferResult> onnxp::insertTransfers(
@@ -239,6 +255,15 @@ Expected<TransferResult> onnxp::insertTransfers(
   }
   if (Crossings.empty()) return R;
   R.previousIrVersion = ensurePartitionOp(M, PartitionOp::Transfer);
+  // Built once: per-insertion scans of the graph would make a plan with
+  // thousands of crossings quadratic.
+  std::unordered_set<std::string> Names;
+  collectNames(M.graph(), Names);
+  std::unordered_map<std::string, onnx::TypeProto> Declared;
+  for (const auto *List : {&G.input(), &G.output(), &G.value_info()})
+    for (const auto &VI : *List)
+      if (VI.has_type()) Declared[VI.name()] = VI.type();
+  std::vector<std::pair<std::string, const onnx::TypeProto *>> NewValueInfo;
 
   // Current index of every original node while insertions shift them.
   std::vector<int> Index(N);
@@ -255,7 +280,9 @@ Expected<TransferResult> onnxp::insertTransfers(
     for (int C : Consumers) T.targetStage = std::min(T.targetStage, P.stage[Index[C]]);
     T.bytes = TensorBytes ? TensorBytes(Tensor) : 0;
     T.consumers = Consumers;
-    T.output = uniqueTensorName(M.graph(), Tensor + "__to_" + P.deviceNames[Target]);
+    T.output = uniqueName(Names, Tensor + "__to_" + P.deviceNames[Target]);
+    Names.insert(T.output);
+    if (auto It = Declared.find(Tensor); It != Declared.end()) NewValueInfo.emplace_back(T.output, &It->second);
     std::vector<onnx::AttributeProto> Attrs = {
         stringAttr("source", P.deviceNames[T.source]), stringAttr("target", P.deviceNames[Target]),
         intAttr("bytes", static_cast<int64_t>(T.bytes)), intAttr("source_stage", T.sourceStage),
@@ -263,13 +290,18 @@ Expected<TransferResult> onnxp::insertTransfers(
     std::vector<int> Current;
     for (int C : Consumers) Current.push_back(Index[C]);
     int After = Index[Prod] + InsertedAfter[Prod];
-    Expected<int> Pos = insertPartitionNode(M, P, PartitionOp::Transfer, Tensor, T.output, Attrs, After,
-                                            Current, Target, T.targetStage);
+    Expected<int> Pos = insertNode(M, P, PartitionOp::Transfer, Tensor, T.output, Attrs, After, Current, Target,
+                                   T.targetStage, /*AddValueInfo=*/false);
     if (!Pos) return Pos.takeError();
     ++InsertedAfter[Prod];
     for (int &I : Index)
       if (I >= *Pos) ++I;
     R.transfers.push_back(std::move(T));
+  }
+  for (const auto &[Name, Type] : NewValueInfo) {
+    auto *VI = M.mutable_graph()->add_value_info();
+    VI->set_name(Name);
+    *VI->mutable_type() = *Type;
   }
   return R;
 }
