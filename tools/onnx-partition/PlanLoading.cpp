@@ -99,6 +99,8 @@ Error onnxp::tool::applyLoadedPlan(PassContext &Ctx, const std::string &File) {
   P->accelerators = Ctx.platform.accelerators;
   P->cpus = Ctx.platform.cpus;
   P->notes.push_back("plan loaded from " + File);
+  if (Ctx.options.algorithm != "single")
+    P->notes.push_back("--algo " + Ctx.options.algorithm + " ignored: the plan comes from --load-plan");
   ONNXP_RETURN_IF_ERROR(validatePlan(Ctx.graph, Ctx.platform, *P).withContext("--load-plan " + File));
   P->objectiveKind = Ctx.options.partition.objective;
   ONNXP_RETURN_IF_ERROR(evaluateInto(Ctx.graph, Ctx.platform, *P, P->objectiveKind));
