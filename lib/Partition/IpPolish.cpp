@@ -1,6 +1,8 @@
 //===- Partition/IpPolish.cpp - Class-move local search for warm starts --===//
 //
-// See IpPolish.h. Loads are recomputed with evaluatePlan after each trial
+// See IpPolish.h. When no single move improves, swaps of a class on a
+// most-loaded device with a class on another device are tried (the
+// plateaus of the layer graphs need them). Loads are recomputed with evaluatePlan after each trial
 // move -- slower than incremental bookkeeping but it cannot disagree with
 // the evaluator, and a pass over all (class, device) pairs costs a few
 // hundred milliseconds on the largest msr workloads. The secondary key
@@ -62,6 +64,17 @@ int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double
   for (int V = 0; V < N; ++V)
     if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
 
+  auto Fits = [&](int Cl, int To, double Freed) {
+    return !P.isAccelerator(To) ||
+           (AccOk[Cl] && Mem[To] - Freed + Bytes[Cl] <= P.accMemory() * (1 + 1e-12));
+  };
+  auto Place = [&](int Cl, int To) {
+    int From = Pl.device[Members[Cl][0]];
+    if (P.isAccelerator(From)) Mem[From] -= Bytes[Cl];
+    if (P.isAccelerator(To)) Mem[To] += Bytes[Cl];
+    for (int V : Members[Cl]) Pl.device[V] = To;
+  };
+
   Score Best = scoreOf(G, P, Pl);
   int Moves = 0;
   for (bool Improved = true; Improved && Clock::now() < Deadline;) {
@@ -70,20 +83,38 @@ int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double
       const int From = Pl.device[Members[Cl][0]];
       for (int To = 0; To < D; ++To) {
         if (To == From) continue;
-        if (P.isAccelerator(To) &&
-            (!AccOk[Cl] || Mem[To] + Bytes[Cl] > P.accMemory() * (1 + 1e-12)))
-          continue;
-        for (int V : Members[Cl]) Pl.device[V] = To;
+        if (!Fits(Cl, To, 0)) continue;
+        Place(Cl, To);
         Score S = scoreOf(G, P, Pl);
         if (S.betterThan(Best)) {
           Best = S;
-          if (P.isAccelerator(From)) Mem[From] -= Bytes[Cl];
-          if (P.isAccelerator(To)) Mem[To] += Bytes[Cl];
           ++Moves;
           Improved = true;
           break;
         }
-        for (int V : Members[Cl]) Pl.device[V] = From;
+        Place(Cl, From);
+      }
+    }
+    if (Improved) continue;
+    Expected<Evaluation> Ev = evaluatePlan(G, P, Pl);
+    if (!Ev) break;
+    for (int A = 0; A < C && !Improved && Clock::now() < Deadline; ++A) {
+      const int Da = Pl.device[Members[A][0]];
+      if (Ev->usage[Da].load < Best.Max - 1e-9 * std::max(1.0, Best.Max)) continue;
+      for (int B = 0; B < C && !Improved; ++B) {
+        const int Db = Pl.device[Members[B][0]];
+        if (Db == Da || !Fits(A, Db, Bytes[B]) || !Fits(B, Da, Bytes[A])) continue;
+        Place(A, Db);
+        Place(B, Da);
+        Score S = scoreOf(G, P, Pl);
+        if (S.betterThan(Best)) {
+          Best = S;
+          ++Moves;
+          Improved = true;
+        } else {
+          Place(B, Db);
+          Place(A, Da);
+        }
       }
     }
   }

@@ -5,7 +5,8 @@
 // is weak: a fractional split pays no communication). Before the solve, the
 // warm start is polished by a first-improvement local search over
 // single-class moves (the neighbourhood of seed 004's local-search
-// baseline [MKA07]), priced by the evaluator itself, so the IP starts from
+// baseline [MKA07]) and, at a local optimum of those, swaps of a class on a
+// most-loaded device with one elsewhere, priced by the evaluator itself, so the IP starts from
 // a local optimum instead of from the DP's contiguous plan.
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +19,7 @@
 
 namespace onnxp {
 
-/// Moves whole colocation classes between devices while that lowers
+/// Moves (or swaps) whole colocation classes between devices while that lowers
 /// (max-load, sum of squared loads) lexicographically and respects memory
 /// and accelerator support. Stops at a local optimum or after Seconds.
 /// Returns the number of moves made; Pl.device is updated in place.
