@@ -2,6 +2,7 @@
 #include "Driver.h"
 
 #include "onnx-partition/Import/InputLoader.h"
+#include "onnx-partition/Partition/PlanIO.h"
 #include "onnx-partition/Pass/PassManager.h"
 
 #include <nlohmann/json.hpp>
@@ -144,38 +145,8 @@ Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool With
 }
 
 std::string onnxp::tool::planReportJson(const PassContext &Ctx) {
-  using nlohmann::json;
-  const Plan &P = *Ctx.plan;
-  const CostGraph &G = Ctx.graph;
-  auto Num = [](double V) -> json { return std::isfinite(V) ? json(V) : json(nullptr); };
-  json J;
-  J["algorithm"] = P.algorithm;
-  J["objective"] = Num(P.objective);
-  J["objective_kind"] = P.objectiveKind;
-  J["lower_bound"] = Num(P.lowerBound);
-  J["gap"] = Num(P.gap());
-  J["solve_seconds"] = P.solveSeconds;
-  J["time_unit"] = G.timeUnit;
-  J["platform"] = {{"name", Ctx.platform.name},
-                   {"accelerators", Ctx.platform.accelerators},
-                   {"cpus", Ctx.platform.cpus},
-                   {"accelerator_memory", Num(Ctx.platform.accMemory())}};
-  J["devices"] = json::array();
-  for (int D = 0; D < (int)P.usage.size(); ++D) {
-    const DeviceUsage &U = P.usage[D];
-    J["devices"].push_back({{"device", Ctx.platform.deviceName(D)}, {"load", U.load},
-                            {"compute", U.compute}, {"comm_in", U.commIn},
-                            {"comm_out", U.commOut}, {"memory", U.memory}});
-  }
-  J["assignment"] = json::array();
-  for (size_t V = 0; V < G.numNodes(); ++V) {
-    json A = {{"node", G.node(V).name}, {"id", G.node(V).externalId >= 0 ? G.node(V).externalId : (int64_t)V},
-              {"device", Ctx.platform.deviceName(P.device[V])}};
-    if (!P.stage.empty()) A["stage"] = P.stage[V];
-    J["assignment"].push_back(A);
-  }
-  J["stats"] = P.stats;
-  J["notes"] = P.notes;
+  // The library's report, plus the run's own notes (assumptions, fallbacks).
+  nlohmann::json J = planToReportJson(Ctx.graph, Ctx.platform, *Ctx.plan);
   for (const std::string &N : Ctx.notes) J["notes"].push_back(N);
   return J.dump(2) + "\n";
 }
