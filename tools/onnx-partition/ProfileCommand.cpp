@@ -275,9 +275,11 @@ int runProfile(int Argc, char **Argv) {
 
   // The rule that priced each node (analytical model), for the table.
   std::vector<std::string> Rules(Ctx->graph.numNodes(), "");
+  // The placeholder model uses no rule, so it gets none.
   if (Ctx->model)
     for (size_t V = 0; V < Ctx->graph.numNodes(); ++V)
-      Rules[V] = nodeWork(Ctx->graph, static_cast<int>(V), *Ctx->model).rule;
+      if (Ctx->graph.node(V).costSource != "placeholder")
+        Rules[V] = nodeWork(Ctx->graph, static_cast<int>(V), *Ctx->model).rule;
 
   if (!EmitOnnx.empty()) {
     if (!Ctx->model) return reportError(makeUsageError("--emit-onnx needs an ONNX model, not a JSON workload"));
