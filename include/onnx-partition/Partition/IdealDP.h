@@ -39,7 +39,7 @@ Expected<Plan> partitionLinearizedDP(const CostGraph &G, const Platform &P,
 /// each optimisation buys; the registered partitioners use the defaults.
 struct IdealDPTuning {
   bool pruneByBound = true;    ///< cut the lattice walk at the dpl value
-  bool absorbFreeSinks = true; ///< UnitGraph.h: fuse free sinks when exact
+  bool absorbFreeSinks = true; ///< UnitGraph.h: the exact reductions (free units, sinks)
 };
 /// `dp` (Linearize false) or `dpl` (true) with explicit tuning.
 Expected<Plan> runIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,

@@ -285,8 +285,11 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
   // the optimum (UnitGraph.h).
   double TotalMem = 0;
   for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
-  const bool Absorb = Tuning.absorbFreeSinks && O.objective == "max-load" && !O.replicate &&
-                      TotalMem <= P.accMemory();
+  const bool SinksFit = !O.replicate && TotalMem <= P.accMemory();
+  const Reductions Absorb = !Tuning.absorbFreeSinks ? Reductions::None
+                            : !SinksFit             ? Reductions::FreeUnits
+                            : O.objective == "gpipe" ? Reductions::FreeUnitsAndForwardReadSinks
+                                                     : Reductions::FreeUnitsAndSinks;
   UnitGraph Chain = buildUnitGraph(G, /*Linearize=*/true, Absorb);
   Expected<IdealLattice> ChainL = buildIdealLattice(Chain, Chain.numUnits() + 1);
   if (!ChainL) return ChainL.takeError();

@@ -88,7 +88,7 @@ void sortUnique(std::vector<int> &V) {
 
 } // namespace
 
-UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, bool AbsorbFreeSinks) {
+UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, Reductions R) {
   UnitGraph UG;
   int NumClasses = 0;
   std::vector<int> Cls = denseClasses(G, NumClasses);
@@ -121,10 +121,11 @@ UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, bool Abs
   for (int C = 0; C < NumClasses; ++C) ++CompSize[Comp[C]];
   for (int S : CompSize) UG.fusedComponents += S > 1;
 
-  if (AbsorbFreeSinks) {
+  if (R != Reductions::None) {
     // Free sinks (see UnitGraph.h): no successor component, every original
     // in-edge from one other component, zero time, runs on accelerators.
     std::vector<int> Into(NumComp, -1); // -1 none yet, -2 disqualified
+    if (R == Reductions::FreeUnits) Into.assign(NumComp, -2);
     for (int C = 0; C < NumClasses; ++C)
       for (int D : Succ[C])
         if (Comp[C] != Comp[D]) Into[Comp[C]] = -2; // has a successor
@@ -139,6 +140,9 @@ UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, bool Abs
       int C = Comp[Cls[E.dst]], From = Comp[Cls[E.src]];
       if (From == C || Into[C] == -2) continue;
       Into[C] = Into[C] == -1 || Into[C] == From ? From : -2;
+      if (R == Reductions::FreeUnitsAndForwardReadSinks)
+        for (int EId : G.outEdges(E.src))
+          if (G.node(G.edge(EId).dst).isBackward()) Into[C] = -2;
     }
     // Free units (see UnitGraph.h): no time, no memory, no weights, no
     // backward member, only zero-cost edges; fused with their only
@@ -169,16 +173,30 @@ UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, bool Abs
       else if (CS[C].empty() && CP[C].size() == 1) FreeInto[C] = CP[C][0];
       else FreeInto[C] = -2;
     }
-    // Resolve chains of free units (a free unit may point at another one,
-    // never in a cycle: the component graph is acyclic and a unit points
-    // forward unless it has no successor, and then nothing points at it).
+    // Resolve chains of fusions. Pointers can form a cycle (a free unit
+    // whose only successor is a sink pointing back at it); such a cycle
+    // fuses into one unit, so it is cut at the node where it is found.
     std::vector<int> Target(NumComp);
     for (int C = 0; C < NumComp; ++C) Target[C] = Into[C] >= 0 ? Into[C] : FreeInto[C];
-    std::vector<int> Root(NumComp);
+    std::vector<int> Root(NumComp, -1);
+    std::vector<char> OnPath(NumComp, 0);
+    std::vector<int> Path;
     for (int C = 0; C < NumComp; ++C) {
       int R = C;
-      while (Target[R] >= 0) R = Target[R];
-      Root[C] = R;
+      while (Root[R] < 0 && Target[R] >= 0 && !OnPath[R]) {
+        OnPath[R] = 1;
+        Path.push_back(R);
+        R = Target[R];
+      }
+      if (Root[R] < 0) {
+        if (OnPath[R]) Target[R] = -1; // cut the cycle here
+        Root[R] = R;
+      }
+      for (int X : Path) {
+        Root[X] = Root[R];
+        OnPath[X] = 0;
+      }
+      Path.clear();
     }
     std::vector<int> NewId(NumComp, -1);
     int Kept = 0;

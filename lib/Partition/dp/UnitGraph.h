@@ -43,24 +43,31 @@ struct UnitGraph {
   int numUnits() const { return static_cast<int>(members.size()); }
 };
 
-/// Builds the unit DAG of G. Never fails on a DAG.
+/// Exact reductions buildUnitGraph may apply (each keeps the optimum of the
+/// objective it is asked for; the caller picks which are valid).
 ///
-/// With AbsorbFreeSinks, a unit that (a) has no successors, (b) receives
-/// edges from one other unit p only, (c) costs no time on any device and
-/// runs on accelerators, is fused into p. The caller may ask for this only
-/// when every split fits in memory (the whole graph fits one accelerator),
-/// the objective is max-load and there is no replication: then moving such
-/// a unit next to p never makes a split invalid (it stays contiguous: it
-/// has nothing after it) nor any load larger (its old device loses its
-/// in-transfers, p's device only loses out-transfers), so the optimum is
-/// unchanged. It removes the 2^(dangling outputs) factor from the ideal
-/// count (GNMT: 3.3M ideals -> 28k). Likewise a *free* unit -- no time, no
-/// memory, no backward member, zero-cost edges only -- is fused with its
-/// only successor unit (or, without successors, its only predecessor):
-/// wherever it sits it changes no load, and that stage keeps the stage
-/// order. (Free units with backward members are kept: moving them could
-/// break the backward contiguity of a device.)
-UnitGraph buildUnitGraph(const CostGraph &G, bool Linearize, bool AbsorbFreeSinks = false);
+/// A *free* unit -- no time, no memory, no weights, no backward member,
+/// zero-cost edges only -- is fused with its only successor unit (or,
+/// without successors, its only predecessor): wherever it sits it changes
+/// no load, and that stage keeps the stage order. (Free units with backward
+/// members are kept: moving them could break a device's backward
+/// contiguity.) Valid for every objective.
+///
+/// A *free sink* -- a unit that (a) has no successors, (b) receives edges
+/// from one other unit p only, (c) costs no time on any device and runs on
+/// accelerators -- is fused into p. Valid when every split fits in memory
+/// (the whole graph fits one accelerator) and there is no replication:
+/// moving the sink next to p never makes a split invalid (it stays
+/// contiguous: nothing comes after it) nor any load larger (its old device
+/// loses in-transfers, p's device only loses out-transfers). For "gpipe"
+/// an in-transfer that stays could move from the forward to the backward
+/// load, so there only sinks whose producers feed no backward node
+/// qualify. This removes the 2^(dangling outputs) factor from the ideal
+/// count (GNMT: 3.3M ideals -> 28k, and 168 with free units).
+enum class Reductions { None, FreeUnits, FreeUnitsAndSinks, FreeUnitsAndForwardReadSinks };
+
+/// Builds the unit DAG of G. Never fails on a DAG.
+UnitGraph buildUnitGraph(const CostGraph &G, bool Linearize, Reductions R = Reductions::None);
 
 } // namespace onnxp::dp
 
