@@ -9,6 +9,7 @@
 
 #include <iomanip>
 #include <iostream>
+#include <unistd.h>
 
 using namespace onnxp;
 using namespace onnxp::tool;
@@ -54,7 +55,10 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.algorithm = O.algo;
   Ctx.options.partition = O.partition;
   Ctx.options.partition.verbose = O.verbose;
-  if (O.verbose)
+  // Long solves (the IPs) report incumbent and bound as they go: shown with
+  // -v, and whenever stderr is a terminal, so a person watching sees progress
+  // while scripts and tests get quiet output.
+  if (O.verbose || isatty(STDERR_FILENO))
     Ctx.options.partition.progress = [](const std::string &Line) {
       std::cerr << "onnx-partition: " << Line << "\n";
     };
