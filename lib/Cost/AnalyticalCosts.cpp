@@ -16,34 +16,33 @@
 
 using namespace onnxp;
 
+namespace {
+/// Adds the work of one ONNX node to that of the cost node it belongs to.
+void addWork(OpWork &W, const OpWork &Part) {
+  W.flops += Part.flops;
+  W.bytesRead += Part.bytesRead;
+  W.bytesWritten += Part.bytesWritten;
+  W.workspaceBytes = std::max(W.workspaceBytes, Part.workspaceBytes);
+  W.fallback |= Part.fallback;
+  W.shapesKnown &= Part.shapesKnown;
+  W.rule = W.rule.empty() ? Part.rule : (W.rule == Part.rule ? W.rule : "mixed");
+}
+} // namespace
+
 OpWork onnxp::nodeWork(const CostGraph &G, int V, const OnnxModel &M) {
   const CostNode &N = G.node(V);
   const onnx::GraphProto &OG = M.graph();
   OpWork W;
   if (!N.onnxNodes.empty()) {
     for (int O : N.onnxNodes) {
-      OpWork Part = estimateOpWork(opShapesOf(M, OG.node(O)));
-      W.flops += Part.flops;
-      W.bytesRead += Part.bytesRead;
-      W.bytesWritten += Part.bytesWritten;
-      W.workspaceBytes = std::max(W.workspaceBytes, Part.workspaceBytes);
-      W.fallback |= Part.fallback;
-      W.shapesKnown &= Part.shapesKnown;
-      W.rule = W.rule.empty() ? Part.rule : (W.rule == Part.rule ? W.rule : "mixed");
+      addWork(W, estimateOpWork(opShapesOf(M, OG.node(O))));
     }
     return W;
   }
   if (N.isBackward() && N.partner >= 0) {
     const CostNode &F = G.node(N.partner);
     for (int O : F.onnxNodes) {
-      OpWork Part = estimateGradientWork(opShapesOf(M, OG.node(O)));
-      W.flops += Part.flops;
-      W.bytesRead += Part.bytesRead;
-      W.bytesWritten += Part.bytesWritten;
-      W.workspaceBytes = std::max(W.workspaceBytes, Part.workspaceBytes);
-      W.fallback |= Part.fallback;
-      W.shapesKnown &= Part.shapesKnown;
-      W.rule = W.rule.empty() ? Part.rule : (W.rule == Part.rule ? W.rule : "mixed");
+      addWork(W, estimateGradientWork(opShapesOf(M, OG.node(O))));
     }
     if (!F.onnxNodes.empty()) return W;
   }

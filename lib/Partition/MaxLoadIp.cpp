@@ -384,14 +384,6 @@ std::vector<int> MaxLoadIp::devicesOf(const std::vector<double> &Values) const {
   return Dev;
 }
 
-std::string describe(const MilpProgress &Pr) {
-  char Buf[160];
-  std::snprintf(Buf, sizeof(Buf), "ip: %.1fs %s incumbent %s bound %s", Pr.seconds,
-                Pr.event.c_str(), formatNumber(Pr.incumbent).c_str(),
-                formatNumber(Pr.bound).c_str());
-  return Buf;
-}
-
 } // namespace
 
 Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
@@ -429,7 +421,7 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
   MO.extraArgs = O.solverArgs;
   if (O.progress) {
     auto Report = O.progress;
-    MO.progress = [Report](const MilpProgress &Pr) { Report(describe(Pr)); };
+    MO.progress = [Report](const MilpProgress &Pr) { Report(formatProgress("ip", Pr)); };
   }
   Expected<MilpResult> R = solveMilp(Ip.M, MO);
   if (!R) return R.takeError();

@@ -10,7 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Solver/MilpModel.h"
 
+#include "onnx-partition/IR/CostGraph.h"
+
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 
 using namespace onnxp;
@@ -85,4 +88,11 @@ double MilpResult::gap() const {
   if (objective == bound) return 0;
   if (std::isinf(bound)) return NAN;
   return std::max(0.0, objective - bound) / std::max(std::fabs(objective), 1e-12);
+}
+
+std::string onnxp::formatProgress(const std::string &Who, const MilpProgress &Pr) {
+  char Buf[64];
+  std::snprintf(Buf, sizeof(Buf), ": %.1fs ", Pr.seconds);
+  return Who + Buf + Pr.event + " incumbent " + formatNumber(Pr.incumbent) + " bound " +
+         formatNumber(Pr.bound);
 }

@@ -100,6 +100,10 @@ struct MilpProgress {
   std::string event;                 ///< "solution", "heuristic", "node", "start"
 };
 
+/// One progress line, "<who>: 1.2s node incumbent 12.3 bound 11", as the
+/// partitioners show it to the user.
+std::string formatProgress(const std::string &Who, const MilpProgress &Pr);
+
 struct MilpOptions {
   double timeLimitSeconds = 600;
   double relativeGap = 1e-4;
