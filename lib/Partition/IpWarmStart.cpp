@@ -44,3 +44,17 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
   }
   return Out;
 }
+
+MilpOptions onnxp::milpOptionsFrom(const PartitionOptions &O, const std::string &Who) {
+  MilpOptions MO;
+  MO.timeLimitSeconds = O.timeLimitSeconds;
+  MO.relativeGap = O.relativeGap;
+  MO.threads = O.threads;
+  MO.verbose = O.verbose;
+  MO.extraArgs = O.solverArgs;
+  if (O.progress)
+    MO.progress = [Report = O.progress, Who](const MilpProgress &Pr) {
+      Report(formatProgress(Who, Pr));
+    };
+  return MO;
+}

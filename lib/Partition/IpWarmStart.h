@@ -1,4 +1,4 @@
-//===- Partition/IpWarmStart.h - Plans the integer programs start from -*- C++ -*-===//
+//===- Partition/IpWarmStart.h - What the integer programs start from -*- C++ -*-===//
 //
 // The IPs of seed 004 are much faster with a good incumbent from the start
 // (Gurobi in the paper found its final values in seconds; CBC needs all the
@@ -6,12 +6,14 @@
 // contiguous DP (`dp`, issue 3), `greedy`, `single` -- are run through
 // runPartitioner (so their plans are validated) and handed back for the IP
 // to pick from. Missing ones are skipped: the registry grows as issues land.
+// Also the solver settings both IPs derive from the user's options.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_LIB_PARTITION_IPWARMSTART_H
 #define ONNXP_LIB_PARTITION_IPWARMSTART_H
 
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Solver/MilpModel.h"
 
 #include <string>
 #include <vector>
@@ -28,6 +30,10 @@ const std::vector<std::string> &ipWarmStartAlgorithms();
 std::vector<Plan> runWarmStartCandidates(const CostGraph &G, const Platform &P,
                                          const PartitionOptions &O, bool RequireContiguous,
                                          std::vector<std::string> &Notes);
+
+/// Solver settings from the user's options; progress lines are prefixed
+/// with Who (the --algo name).
+MilpOptions milpOptionsFrom(const PartitionOptions &O, const std::string &Who);
 
 } // namespace onnxp
 

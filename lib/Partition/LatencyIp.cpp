@@ -443,16 +443,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
   if (Warm) StartValues = Ip.startFrom(*Warm, WarmSched);
   if (!StartValues.empty()) Ip.M.setMipStart(StartValues);
 
-  MilpOptions MO;
-  MO.timeLimitSeconds = O.timeLimitSeconds;
-  MO.relativeGap = O.relativeGap;
-  MO.threads = O.threads;
-  MO.verbose = O.verbose;
-  MO.extraArgs = O.solverArgs;
-  if (O.progress) {
-    auto Report = O.progress;
-    MO.progress = [Report](const MilpProgress &Pr) { Report(formatProgress("latency-ip", Pr)); };
-  }
+  MilpOptions MO = milpOptionsFrom(O, "latency-ip");
   Expected<MilpResult> R = solveMilp(Ip.M, MO);
   if (!R) return R.takeError();
 

@@ -413,16 +413,7 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
     }
   }
 
-  MilpOptions MO;
-  MO.timeLimitSeconds = O.timeLimitSeconds;
-  MO.relativeGap = O.relativeGap;
-  MO.threads = O.threads;
-  MO.verbose = O.verbose;
-  MO.extraArgs = O.solverArgs;
-  if (O.progress) {
-    auto Report = O.progress;
-    MO.progress = [Report](const MilpProgress &Pr) { Report(formatProgress("ip", Pr)); };
-  }
+  MilpOptions MO = milpOptionsFrom(O, "ip");
   Expected<MilpResult> R = solveMilp(Ip.M, MO);
   if (!R) return R.takeError();
 

@@ -70,6 +70,7 @@ private:
   void attach(const Secondary &Sc, int Target);
   void spanWork(const Secondary &Sc);
   void placeSplitClasses(const Levels &L, MappingStats &Stats);
+  int balanceTarget() const;
 
   const Context &C;
   const CostGraph &G;
@@ -85,6 +86,24 @@ private:
   double CommMapped = 0, CommTotal = 0;
 };
 } // namespace
+
+/// Eq. 1 on the scratch of computeCommunication/spanWork: the primary
+/// minimising the work it already has in the span plus the communication
+/// the cluster would pay there; ties go to the one it talks to most.
+int Mapper::balanceTarget() const {
+  int Best = 0;
+  double BestCost = WorkIn[0] + (CommMapped - CommWith[0]);
+  for (int Pe = 1; Pe < K; ++Pe) {
+    double Cost = WorkIn[Pe] + (CommMapped - CommWith[Pe]);
+    double Tol = 1e-12 * std::max(1.0, std::fabs(BestCost));
+    if (Cost < BestCost - Tol ||
+        (std::fabs(Cost - BestCost) <= Tol && CommWith[Pe] > CommWith[Best])) {
+      Best = Pe;
+      BestCost = Cost;
+    }
+  }
+  return Best;
+}
 
 void Mapper::computeCommunication(const Secondary &Sc) {
   std::fill(CommWith.begin(), CommWith.end(), 0.0);
@@ -227,17 +246,7 @@ std::vector<int> Mapper::run(MappingStats &Stats) {
     if (Device[S.clusters[Sc.cluster].front()] >= 0) continue;
     computeCommunication(Sc);
     spanWork(Sc);
-    int Best = 0;
-    double BestCost = WorkIn[0] + (CommMapped - CommWith[0]);
-    for (int Pe = 1; Pe < K; ++Pe) {
-      double Cost = WorkIn[Pe] + (CommMapped - CommWith[Pe]);
-      double Tol = 1e-12 * std::max(1.0, std::fabs(BestCost));
-      if (Cost < BestCost - Tol ||
-          (std::fabs(Cost - BestCost) <= Tol && CommWith[Pe] > CommWith[Best])) {
-        Best = Pe;
-        BestCost = Cost;
-      }
-    }
+    int Best = balanceTarget();
     attach(Sc, Best);
     ++Stats.balanceMapped;
   }
@@ -293,17 +302,7 @@ void Mapper::placeSplitClasses(const Levels &L, MappingStats &Stats) {
       auto [Lo, Hi] = Span(V);
       for (int Pe = 0; Pe < K; ++Pe) WorkIn[Pe] += Work[Pe].range(Lo, Hi);
     }
-    int Best = 0;
-    double BestCost = WorkIn[0] + (CommMapped - CommWith[0]);
-    for (int Pe = 1; Pe < K; ++Pe) {
-      double Cost = WorkIn[Pe] + (CommMapped - CommWith[Pe]);
-      double Tol = 1e-12 * std::max(1.0, std::fabs(BestCost));
-      if (Cost < BestCost - Tol ||
-          (std::fabs(Cost - BestCost) <= Tol && CommWith[Pe] > CommWith[Best])) {
-        Best = Pe;
-        BestCost = Cost;
-      }
-    }
+    int Best = balanceTarget();
     for (int V : C.members[Cl]) {
       Device[V] = Best;
       Work[Best].add(LevelOf[V], C.comp[V]);
