@@ -74,12 +74,11 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
     Expected<Platform> P = loadPlatform(O.platform);
     if (!P) return P.takeError();
     Ctx.platform = *P;
+    // Presets have one accelerator and no CPU; a platform file keeps its
+    // own counts; a workload's counts win over both.
     if (In->workload) {
       Ctx.platform.accelerators = In->workload->platform.accelerators;
       Ctx.platform.cpus = In->workload->platform.cpus;
-    } else if (!PlatformGiven || O.platform.find('.') == std::string::npos) {
-      Ctx.platform.accelerators = 1;
-      Ctx.platform.cpus = 0;
     }
   }
   if (O.devices >= 0) Ctx.platform.accelerators = O.devices;

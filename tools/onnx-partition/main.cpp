@@ -66,7 +66,6 @@ int runPartition(int Argc, char **Argv) {
   if ((!O.output.empty() || !O.emitStages.empty()) && !Ctx->model)
     return reportError(makeUsageError("-o and --emit-stages write ONNX models but '", O.input,
                                       "' is a JSON workload; use --report"));
-  bool Explicit = !O.passes.empty();
   bool LoadPlan = !O.loadPlan.empty();
   if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/!LoadPlan)) return reportError(E);
   if (LoadPlan)
@@ -81,7 +80,6 @@ int runPartition(int Argc, char **Argv) {
   if (Error E = writePartitionedOutputs(*Ctx, O)) return reportError(E);
   if (!O.report.empty())
     if (Error E = writeFileAtomically(O.report, planReportJson(*Ctx))) return reportError(E);
-  (void)Explicit;
   printRunSummary(std::cout, *Ctx, O);
   return 0;
 }
