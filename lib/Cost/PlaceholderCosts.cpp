@@ -9,7 +9,7 @@ double memoryTimeMs(double Bytes, const DeviceSpec &D) {
 }
 } // namespace
 
-void onnxp::applyPlaceholderCosts(CostGraph &G, const OnnxModel *M, const Platform &P) {
+void onnxp::applyPlaceholderCosts(CostGraph &G, const Platform &P) {
   const bool Training = G.isTraining();
   for (size_t V = 0; V < G.numNodes(); ++V) {
     CostNode &N = G.node(V);
@@ -35,5 +35,4 @@ void onnxp::applyPlaceholderCosts(CostGraph &G, const OnnxModel *M, const Platfo
     CostEdge &E = G.edge(EId);
     E.commTime = P.hostTransferMs(E.bytes);
   }
-  (void)M;
 }

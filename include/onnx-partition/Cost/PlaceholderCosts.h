@@ -13,13 +13,12 @@
 #define ONNXP_COST_PLACEHOLDERCOSTS_H
 
 #include "onnx-partition/IR/CostGraph.h"
-#include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/Platform.h"
 
 namespace onnxp {
 
-/// Prices every node and edge of G. M may be null (inputs then count 0).
-void applyPlaceholderCosts(CostGraph &G, const OnnxModel *M, const Platform &P);
+/// Prices every node and edge of G from the bytes already on it.
+void applyPlaceholderCosts(CostGraph &G, const Platform &P);
 
 } // namespace onnxp
 

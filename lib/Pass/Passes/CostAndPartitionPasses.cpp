@@ -47,7 +47,7 @@ Error priceGraph(PassContext &Ctx) {
   }
 
   if (O.costModel == "placeholder") {
-    applyPlaceholderCosts(Ctx.graph, &M, Ctx.platform);
+    applyPlaceholderCosts(Ctx.graph, Ctx.platform);
   } else if (O.costModel == "analytical") {
     AnalyticalSummary S = applyAnalyticalCosts(Ctx.graph, M, Ctx.platform);
     accountMemory(Ctx.graph, &M, *Opt);
