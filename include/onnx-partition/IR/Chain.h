@@ -1,0 +1,77 @@
+//===- IR/Chain.h - A training graph as a chain of blocks -------*- C++ -*-===//
+//
+// The input of the chain planners (seed 000 pipelined training, seed 001
+// activation offloading with rematerialization, seed 002 weight offloading).
+// Block l = 1..L runs a forward step F_l (reads a_{l-1}, writes a_l) and a
+// backward step B_l (reads the gradient of a_l, writes the gradient of
+// a_{l-1}); the gradient of an activation has the activation's size.
+//
+// A chain comes from the `linearize` pass (seed 000 §5's greedy
+// linearization of a cost graph), from a PipeDream profile, from the Piper
+// planner input, or from a chain JSON file (`onnx-partition chain` writes
+// one). Blocks remember which cost-graph nodes they merge, so a chain plan
+// maps back to the original ONNX nodes.
+//
+// Units: times in milliseconds, sizes in bytes, as in CostGraph. Sizes are
+// doubles (CostGraph's convention) but always whole numbers of bytes.
+//
+// Like CostGraph.h this header includes no ONNX: planners compile against it
+// alone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_IR_CHAIN_H
+#define ONNXP_IR_CHAIN_H
+
+#include "onnx-partition/Support/Error.h"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+struct ChainBlock {
+  std::string name;
+  double forwardTime = 0;  ///< u_F: time of the forward step, ms
+  double backwardTime = 0; ///< u_B: time of the backward step, ms
+  double outputBytes = 0;  ///< a_l: the activation leaving the block
+  /// Bytes the forward step keeps for the backward step when it keeps
+  /// everything (seed 001's stored size, "F_all"); includes a_l. Importers
+  /// that know nothing finer set it to outputBytes.
+  double storedBytes = 0;
+  double weightBytes = 0;      ///< W_l: parameter bytes of the block
+  double forwardOverhead = 0;  ///< transient bytes while F_l runs (workspace)
+  double backwardOverhead = 0; ///< transient bytes while B_l runs
+  /// Cost-graph node ids merged into this block (forward, backward and
+  /// optimizer nodes alike); empty for chains read from profiles or JSON.
+  std::vector<int> nodes;
+  /// Names of the source layers (profile nodes, ONNX node names, ...).
+  std::vector<std::string> sources;
+};
+
+struct Chain {
+  std::string name;       ///< for messages and reports
+  std::string sourceName; ///< the file it came from
+  double inputBytes = 0;  ///< a_0: the activation entering block 1
+  std::vector<ChainBlock> blocks;
+
+  size_t size() const { return blocks.size(); }
+  /// a_l for l = 0..L (a_0 = inputBytes).
+  double activationBytes(size_t L) const {
+    return L == 0 ? inputBytes : blocks[L - 1].outputBytes;
+  }
+  double totalForwardTime() const;
+  double totalBackwardTime() const;
+  double totalWeightBytes() const;
+
+  /// Checks that every number is finite and non-negative and that there is
+  /// at least one block; the message names the block and the field.
+  Error validate() const;
+
+  /// Stable textual dump, one line per block (lit tests FileCheck it).
+  void print(std::ostream &OS) const;
+};
+
+} // namespace onnxp
+
+#endif // ONNXP_IR_CHAIN_H
