@@ -43,6 +43,7 @@ void onnxp::printDump(std::ostream &OS, const PassContext &Ctx, const std::strin
     return;
   }
   Ctx.graph.print(OS);
+  if (Ctx.chain) Ctx.chain->print(OS);
   if (Ctx.plan) {
     const Plan &P = *Ctx.plan;
     OS << "plan algorithm=" << P.algorithm << " objective=" << formatNumber(P.objective)

@@ -53,6 +53,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.profileDevice = O.profileDevice;
   Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
+  if (!O.granularity.empty()) Ctx.options.granularity = O.granularity;
   Ctx.options.partition = O.partition;
   Ctx.options.partition.verbose = O.verbose;
   // Long solves (the IPs) report incumbent and bound as they go: shown with
@@ -121,6 +122,9 @@ Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool With
   std::string Pipeline = O.passes.empty()
                              ? defaultPipeline(Ctx.model.has_value(), O.training, WithPartition)
                              : O.passes;
+  // --granularity asks for the contract pass right before partition.
+  if (O.passes.empty() && !O.granularity.empty() && WithPartition)
+    Pipeline.insert(Pipeline.rfind("partition"), "contract,");
   if (Pipeline.empty()) return Error::success();
   Expected<PassManager> PM = PassManager::parse(Pipeline);
   if (!PM) return PM.takeError();

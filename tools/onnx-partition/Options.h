@@ -44,6 +44,7 @@ struct ToolOptions {
   PartitionOptions partition;
   // Pipeline and debugging.
   std::string passes;
+  std::string granularity; ///< --granularity: empty when not given
   std::vector<std::string> printAfter;
   bool printAfterAll = false;
   bool stats = false;

@@ -8,6 +8,7 @@
 #ifndef ONNXP_PASS_PASSCONTEXT_H
 #define ONNXP_PASS_PASSCONTEXT_H
 
+#include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/Plan.h"
@@ -26,6 +27,7 @@ struct PipelineOptions {
   std::map<std::string, int64_t> dimBindings; ///< --dim NAME=VALUE
   bool training = false;                      ///< --training on a forward-only model
   std::string algorithm = "single";           ///< --algo
+  std::string granularity = "auto";           ///< --granularity (contract pass)
   PartitionOptions partition;
   std::string optimizer = "adam";             ///< --optimizer (memory accounting)
   std::string costModel = "analytical";       ///< --cost-model analytical|placeholder
@@ -48,6 +50,7 @@ struct PassContext {
   bool costed = false;            ///< every node and edge has been priced
   Platform platform;
   std::optional<Plan> plan;
+  std::optional<Chain> chain;     ///< set by the linearize pass
   PipelineOptions options;
   std::vector<Statistic> stats;
   std::vector<std::string> notes; ///< lines for the run summary

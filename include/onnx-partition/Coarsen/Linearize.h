@@ -1,0 +1,76 @@
+//===- Coarsen/Linearize.h - A cost graph as a chain of blocks --*- C++ -*-===//
+//
+// The `linearize` pass (issue 11, item 2): seed 000 §5's greedy
+// linearization, "minimal groups of operations [such that] in each group,
+// the set of predecessors outside the group and the set of successors
+// outside the group are disjoint; such groups form a sequence".
+//
+// How, precisely:
+//  1. Constant-like forward nodes -- those that never depend on a data
+//     input of the graph (Constant, ConstantOfShape weights, Transpose of
+//     a weight, shape arithmetic: Shape/Size outputs are static once dims
+//     are bound) -- carry no activation: each joins the block of its
+//     earliest consumer, its time counts there, the output of such a
+//     source without parameters counts as weight bytes of that block
+//     (ConstantOfShape weights), and its edges do not constrain the chain.
+//  2. The other forward-side nodes (forward and loss) are taken in a
+//     topological order; node s is a *separator* when no edge between
+//     them jumps over s (from a node before s to a node after s). A block
+//     is a separator and the non-separators since the previous one, so the
+//     only tensors leaving block l for later blocks are s's outputs; with
+//     one source and one sink this is order-independent: exactly the
+//     nodes every path crosses. Blocks are minimal: no finer sequence of
+//     groups has disjoint outside predecessors and successors.
+//  3. Backward nodes join their forward partner's block; backward nodes
+//     without a partner the block of their latest forward-side
+//     predecessor, else of their earliest backward successor's block,
+//     else the last block; optimizer nodes the block of a node of their
+//     colocation class, else the last block.
+//
+// Per block: forward time = accelerator time of its forward-side nodes,
+// backward time = of its backward and optimizer nodes, output bytes a_l =
+// the distinct tensors leaving it for later blocks (the last block: its
+// separator's outputs), weight bytes = parameter bytes of its nodes plus the
+// outputs of its constant-like nodes, stored bytes = max(a_l, saved
+// activations of its forward nodes) (all forward outputs when the graph has
+// no backward part), overheads = largest workspace of a forward / backward
+// node. Node ids and ONNX-side names are kept so a chain plan maps back.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_COARSEN_LINEARIZE_H
+#define ONNXP_COARSEN_LINEARIZE_H
+
+#include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/Support/Error.h"
+
+#include <vector>
+
+namespace onnxp {
+
+struct OnnxModel;
+
+struct LinearizeOptions {
+  double inputBytes = 0; ///< a_0: bytes of the graph's data inputs
+  /// Per cost node (optional): it computes from initializers, parameters
+  /// and static shapes only, never from a data input (dataFreeNodes). When
+  /// empty, only forward nodes with no time and such predecessors count.
+  std::vector<char> dataFree;
+};
+
+struct Linearization {
+  Chain chain;
+  std::vector<int> blockOf; ///< per cost-graph node: its block (0-based)
+};
+
+/// Per cost node: whether it is data-free in model M (see LinearizeOptions).
+/// Shape and Size nodes are data-free; so is any node reading only
+/// initializers, parameters (findParameters) and data-free outputs.
+std::vector<char> dataFreeNodes(const CostGraph &G, const OnnxModel &M);
+
+/// Fails only on a cyclic or empty graph.
+Expected<Linearization> linearizeGraph(const CostGraph &G, const LinearizeOptions &O = {});
+
+} // namespace onnxp
+
+#endif // ONNXP_COARSEN_LINEARIZE_H

@@ -1,0 +1,138 @@
+//===- Import/ChainJson.cpp - Chain JSON reader and writer --------------===//
+//
+// nlohmann::json with exceptions turned into Errors at this boundary; every
+// message names the file and, for block fields, the block index and name.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Import/ChainJson.h"
+
+#include "onnx-partition/Support/FileIO.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace onnxp;
+using nlohmann::ordered_json;
+
+namespace {
+
+Expected<double> number(const ordered_json &Obj, const char *Key, const std::string &Where,
+                        bool Required, double Default) {
+  auto It = Obj.find(Key);
+  if (It == Obj.end()) {
+    if (Required) return makeError(Where, ": missing \"", Key, "\"");
+    return Default;
+  }
+  if (!It->is_number()) return makeError(Where, ": \"", Key, "\" must be a number");
+  return It->get<double>();
+}
+
+} // namespace
+
+Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string &Source) {
+  ordered_json J;
+  try {
+    J = ordered_json::parse(Text);
+  } catch (const std::exception &E) {
+    return makeError(Source, ": not valid JSON: ", E.what());
+  }
+  if (!J.is_object()) return makeError(Source, ": a chain file is a JSON object");
+  if (auto F = J.find("format"); F != J.end() && (!F->is_string() || *F != "onnx-partition-chain"))
+    return makeError(Source, ": \"format\" must be \"onnx-partition-chain\"");
+  if (auto V = J.find("version"); V != J.end() && (!V->is_number_integer() || *V != 1))
+    return makeError(Source, ": unsupported chain format version (this tool reads version 1)");
+  if (auto U = J.find("units"); U != J.end()) {
+    if (!U->is_object() || U->value("time", "ms") != "ms" || U->value("size", "bytes") != "bytes")
+      return makeError(Source, ": \"units\" must be {\"time\": \"ms\", \"size\": \"bytes\"}");
+  }
+  Chain C;
+  C.sourceName = Source;
+  C.name = J.value("name", Source);
+  if (auto S = J.find("source"); S != J.end() && S->is_string()) C.sourceName = S->get<std::string>();
+  Expected<double> In = number(J, "inputBytes", Source, false, 0);
+  if (!In) return In.takeError();
+  C.inputBytes = *In;
+  auto Blocks = J.find("blocks");
+  if (Blocks == J.end() || !Blocks->is_array())
+    return makeError(Source, ": missing \"blocks\" array");
+  for (size_t I = 0; I < Blocks->size(); ++I) {
+    const ordered_json &B = (*Blocks)[I];
+    std::string Where = Source + ": block " + std::to_string(I + 1);
+    if (!B.is_object()) return makeError(Where, ": must be an object");
+    ChainBlock Blk;
+    if (auto N = B.find("name"); N != B.end()) {
+      if (!N->is_string()) return makeError(Where, ": \"name\" must be a string");
+      Blk.name = N->get<std::string>();
+      Where += " '" + Blk.name + "'";
+    } else {
+      Blk.name = "block" + std::to_string(I + 1);
+    }
+    struct Field {
+      const char *Key;
+      double *Slot;
+      bool Required;
+    } Fields[] = {{"forwardTime", &Blk.forwardTime, true},   {"backwardTime", &Blk.backwardTime, true},
+                  {"outputBytes", &Blk.outputBytes, true},   {"weightBytes", &Blk.weightBytes, true},
+                  {"storedBytes", &Blk.storedBytes, false},  {"forwardOverhead", &Blk.forwardOverhead, false},
+                  {"backwardOverhead", &Blk.backwardOverhead, false}};
+    for (const Field &F : Fields) {
+      Expected<double> V = number(B, F.Key, Where, F.Required, -1);
+      if (!V) return V.takeError();
+      *F.Slot = *V;
+    }
+    if (Blk.storedBytes == -1) Blk.storedBytes = Blk.outputBytes;
+    if (Blk.forwardOverhead == -1) Blk.forwardOverhead = 0;
+    if (Blk.backwardOverhead == -1) Blk.backwardOverhead = 0;
+    if (auto N = B.find("nodes"); N != B.end()) {
+      if (!N->is_array()) return makeError(Where, ": \"nodes\" must be an array of node ids");
+      for (const auto &Id : *N) {
+        if (!Id.is_number_integer() || Id.get<long long>() < 0)
+          return makeError(Where, ": \"nodes\" must hold non-negative integers");
+        Blk.nodes.push_back(Id.get<int>());
+      }
+    }
+    if (auto S = B.find("sources"); S != B.end()) {
+      if (!S->is_array()) return makeError(Where, ": \"sources\" must be an array of names");
+      for (const auto &Name : *S) {
+        if (!Name.is_string()) return makeError(Where, ": \"sources\" must hold strings");
+        Blk.sources.push_back(Name.get<std::string>());
+      }
+    }
+    C.blocks.push_back(std::move(Blk));
+  }
+  ONNXP_RETURN_IF_ERROR(C.validate());
+  return C;
+}
+
+Expected<Chain> onnxp::loadChainJson(const std::string &Path) {
+  Expected<std::string> Text = readFile(Path);
+  if (!Text) return Text.takeError();
+  return parseChainJson(*Text, Path);
+}
+
+std::string onnxp::chainToJson(const Chain &C) {
+  ordered_json J;
+  J["format"] = "onnx-partition-chain";
+  J["version"] = 1;
+  J["name"] = C.name;
+  J["source"] = C.sourceName;
+  J["units"] = {{"time", "ms"}, {"size", "bytes"}};
+  J["inputBytes"] = C.inputBytes;
+  J["totals"] = {{"blocks", C.size()},
+                 {"forwardTime", C.totalForwardTime()},
+                 {"backwardTime", C.totalBackwardTime()},
+                 {"weightBytes", C.totalWeightBytes()}};
+  ordered_json Blocks = ordered_json::array();
+  for (const ChainBlock &B : C.blocks)
+    Blocks.push_back({{"name", B.name},
+                      {"forwardTime", B.forwardTime},
+                      {"backwardTime", B.backwardTime},
+                      {"outputBytes", B.outputBytes},
+                      {"storedBytes", B.storedBytes},
+                      {"weightBytes", B.weightBytes},
+                      {"forwardOverhead", B.forwardOverhead},
+                      {"backwardOverhead", B.backwardOverhead},
+                      {"nodes", B.nodes},
+                      {"sources", B.sources}});
+  J["blocks"] = std::move(Blocks);
+  return J.dump(1) + "\n";
+}

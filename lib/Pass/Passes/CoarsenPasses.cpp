@@ -1,0 +1,91 @@
+//===- Pass/Passes/CoarsenPasses.cpp - contract, linearize --------------===//
+//
+// contract replaces the cost graph by its contraction (Coarsen/
+// Contraction.h); the coarse nodes keep the union of their ONNX nodes, so
+// every later pass -- partition, write-back -- reaches the original nodes.
+// With --granularity auto it keeps the finest granularity whose forward
+// graph has at most --ideal-limit ideals (the exact DP's limit).
+//
+// linearize builds the chain of seed 000 §5 (Coarsen/Linearize.h) the chain
+// planners read; a_0 is the bytes of the model's data inputs (graph inputs
+// that are neither initializers nor parameters).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Coarsen/Contraction.h"
+#include "onnx-partition/Coarsen/Linearize.h"
+#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Pass/Passes.h"
+
+#include <set>
+
+using namespace onnxp;
+
+namespace {
+
+class ContractPass final : public Pass {
+public:
+  const char *name() const override { return "contract"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    if (!Ctx.hasGraph)
+      return makeUsageError("pass 'contract' needs a cost graph; run build-cost-graph first");
+    if (!Ctx.costed)
+      return makeUsageError("pass 'contract' needs a priced cost graph; run estimate-costs first");
+    Expected<Granularity> Gr = parseGranularity(Ctx.options.granularity);
+    if (!Gr) return Gr.takeError();
+    ContractionOptions O;
+    O.granularity = *Gr;
+    double TotalMem = 0;
+    for (const CostNode &N : Ctx.graph.nodes()) TotalMem += N.memBytes;
+    O.reductions.memoryNeverBinds =
+        !Ctx.options.partition.replicate && TotalMem <= Ctx.platform.accMemory();
+    O.reductions.timeTrades =
+        Ctx.platform.cpus == 0 && !Ctx.platform.overlapComm && !Ctx.options.partition.replicate;
+    const size_t Limit = Ctx.options.partition.idealLimit;
+    O.fits = [Limit](const CostGraph &G) { return static_cast<bool>(countForwardIdeals(G, Limit)); };
+    const size_t Before = Ctx.graph.numNodes();
+    Expected<ContractedGraph> C = contract(Ctx.graph, O);
+    if (!C) return C.takeError();
+    const size_t After = C->graph.numNodes();
+    Ctx.count(name(), "Number of nodes merged by exact reductions", static_cast<double>(C->exactMerged));
+    Ctx.count(name(), "Number of units after contraction", static_cast<double>(After));
+    Ctx.notes.push_back(std::string("contract: granularity ") + granularityName(C->granularity) +
+                        (*Gr == Granularity::Auto ? " (auto)" : "") + ", " + std::to_string(Before) +
+                        " nodes -> " + std::to_string(After) + " units (" +
+                        std::to_string(C->exactMerged) + " merged by exact reductions)");
+    Ctx.graph = std::move(C->graph);
+    Ctx.plan.reset();
+    return After != Before;
+  }
+};
+
+class LinearizePass final : public Pass {
+public:
+  const char *name() const override { return "linearize"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    if (!Ctx.hasGraph)
+      return makeUsageError("pass 'linearize' needs a cost graph; run build-cost-graph first");
+    if (!Ctx.costed)
+      return makeUsageError("pass 'linearize' needs a priced cost graph; run estimate-costs first");
+    LinearizeOptions O;
+    if (Ctx.model) {
+      std::set<std::string> Params;
+      for (const ParameterInfo &P : findParameters(*Ctx.model)) Params.insert(P.name);
+      for (const auto &In : Ctx.model->graph().input())
+        if (!Ctx.model->isInitializer(In.name()) && !Params.count(In.name()))
+          if (const TensorInfo *T = Ctx.model->tensor(In.name()))
+            if (std::optional<double> B = T->bytes()) O.inputBytes += *B;
+      O.dataFree = dataFreeNodes(Ctx.graph, *Ctx.model);
+    }
+    Expected<Linearization> L = linearizeGraph(Ctx.graph, O);
+    if (!L) return L.takeError();
+    Ctx.count(name(), "Number of chain blocks", static_cast<double>(L->chain.size()));
+    Ctx.chain = std::move(L->chain);
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> onnxp::createContractPass() { return std::make_unique<ContractPass>(); }
+std::unique_ptr<Pass> onnxp::createLinearizePass() { return std::make_unique<LinearizePass>(); }

@@ -1,0 +1,58 @@
+//===- tools/onnx-partition/ChainCommand.cpp - onnx-partition chain -----===//
+//
+// `onnx-partition chain MODEL -o chain.json`: the front end and cost model,
+// then the linearize pass (seed 000 §5); writes the chain JSON every chain
+// planner reads (Import/ChainJson.h), or prints it with no -o. A one-line
+// summary goes to stderr so the JSON on stdout stays clean.
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+#include "Options.h"
+
+#include "onnx-partition/Import/ChainJson.h"
+#include "onnx-partition/Pass/PassManager.h"
+#include "onnx-partition/Support/FileIO.h"
+
+#include <iostream>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+namespace onnxp::tool {
+
+int runChain(int Argc, char **Argv) {
+  CLI::App App{"Linearize a model into a chain of blocks (seed 000 §5) and write it as chain JSON"};
+  App.name("onnx-partition chain");
+  ToolOptions O;
+  addInputOptions(App, O);
+  addPlatformOptions(App, O);
+  addPipelineOptions(App, O);
+  App.add_option("-o,--output", O.output, "Write the chain JSON here (default: standard output)")
+      ->type_name("chain.json")->group("Output");
+  if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
+  if (!O.output.empty())
+    if (Error E = checkWritable(O.output, "-o")) return reportError(E);
+
+  Expected<PassContext> Ctx = loadContext(O);
+  if (!Ctx) return reportError(Ctx.takeError());
+  if (O.passes.empty()) {
+    O.passes = defaultPipeline(Ctx->model.has_value(), O.training, /*WithPartition=*/false);
+    O.passes += std::string(O.passes.empty() ? "" : ",") + "linearize";
+  }
+  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  if (!Ctx->chain)
+    return reportError(makeUsageError("chain needs the linearize pass; include it in --passes"));
+  const Chain &C = *Ctx->chain;
+  std::string Text = chainToJson(C);
+  if (O.output.empty()) {
+    std::cout << Text;
+  } else if (Error E = writeFileAtomically(O.output, Text)) {
+    return reportError(E);
+  }
+  std::cerr << "chain: " << C.size() << " blocks from " << Ctx->graph.numNodes() << " cost nodes, forward "
+            << formatNumber(C.totalForwardTime()) << " ms, backward " << formatNumber(C.totalBackwardTime())
+            << " ms, weights " << formatNumber(C.totalWeightBytes()) << " bytes\n";
+  return 0;
+}
+
+} // namespace onnxp::tool
