@@ -22,6 +22,7 @@ using namespace onnxp::coarsen;
 const char *onnxp::granularityName(Granularity G) {
   switch (G) {
   case Granularity::Op: return "op";
+  case Granularity::Const: return "const";
   case Granularity::Layer: return "layer";
   case Granularity::Block: return "block";
   case Granularity::Chain: return "chain";
@@ -31,10 +32,10 @@ const char *onnxp::granularityName(Granularity G) {
 }
 
 Expected<Granularity> onnxp::parseGranularity(const std::string &Name) {
-  for (Granularity G : {Granularity::Op, Granularity::Layer, Granularity::Block, Granularity::Chain,
+  for (Granularity G : {Granularity::Op, Granularity::Const, Granularity::Layer, Granularity::Block, Granularity::Chain,
                         Granularity::Auto})
     if (Name == granularityName(G)) return G;
-  return makeUsageError("--granularity '", Name, "' must be op, layer, block, chain or auto");
+  return makeUsageError("--granularity '", Name, "' must be op, const, layer, block, chain or auto");
 }
 
 namespace {
@@ -211,7 +212,7 @@ Expected<ContractedGraph> onnxp::contract(const CostGraph &G, const ContractionO
   Grouping Base = exactReductions(G, O.reductions);
   const size_t ExactMerged = G.numNodes() - Base.numGroups;
   auto Make = [&](Granularity Gr) -> Expected<ContractedGraph> {
-    Expected<Grouping> S = structuralGrouping(G, Gr, Base);
+    Expected<Grouping> S = structuralGrouping(G, Gr, Base, O.linearize);
     if (!S) return S.takeError();
     ContractedGraph C = contractGraph(G, *S);
     C.granularity = Gr;
@@ -220,7 +221,7 @@ Expected<ContractedGraph> onnxp::contract(const CostGraph &G, const ContractionO
   };
   if (O.granularity != Granularity::Auto) return Make(O.granularity);
   size_t PrevUnits = 0;
-  for (Granularity Gr : {Granularity::Op, Granularity::Layer, Granularity::Block}) {
+  for (Granularity Gr : {Granularity::Op, Granularity::Const, Granularity::Layer, Granularity::Block}) {
     Expected<ContractedGraph> C = Make(Gr);
     if (!C) return C.takeError();
     // A granularity that merges nothing more than the finer one is skipped.

@@ -18,6 +18,34 @@
 
 using namespace onnxp;
 
+namespace {
+/// Ops that make a tensor from attributes or static shapes alone.
+bool isGenerator(const std::string &Op) {
+  return Op == "Constant" || Op == "ConstantOfShape" || Op == "Shape" || Op == "Size" ||
+         Op == "Range" || Op == "EyeLike" || Op == "RandomNormal" || Op == "RandomUniform";
+}
+} // namespace
+
+std::vector<char> onnxp::constantLikeNodes(const CostGraph &G, const std::vector<char> &DataFree) {
+  const int N = static_cast<int>(G.numNodes());
+  std::vector<char> ConstLike(N, 0);
+  Expected<std::vector<int>> Order = G.topologicalOrder();
+  if (!Order) return ConstLike;
+  const bool Known = DataFree.size() == static_cast<size_t>(N);
+  for (int V : *Order) {
+    const CostNode &Nd = G.node(V);
+    if (!Nd.isForwardSide()) continue;
+    bool All = true;
+    for (int EId : G.inEdges(V)) All &= ConstLike[G.edge(EId).src] != 0;
+    if (Known) ConstLike[V] = DataFree[V];
+    // Without the model: generators, free nodes, and nodes computing from
+    // constant-like inputs only.
+    else ConstLike[V] = All && (isGenerator(Nd.op) || (Nd.accTime == 0 && Nd.cpuTime == 0) ||
+                                !G.inEdges(V).empty());
+  }
+  return ConstLike;
+}
+
 std::vector<char> onnxp::dataFreeNodes(const CostGraph &G, const OnnxModel &M) {
   const onnx::GraphProto &OG = M.graph();
   std::set<std::string> Params;
@@ -59,6 +87,7 @@ namespace {
 
 bool isOptimizer(const CostNode &N) { return N.role == Role::Optimizer; }
 
+
 } // namespace
 
 Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const LinearizeOptions &O) {
@@ -68,18 +97,8 @@ Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const Lineariz
   if (!OrderOr) return OrderOr.takeError();
   const std::vector<int> &Order = *OrderOr;
 
-  // Step 1: constant-like forward nodes (no time, constant-like forward
-  // predecessors only), in topological order.
-  std::vector<char> ConstLike(N, 0);
-  const bool Known = O.dataFree.size() == static_cast<size_t>(N);
-  for (int V : Order) {
-    const CostNode &Nd = G.node(V);
-    if (!Nd.isForwardSide()) continue;
-    if (Known ? !O.dataFree[V] : Nd.accTime != 0 || Nd.cpuTime != 0) continue;
-    bool All = true;
-    for (int EId : G.inEdges(V)) All &= ConstLike[G.edge(EId).src] != 0;
-    ConstLike[V] = All;
-  }
+  // Step 1: constant-like forward nodes.
+  std::vector<char> ConstLike = constantLikeNodes(G, O.dataFree);
   std::vector<int> Core;
   for (int V : Order)
     if (G.node(V).isForwardSide() && !ConstLike[V]) Core.push_back(V);

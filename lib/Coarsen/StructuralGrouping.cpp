@@ -73,7 +73,7 @@ std::string onnxp::scopeKey(const std::string &NodeName, Granularity Gr) {
 }
 
 Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
-                                             const Grouping &Base) {
+                                             const Grouping &Base, const LinearizeOptions &Lin) {
   const int N = static_cast<int>(G.numNodes());
   if (Gr == Granularity::Op) return Base;
   if (Gr == Granularity::Auto)
@@ -85,17 +85,58 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
     if (F < 0) F = V;
     else UF.unite(F, V);
   }
+  // Constant-like nodes join their earliest consumer (every level from
+  // const on); in reverse topological order so constant trees follow.
+  {
+    Expected<std::vector<int>> Order = G.topologicalOrder();
+    if (!Order) return Order.takeError();
+    std::vector<int> Pos(N);
+    for (int I = 0; I < N; ++I) Pos[(*Order)[I]] = I;
+    std::vector<char> ConstLike = constantLikeNodes(G, Lin.dataFree);
+    for (auto It = Order->rbegin(); It != Order->rend(); ++It) {
+      int V = *It, Earliest = -1;
+      if (!ConstLike[V]) continue;
+      for (int EId : G.outEdges(V)) {
+        int W = G.edge(EId).dst;
+        if (G.node(W).isForwardSide() && (Earliest < 0 || Pos[W] < Pos[Earliest])) Earliest = W;
+      }
+      if (Earliest >= 0) UF.unite(Earliest, V);
+    }
+  }
+  if (Gr == Granularity::Const) {
+    Grouping Out;
+    Out.groupOf.resize(N);
+    for (int V = 0; V < N; ++V) Out.groupOf[V] = UF.find(V);
+    Out.numGroups = N;
+    Out.normalize();
+    return Out;
+  }
   // Nodes that share a key and a side share a group.
   std::map<std::pair<std::string, int>, int> FirstOfKey;
   if (Gr == Granularity::Chain) {
-    Expected<Linearization> Lin = linearizeGraph(G);
-    if (!Lin) return Lin.takeError();
+    // Linearize the graph the exact reductions left (constants already sit
+    // in their consumers), so blocks never split a base group.
+    ContractedGraph CB = contractGraph(G, Base);
+    LinearizeOptions LO;
+    LO.inputBytes = Lin.inputBytes;
+    if (Lin.dataFree.size() == static_cast<size_t>(N)) {
+      LO.dataFree.assign(CB.graph.numNodes(), 1);
+      for (int V = 0; V < N; ++V) LO.dataFree[CB.groupOf[V]] &= Lin.dataFree[V];
+    }
+    Expected<Linearization> L = linearizeGraph(CB.graph, LO);
+    if (!L) return L.takeError();
     for (int V = 0; V < N; ++V) {
-      auto [It, New] = FirstOfKey.try_emplace({std::to_string(Lin->blockOf[V]), sideOfNode(G.node(V))}, V);
+      int Blk = L->blockOf[CB.groupOf[V]];
+      auto [It, New] = FirstOfKey.try_emplace({std::to_string(Blk), sideOfNode(G.node(V))}, V);
       if (!New) UF.unite(It->second, V);
     }
   } else {
+    // Forward-side nodes only: a backward node follows its forward partner
+    // through their colocation class already, and grouping backward nodes
+    // by scope closes cycles between scopes whose fusion would merge whole
+    // layers.
     for (int V = 0; V < N; ++V) {
+      if (!G.node(V).isForwardSide()) continue;
       std::string Key = scopeKey(forwardName(G, V), Gr);
       if (Key.empty()) continue;
       auto [It, New] = FirstOfKey.try_emplace({Key, sideOfNode(G.node(V))}, V);

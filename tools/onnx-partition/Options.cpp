@@ -74,9 +74,10 @@ void onnxp::tool::addPipelineOptions(CLI::App &App, ToolOptions &O) {
   App.add_flag("--stats", O.stats, "Print pass counters")->group("Pipeline");
   App.add_flag("--time-passes", O.timePasses, "Print the time each pass took")->group("Pipeline");
   App.add_option("--granularity", O.granularity,
-                 "Run the contract pass before partitioning: op (exact reductions only), layer, block "
-                 "(module scopes), chain (seed 000 linearization blocks) or auto (finest within --ideal-limit)")
-      ->check(CLI::IsMember({"op", "layer", "block", "chain", "auto"}))->group("Pipeline");
+                 "Run the contract pass before partitioning: op (exact reductions only), const (+ constants "
+                 "into their first consumer), layer, block (module scopes), chain (seed 000 linearization "
+                 "blocks) or auto (the finest within --ideal-limit)")
+      ->check(CLI::IsMember({"op", "const", "layer", "block", "chain", "auto"}))->group("Pipeline");
   App.add_flag("-v,--verbose", O.verbose, "Log settings and progress to stderr")->group("Pipeline");
 }
 

@@ -33,6 +33,11 @@
 //      arithmetic on graph inputs) into their one consumer.
 //  (b) structural grouping at a granularity (structuralGrouping):
 //        op     exact reductions only;
+//        const  + every constant-like node (Coarsen/Linearize.h: Constant,
+//               weights, shape arithmetic) folded into its earliest
+//               consumer; what R1 does exactly for one consumer, here also
+//               for constants shared by many (a constant's launch time is
+//               then not traded against transfers: not exact);
 //        layer  + module scopes of node names, innermost scope
 //               ("/layers.3/attn/q_proj/MatMul" -> "/layers.3/attn/q_proj",
 //               tf2onnx "bert/encoder/layer_3/..." alike); ORT backward
@@ -58,6 +63,7 @@
 #ifndef ONNXP_COARSEN_CONTRACTION_H
 #define ONNXP_COARSEN_CONTRACTION_H
 
+#include "onnx-partition/Coarsen/Linearize.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/Support/Error.h"
@@ -68,9 +74,9 @@
 
 namespace onnxp {
 
-enum class Granularity { Op, Layer, Block, Chain, Auto };
+enum class Granularity { Op, Const, Layer, Block, Chain, Auto };
 const char *granularityName(Granularity G);
-/// Parses op|layer|block|chain|auto; a usage error names the bad value.
+/// Parses op|const|layer|block|chain|auto; a usage error names the bad value.
 Expected<Granularity> parseGranularity(const std::string &Name);
 
 /// A partition of the nodes into groups: groupOf[v] in [0, numGroups).
@@ -99,8 +105,12 @@ struct ReductionOptions {
 Grouping exactReductions(const CostGraph &G, const ReductionOptions &O);
 
 /// Refines nothing, only merges: Base's groups joined by the structure of
-/// granularity Gr (Layer, Block or Chain; Op returns Base unchanged).
-Expected<Grouping> structuralGrouping(const CostGraph &G, Granularity Gr, const Grouping &Base);
+/// granularity Gr (each level includes the ones before it; Op returns Base
+/// unchanged).
+/// Chain granularity linearizes the graph contracted by Base, with Lin's
+/// data-free flags (per node of G) when given.
+Expected<Grouping> structuralGrouping(const CostGraph &G, Granularity Gr, const Grouping &Base,
+                                      const LinearizeOptions &Lin = {});
 
 /// The scope key of a node name at layer or block granularity ("" when the
 /// name has no scope). Exposed for tests.
@@ -124,9 +134,11 @@ using FitsFn = std::function<bool(const CostGraph &)>;
 struct ContractionOptions {
   Granularity granularity = Granularity::Auto;
   ReductionOptions reductions;
-  /// For Auto: the finest of op, layer, block, chain that Fits accepts
+  /// For Auto: the finest of op, const, layer, block, chain that Fits accepts
   /// (chain when none does). Unused otherwise.
   FitsFn fits;
+  /// For chain granularity: what linearize needs (data-free nodes of G).
+  LinearizeOptions linearize;
 };
 
 /// Exact reductions, then structural grouping at O.granularity.

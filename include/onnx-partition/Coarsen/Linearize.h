@@ -68,6 +68,12 @@ struct Linearization {
 /// initializers, parameters (findParameters) and data-free outputs.
 std::vector<char> dataFreeNodes(const CostGraph &G, const OnnxModel &M);
 
+/// Per cost node: constant-like (step 1) -- forward-side and data-free
+/// when DataFree is given (one flag per node), else a generator op
+/// (Constant, ConstantOfShape, Shape, ...) or a node without time, reading
+/// only constant-like nodes.
+std::vector<char> constantLikeNodes(const CostGraph &G, const std::vector<char> &DataFree);
+
 /// Fails only on a cyclic or empty graph.
 Expected<Linearization> linearizeGraph(const CostGraph &G, const LinearizeOptions &O = {});
 

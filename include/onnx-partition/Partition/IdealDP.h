@@ -40,6 +40,7 @@ Expected<Plan> partitionLinearizedDP(const CostGraph &G, const Platform &P,
 struct IdealDPTuning {
   bool pruneByBound = true;    ///< cut the lattice walk at the dpl value
   bool absorbFreeSinks = true; ///< UnitGraph.h: the exact reductions (free units, sinks)
+  bool autoContract = true;    ///< dp over the ideal limit: contract (dp/AutoContract.cpp)
 };
 /// `dp` (Linearize false) or `dpl` (true) with explicit tuning.
 Expected<Plan> runIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,

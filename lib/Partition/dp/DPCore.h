@@ -11,6 +11,7 @@
 #include "DeviceSetCost.h"
 #include "IdealLattice.h"
 
+#include "onnx-partition/Partition/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
 
 #include <algorithm>
@@ -86,6 +87,11 @@ Solution solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOpti
 
 /// The DP on a given unit graph, without the dpl bound (for baselines that
 /// shape the unit graph themselves, e.g. PipeDream's path).
+/// dp on a graph over the ideal limit (AutoContract.cpp): contracts it at
+/// the finest granularity whose ideals fit, solves there, maps the plan back.
+Expected<Plan> solveContracted(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                               const IdealDPTuning &Tuning);
+
 Expected<Plan> solveOnUnits(const CostGraph &G, const Platform &P, const PartitionOptions &O,
                             const UnitGraph &UG);
 

@@ -290,6 +290,36 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
                             : !SinksFit             ? Reductions::FreeUnits
                             : O.objective == "gpipe" ? Reductions::FreeUnitsAndForwardReadSinks
                                                      : Reductions::FreeUnitsAndSinks;
+  // dp: count the ideals first, with a cut-off and before anything large
+  // is allocated; over the limit (or over the table budget) the graph is
+  // contracted (Coarsen/Contraction.h) and the DP runs on the coarse graph.
+  UnitGraph Full;
+  size_t FullCount = 0;
+  if (!Linearize) {
+    Full = buildUnitGraph(G, /*Linearize=*/false, Absorb);
+    Expected<size_t> Count = countIdeals(Full, O.idealLimit);
+    // The table holds a value, a back pointer and a choice per ideal and
+    // device count; contract rather than exhaust memory.
+    const double TableBytes = Count ? static_cast<double>(*Count) * (P.accelerators + 1) *
+                                          (P.cpus + 1) * (sizeof(double) + sizeof(int32_t) + 1)
+                                    : kInfinity;
+    if (!Count || TableBytes > kMaxTableBytes) {
+      if (!Tuning.autoContract) {
+        if (!Count) return Count.takeError();
+        return makeUsageError("the DP table for ", *Count, " ideals and ", P.accelerators,
+                              " accelerator(s) / ", P.cpus, " CPU(s) would need ",
+                              formatNumber(TableBytes / (1 << 30)),
+                              " GiB; use --algo dpl (the linearized DP, polynomial)");
+      }
+      Expected<Plan> Pl = solveContracted(G, P, O, Tuning);
+      if (!Pl) return Pl.takeError();
+      Pl->solveSeconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+      return Pl;
+    }
+    FullCount = *Count;
+  }
+
   UnitGraph Chain = buildUnitGraph(G, /*Linearize=*/true, Absorb);
   Expected<IdealLattice> ChainL = buildIdealLattice(Chain, Chain.numUnits() + 1);
   if (!ChainL) return ChainL.takeError();
@@ -304,22 +334,9 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
   double LinearValue = Best.Value;
   double Pairs = Best.Pairs;
 
-  UnitGraph Full;
   Expected<IdealLattice> FullL = IdealLattice();
   if (!Linearize) {
-    Full = buildUnitGraph(G, /*Linearize=*/false, Absorb);
-    // Count first: the error for too many ideals comes before any table.
-    Expected<size_t> Count = countIdeals(Full, O.idealLimit);
-    if (!Count) return Count.takeError();
-    // The table holds a value, a back pointer and a choice per ideal and
-    // device count; refuse before allocating rather than exhaust memory.
-    const double TableBytes = static_cast<double>(*Count) * (P.accelerators + 1) *
-                              (P.cpus + 1) * (sizeof(double) + sizeof(int32_t) + 1);
-    if (TableBytes > kMaxTableBytes)
-      return makeUsageError("the DP table for ", *Count, " ideals and ", P.accelerators,
-                            " accelerator(s) / ", P.cpus, " CPU(s) would need ",
-                            formatNumber(TableBytes / (1 << 30)),
-                            " GiB; use --algo dpl (the linearized DP, polynomial)");
+    (void)FullCount;
     FullL = buildIdealLattice(Full, O.idealLimit);
     if (!FullL) return FullL.takeError();
     Ideals = static_cast<double>(FullL->count());

@@ -43,6 +43,7 @@ public:
         Ctx.platform.cpus == 0 && !Ctx.platform.overlapComm && !Ctx.options.partition.replicate;
     const size_t Limit = Ctx.options.partition.idealLimit;
     O.fits = [Limit](const CostGraph &G) { return static_cast<bool>(countForwardIdeals(G, Limit)); };
+    if (Ctx.model) O.linearize.dataFree = dataFreeNodes(Ctx.graph, *Ctx.model);
     const size_t Before = Ctx.graph.numNodes();
     Expected<ContractedGraph> C = contract(Ctx.graph, O);
     if (!C) return C.takeError();
