@@ -89,7 +89,9 @@ std::string commonScope(const std::string &A, const std::string &B) {
     if (A[N] == '/') LastSlash = N;
     ++N;
   }
-  if (N == A.size() && N == B.size()) return A;
+  // One name is a whole scope of the other ("/l.0" and "/l.0/c").
+  if (N == A.size() && (N == B.size() || B[N] == '/')) return A;
+  if (N == B.size() && A[N] == '/') return B;
   return A.substr(0, LastSlash);
 }
 
@@ -187,9 +189,16 @@ ContractedGraph onnxp::contractGraph(const CostGraph &G, const Grouping &Gr) {
   // transfers are grouped per original producer.
   std::set<std::tuple<int, int, std::string>> Seen;
   for (int V = 0; V < N; ++V) {
+    // The evaluator's rule (computeTransferGroups): unnamed out-edges of
+    // equal cost are one transfer, else one each.
     bool SameCost = true;
-    for (int EId : G.outEdges(V))
-      SameCost &= G.edge(EId).commTime == G.edge(G.outEdges(V).front()).commTime;
+    double First = -1;
+    for (int EId : G.outEdges(V)) {
+      const CostEdge &E = G.edge(EId);
+      if (!E.tensor.empty()) continue;
+      if (First < 0) First = E.commTime;
+      else SameCost &= E.commTime == First;
+    }
     for (int EId : G.outEdges(V)) {
       CostEdge E = G.edge(EId);
       int A = Final.groupOf[E.src], B = Final.groupOf[E.dst];
@@ -215,6 +224,20 @@ Expected<ContractedGraph> onnxp::contract(const CostGraph &G, const ContractionO
     Expected<Grouping> S = structuralGrouping(G, Gr, Base, O.linearize);
     if (!S) return S.takeError();
     ContractedGraph C = contractGraph(G, *S);
+    if (Gr == Granularity::Chain) {
+      // The blocks form a sequence; make it explicit with zero-cost edges
+      // (a tensor of their own: no transfer changes) so the forward graph
+      // is a path with |blocks| + 1 ideals even where blocks share no
+      // tensor (disconnected parts, dangling outputs).
+      Expected<std::vector<int>> Order = C.graph.topologicalOrder();
+      if (!Order) return Order.takeError();
+      int Prev = -1;
+      for (int U : *Order) {
+        if (!C.graph.node(U).isForwardSide()) continue;
+        if (Prev >= 0) C.graph.addEdge({Prev, U, "#chain-order", 0, 0});
+        Prev = U;
+      }
+    }
     C.granularity = Gr;
     C.exactMerged = ExactMerged;
     return C;

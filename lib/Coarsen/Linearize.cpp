@@ -36,13 +36,19 @@ std::vector<char> onnxp::constantLikeNodes(const CostGraph &G, const std::vector
     const CostNode &Nd = G.node(V);
     if (!Nd.isForwardSide()) continue;
     bool All = true;
-    for (int EId : G.inEdges(V)) All &= ConstLike[G.edge(EId).src] != 0;
-    if (Known) ConstLike[V] = DataFree[V];
-    // Without the model: generators, free nodes, and nodes computing from
-    // constant-like inputs only.
-    else ConstLike[V] = All && (isGenerator(Nd.op) || (Nd.accTime == 0 && Nd.cpuTime == 0) ||
-                                !G.inEdges(V).empty());
+    for (int EId : G.inEdges(V)) All &= ConstLike[G.edge(EId).src] == 1;
+    if (Known) {
+      ConstLike[V] = DataFree[V];
+      continue;
+    }
+    // Without the model, a guess from costs alone: generators and free
+    // nodes computing from constant-like inputs only; and, as leaves that
+    // make nothing downstream constant, sources reading parameters (a
+    // weight Transpose -- or an embedding Gather, which reads data too).
+    if (All && (isGenerator(Nd.op) || (Nd.accTime == 0 && Nd.cpuTime == 0))) ConstLike[V] = 1;
+    else if (G.inEdges(V).empty() && Nd.paramBytes > 0) ConstLike[V] = 2;
   }
+  for (char &C : ConstLike) C = C != 0;
   return ConstLike;
 }
 

@@ -69,9 +69,9 @@ struct Linearization {
 std::vector<char> dataFreeNodes(const CostGraph &G, const OnnxModel &M);
 
 /// Per cost node: constant-like (step 1) -- forward-side and data-free
-/// when DataFree is given (one flag per node), else a generator op
-/// (Constant, ConstantOfShape, Shape, ...) or a node without time, reading
-/// only constant-like nodes.
+/// when DataFree is given (one flag per node), else (a guess from costs
+/// alone) generators and free nodes reading only such nodes, and sources
+/// holding parameters.
 std::vector<char> constantLikeNodes(const CostGraph &G, const std::vector<char> &DataFree);
 
 /// Fails only on a cyclic or empty graph.

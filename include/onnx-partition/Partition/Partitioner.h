@@ -37,6 +37,9 @@ struct PartitionOptions {
   unsigned seed = 1;                ///< randomized methods (local-search)
   int restarts = 10;                ///< local-search
   bool verbose = false;
+  /// Per cost node: computes from constants and parameters only (Coarsen/
+  /// Linearize.h dataFreeNodes); guides dp's contraction. Empty: guessed.
+  std::vector<char> dataFree;
   /// Progress lines for long runs ("incumbent 12.3, bound 11.0"); may be empty.
   std::function<void(const std::string &)> progress;
 };

@@ -11,6 +11,14 @@
 // note says what was done. dpl on G (seed 004 §5.1.2, a different
 // restriction) also runs when G is small enough, and the better plan wins.
 //
+// Coarse to fine: the coarse plan is then refined. The coarse units are
+// laid out in a topological order; the units within W positions of a stage
+// boundary are opened up to the next finer granularity, and every maximal
+// run of other units of one stage becomes one group (an interval of a
+// topological order: contracting it closes no cycle). The coarse plan is a
+// plan of that graph, so the DP there is never worse; rounds repeat while
+// they improve, with W shrinking when the window graph has too many ideals.
+//
 //===----------------------------------------------------------------------===//
 #include "DPCore.h"
 #include "UnitGraph.h"
@@ -24,45 +32,114 @@ using namespace onnxp::dp;
 
 namespace {
 
-/// Ideals the contracted graph may have: the DP's time grows with the
-/// number of (ideal, superset) pairs, and this keeps it around a second.
-constexpr size_t kAutoIdealBudget = 200000;
 /// dpl on the original graph costs O(units^2) pairs; above this many nodes
 /// it is skipped.
 constexpr size_t kDplNodeBudget = 3000;
 
+/// Windows of fine groups around the stage boundaries of Coarse (a plan
+/// of C.graph); everything else one group per run of a stage.
+Grouping windowGrouping(const CostGraph &G, const ContractedGraph &C, const Plan &Coarse,
+                        const Grouping &Fine, int W) {
+  const CostGraph &CG = C.graph;
+  std::vector<int> Order;
+  Expected<std::vector<int>> Topo = CG.topologicalOrder(); // a DAG: contractGraph fused cycles
+  for (int U : *Topo)
+    if (CG.node(U).isForwardSide()) Order.push_back(U);
+  const int K = static_cast<int>(Order.size());
+  std::vector<char> Open(K, 0);
+  for (int I = 0; I + 1 < K; ++I)
+    if (Coarse.stage[Order[I]] != Coarse.stage[Order[I + 1]])
+      for (int J = std::max(0, I - W + 1); J <= std::min(K - 1, I + W); ++J) Open[J] = 1;
+  // Core id per position: runs of closed positions of one stage.
+  std::vector<int> Core(K, -1), PosOf(CG.numNodes(), -1);
+  int Cores = 0;
+  for (int I = 0; I < K; ++I) {
+    PosOf[Order[I]] = I;
+    if (Open[I]) continue;
+    bool Continue = I > 0 && !Open[I - 1] && Coarse.stage[Order[I - 1]] == Coarse.stage[Order[I]];
+    Core[I] = Continue ? Core[I - 1] : Cores++;
+  }
+  Grouping Gr;
+  Gr.groupOf.resize(G.numNodes());
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    int Pos = PosOf[C.groupOf[V]];
+    bool InCore = G.node(V).isForwardSide() && Pos >= 0 && !Open[Pos];
+    Gr.groupOf[V] = InCore ? Core[Pos] : Cores + Fine.groupOf[V];
+  }
+  Gr.numGroups = Cores + Fine.numGroups;
+  Gr.normalize();
+  return Gr;
+}
+
 } // namespace
 
-Expected<Plan> onnxp::dp::solveContracted(const CostGraph &G, const Platform &P,
-                                          const PartitionOptions &O, const IdealDPTuning &Tuning) {
+Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, const Platform &P,
+                                                         const PartitionOptions &O,
+                                                         const IdealDPTuning &Tuning, bool FullFits) {
   double TotalMem = 0;
   for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
   ContractionOptions CO;
   CO.granularity = Granularity::Auto;
   CO.reductions.memoryNeverBinds = !O.replicate && TotalMem <= P.accMemory();
   CO.reductions.timeTrades = P.cpus == 0 && !P.overlapComm && !O.replicate;
+  if (O.dataFree.size() == G.numNodes()) CO.linearize.dataFree = O.dataFree;
   const size_t Budget = std::min(O.idealLimit, kAutoIdealBudget);
   CO.fits = [Budget](const CostGraph &CG) {
     return static_cast<bool>(countIdeals(buildUnitGraph(CG, /*Linearize=*/false), Budget));
   };
   Expected<ContractedGraph> C = contract(G, CO);
   if (!C) return C.takeError();
+  const Granularity Used = C->granularity;
+  if (Used != Granularity::Op && FullFits) return std::optional<Plan>();
+  const size_t CoarseUnits = C->graph.numNodes();
   IdealDPTuning Inner = Tuning;
   Inner.autoContract = false;
   Expected<Plan> Coarse = runIdealDP(C->graph, P, O, /*Linearize=*/false, Inner);
   if (!Coarse) return Coarse.takeError();
-  Plan Pl = expandPlan(*Coarse, C->groupOf);
+  // Coarse to fine, one granularity finer (see the file comment).
+  Plan Best = *Coarse;
+  ContractedGraph Cur = std::move(*C);
+  int Rounds = 0;
+  if (Cur.granularity != Granularity::Op) {
+    Granularity Finer = static_cast<Granularity>(static_cast<int>(Cur.granularity) - 1);
+    Grouping Base = exactReductions(G, CO.reductions);
+    Expected<Grouping> Fine = structuralGrouping(G, Finer, Base, CO.linearize);
+    if (!Fine) return Fine.takeError();
+    for (int W = 2; W >= 1 && Rounds < 4;) {
+      ContractedGraph R = contractGraph(G, windowGrouping(G, Cur, Best, *Fine, W));
+      if (!CO.fits(R.graph)) { --W; continue; }
+      Expected<Plan> Refined = runIdealDP(R.graph, P, O, /*Linearize=*/false, Inner);
+      ++Rounds;
+      if (!Refined || !(Refined->objective < Best.objective * (1 - 1e-9))) break;
+      Best = std::move(*Refined);
+      R.granularity = Cur.granularity;
+      Cur = std::move(R);
+    }
+  }
+  Plan Pl = expandPlan(Best, Cur.groupOf);
+  Pl.stats["refine-rounds"] = Rounds;
+  if (Used == Granularity::Op) {
+    // Exact reductions only: still optimal among contiguous plans of G.
+    Pl.lowerBound = Pl.objective;
+    Pl.stats["exact-reduced-units"] = static_cast<double>(CoarseUnits);
+    Pl.notes.push_back("dp: exact reductions (Coarsen/Contraction.h) took the " +
+                       std::to_string(G.numNodes()) + "-node graph to " + std::to_string(CoarseUnits) +
+                       " units (" + formatNumber(Coarse->stats["ideals"]) +
+                       " ideals); the optimum over contiguous plans is unchanged");
+    return std::optional<Plan>(std::move(Pl));
+  }
   // Optimal among contiguous plans of the contracted graph only.
   Pl.stats["contracted-optimum"] = Pl.objective;
   Pl.lowerBound = NAN;
-  Pl.stats["contracted-units"] = static_cast<double>(C->graph.numNodes());
-  Pl.stats["granularity"] = static_cast<double>(C->granularity);
+  Pl.stats["contracted-units"] = static_cast<double>(Cur.graph.numNodes());
+  Pl.stats["granularity"] = static_cast<double>(Used);
   Pl.notes.push_back(std::string("dp: more than ") + std::to_string(O.idealLimit > Budget ? Budget : O.idealLimit) +
                      " ideals on the " + std::to_string(G.numNodes()) +
-                     "-node graph; contracted at granularity " + granularityName(C->granularity) + " to " +
-                     std::to_string(C->graph.numNodes()) + " units (" +
-                     formatNumber(Coarse->stats["ideals"]) +
-                     " ideals): optimal among contiguous plans on the contracted graph");
+                     "-node graph; contracted at granularity " + granularityName(Used) + " to " +
+                     std::to_string(CoarseUnits) + " units (" + formatNumber(Coarse->stats["ideals"]) +
+                     " ideals), refined around stage boundaries in " + std::to_string(Rounds) +
+                     " round(s) (" + std::to_string(Cur.graph.numNodes()) +
+                     " units): optimal among contiguous plans on the contracted graph");
   if (G.numNodes() <= kDplNodeBudget) {
     Expected<Plan> L = runIdealDP(G, P, O, /*Linearize=*/true, Tuning);
     if (L && L->objective < Pl.objective) {
@@ -75,5 +152,5 @@ Expected<Plan> onnxp::dp::solveContracted(const CostGraph &G, const Platform &P,
     }
     if (L) Pl.stats["dpl-value"] = L->objective;
   }
-  return Pl;
+  return std::optional<Plan>(std::move(Pl));
 }

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace onnxp::dp {
@@ -87,10 +88,19 @@ Solution solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOpti
 
 /// The DP on a given unit graph, without the dpl bound (for baselines that
 /// shape the unit graph themselves, e.g. PipeDream's path).
-/// dp on a graph over the ideal limit (AutoContract.cpp): contracts it at
-/// the finest granularity whose ideals fit, solves there, maps the plan back.
-Expected<Plan> solveContracted(const CostGraph &G, const Platform &P, const PartitionOptions &O,
-                               const IdealDPTuning &Tuning);
+/// Ideals above which dp contracts (AutoContract.cpp): the DP's time grows
+/// with the number of (ideal, superset) pairs; this keeps it near a second.
+constexpr size_t kAutoIdealBudget = 20000;
+
+/// dp on a graph with more than kAutoIdealBudget ideals (AutoContract.cpp):
+/// the exact reductions first -- if they bring the ideals within the budget
+/// the result is still optimal among contiguous plans of G; otherwise, when
+/// G itself is within the ideal limit (FullFits), nothing (the caller runs
+/// the exact DP on G); otherwise the finest structural granularity that
+/// fits, refined around stage boundaries, mapped back to G.
+Expected<std::optional<Plan>> solveContracted(const CostGraph &G, const Platform &P,
+                                              const PartitionOptions &O, const IdealDPTuning &Tuning,
+                                              bool FullFits);
 
 Expected<Plan> solveOnUnits(const CostGraph &G, const Platform &P, const PartitionOptions &O,
                             const UnitGraph &UG);

@@ -46,6 +46,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 using namespace onnxp;
 using namespace onnxp::dp;
@@ -303,21 +304,24 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
     const double TableBytes = Count ? static_cast<double>(*Count) * (P.accelerators + 1) *
                                           (P.cpus + 1) * (sizeof(double) + sizeof(int32_t) + 1)
                                     : kInfinity;
-    if (!Count || TableBytes > kMaxTableBytes) {
-      if (!Tuning.autoContract) {
-        if (!Count) return Count.takeError();
-        return makeUsageError("the DP table for ", *Count, " ideals and ", P.accelerators,
-                              " accelerator(s) / ", P.cpus, " CPU(s) would need ",
-                              formatNumber(TableBytes / (1 << 30)),
-                              " GiB; use --algo dpl (the linearized DP, polynomial)");
-      }
-      Expected<Plan> Pl = solveContracted(G, P, O, Tuning);
+    const bool FullFits = Count && TableBytes <= kMaxTableBytes;
+    if (Tuning.autoContract && (!FullFits || *Count > kAutoIdealBudget)) {
+      Expected<std::optional<Plan>> Pl = solveContracted(G, P, O, Tuning, FullFits);
       if (!Pl) return Pl.takeError();
-      Pl->solveSeconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
-      return Pl;
+      if (*Pl) {
+        (*Pl)->solveSeconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+        return std::move(**Pl);
+      }
+      // Within the limit and no exact reduction helps: the exact DP on G.
+    } else if (!FullFits) {
+      if (!Count) return Count.takeError();
+      return makeUsageError("the DP table for ", *Count, " ideals and ", P.accelerators,
+                            " accelerator(s) / ", P.cpus, " CPU(s) would need ",
+                            formatNumber(TableBytes / (1 << 30)),
+                            " GiB; use --algo dpl (the linearized DP, polynomial)");
     }
-    FullCount = *Count;
+    FullCount = Count ? *Count : 0;
   }
 
   UnitGraph Chain = buildUnitGraph(G, /*Linearize=*/true, Absorb);

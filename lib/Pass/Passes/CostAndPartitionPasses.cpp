@@ -6,6 +6,7 @@
 // which validates and re-prices the plan.
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Coarsen/Linearize.h"
 #include "onnx-partition/Cost/AnalyticalCosts.h"
 #include "onnx-partition/Cost/MeasuredCosts.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
@@ -121,8 +122,9 @@ public:
       return makeUsageError("pass 'partition' needs a cost graph; run build-cost-graph first");
     if (!Ctx.costed)
       return makeUsageError("pass 'partition' needs a priced cost graph; run estimate-costs first");
-    Expected<Plan> P = runPartitioner(Ctx.options.algorithm, Ctx.graph, Ctx.platform,
-                                      Ctx.options.partition);
+    PartitionOptions Opts = Ctx.options.partition;
+    if (Ctx.model) Opts.dataFree = dataFreeNodes(Ctx.graph, *Ctx.model);
+    Expected<Plan> P = runPartitioner(Ctx.options.algorithm, Ctx.graph, Ctx.platform, Opts);
     if (!P) return P.takeError();
     Ctx.plan = std::move(*P);
     int Used = 0;
