@@ -1,14 +1,14 @@
 //===- Partition/Partitioner.cpp - Registry and the run-validate-price path ===//
 #include "onnx-partition/Partition/Partitioner.h"
 
-#include "onnx-partition/Partition/Baselines.h"
-#include "onnx-partition/Partition/IdealDP.h"
-#include "onnx-partition/Partition/IpPartitioner.h"
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
-#include "onnx-partition/Partition/ThroughputBaselines.h"
+#include "onnx-partition/Partition/baselines/Baselines.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/ip/LatencyIp.h"
+#include "onnx-partition/Partition/ip/MaxLoadIp.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <chrono>
 

@@ -2,7 +2,7 @@
 #include "Driver.h"
 
 #include "onnx-partition/Import/InputLoader.h"
-#include "onnx-partition/Partition/PlanIO.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Pass/PassManager.h"
 
 #include <nlohmann/json.hpp>

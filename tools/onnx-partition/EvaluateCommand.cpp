@@ -10,10 +10,10 @@
 #include "Driver.h"
 #include "Options.h"
 
-#include "onnx-partition/Partition/LatencyEvaluator.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanIO.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/LatencyEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Support/FileIO.h"
 
 #include <iostream>

@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "WriteBack.h"
 
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanIO.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
 

@@ -35,12 +35,12 @@
 // becomes a stage, numbered in chain order (Plan::stage).
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 
 #include "DPCore.h"
 #include "UnitGraph.h"
 
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <algorithm>
 #include <chrono>

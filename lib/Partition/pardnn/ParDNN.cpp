@@ -17,8 +17,8 @@
 // their class to the first CPU and stay there.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 
 #include <algorithm>
 #include <chrono>

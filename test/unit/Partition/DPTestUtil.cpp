@@ -2,8 +2,8 @@
 #include "DPTestUtil.h"
 
 #include "onnx-partition/IR/Plan.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,10 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "DPTestUtil.h"
 
-#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <gtest/gtest.h>
 

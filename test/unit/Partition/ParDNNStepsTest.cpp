@@ -13,9 +13,9 @@
 // figure's 13, because the edge weights differ.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
-#include "onnx-partition/Partition/SyntheticGraphs.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "SyntheticGraphs.h"
 
 #include <gtest/gtest.h>
 

@@ -41,11 +41,11 @@
 // in stats["solver_objective"]).
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/IpPartitioner.h"
+#include "onnx-partition/Partition/ip/LatencyIp.h"
 
 #include "IpWarmStart.h"
-#include "onnx-partition/Partition/LatencyEvaluator.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/LatencyEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <algorithm>

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "IpWarmStart.h"
 
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 using namespace onnxp;
 

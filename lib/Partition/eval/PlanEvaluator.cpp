@@ -14,7 +14,7 @@
 // forward activation stashed for the backward pass), else forward.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <algorithm>
 #include <map>

@@ -6,9 +6,9 @@
 // contiguous iff that search never re-enters it.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
-#include "onnx-partition/Partition/ScheduleEmulator.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 
 #include <algorithm>
 #include <map>

@@ -4,7 +4,7 @@
 // memory) are written as null, which JSON can carry and NaN cannot.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/PlanIO.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 
 #include <cmath>
 #include <unordered_map>

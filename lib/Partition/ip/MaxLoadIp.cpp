@@ -42,12 +42,12 @@
 //    into the symmetry-broken form.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/IpPartitioner.h"
+#include "onnx-partition/Partition/ip/MaxLoadIp.h"
 
 #include "IpPolish.h"
 #include "IpWarmStart.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <algorithm>
