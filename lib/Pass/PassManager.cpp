@@ -46,7 +46,7 @@ void onnxp::printDump(std::ostream &OS, const PassContext &Ctx, const std::strin
   if (Ctx.plan) {
     const Plan &P = *Ctx.plan;
     OS << "plan algorithm=" << P.algorithm << " objective=" << formatNumber(P.objective)
-       << " kind=" << P.objectiveKind << "\n";
+       << " kind=" << objectiveName(P.objectiveKind) << "\n";
     for (size_t V = 0; V < P.device.size(); ++V)
       OS << "place " << V << " '" << Ctx.graph.node(V).name << "' "
          << Ctx.platform.deviceName(P.device[V]) << "\n";

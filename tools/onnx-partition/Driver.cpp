@@ -54,6 +54,11 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
   Ctx.options.partition = O.partition;
+  if (!O.objective.empty()) {
+    std::optional<Objective> Obj = parseObjective(O.objective);
+    if (!Obj) return makeUsageError("--objective '", O.objective, "' is not an objective");
+    Ctx.options.partition.objective = *Obj;
+  }
   Ctx.options.partition.verbose = O.verbose;
   // Long solves (the IPs) report incumbent and bound as they go: shown with
   // -v, and whenever stderr is a terminal, so a person watching sees progress

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "WriteBack.h"
 
-#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/FinalizePlan.h"
 #include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -50,6 +50,18 @@ Expected<Plan> planFromJson(const std::string &File, const std::string &Text, co
   Plan P;
   P.algorithm = J.contains("algorithm") && J["algorithm"].is_string() ? J["algorithm"].get<std::string>()
                                                                        : "loaded";
+  // The objective and memory model the plan was made for, so it is priced
+  // the same way again (older reports without them: max-load, sum).
+  if (J.contains("objective_kind") && J["objective_kind"].is_string()) {
+    std::optional<Objective> O = parseObjective(J["objective_kind"].get<std::string>());
+    if (!O) return makeError(File, ": unknown objective_kind '", J["objective_kind"].get<std::string>(), "'");
+    P.objectiveKind = *O;
+  }
+  if (J.contains("memory_model") && J["memory_model"].is_string()) {
+    std::optional<MemoryModel> M = parseMemoryModel(J["memory_model"].get<std::string>());
+    if (!M) return makeError(File, ": unknown memory_model '", J["memory_model"].get<std::string>(), "'");
+    P.memoryModel = *M;
+  }
   P.device.assign(G.numNodes(), -1);
   P.stage.assign(G.numNodes(), -1);
   for (const auto &A : J["assignment"]) {
@@ -101,9 +113,12 @@ Error onnxp::tool::applyLoadedPlan(PassContext &Ctx, const std::string &File) {
   P->notes.push_back("plan loaded from " + File);
   if (Ctx.options.algorithm != "single")
     P->notes.push_back("--algo " + Ctx.options.algorithm + " ignored: the plan comes from --load-plan");
-  ONNXP_RETURN_IF_ERROR(validatePlan(Ctx.graph, Ctx.platform, *P).withContext("--load-plan " + File));
-  P->objectiveKind = Ctx.options.partition.objective;
-  ONNXP_RETURN_IF_ERROR(evaluateInto(Ctx.graph, Ctx.platform, *P, P->objectiveKind));
+  // Priced under the objective it was made for (recorded in the report and
+  // the annotated model), unless the user asks for another one.
+  if (Ctx.options.partition.objective) P->objectiveKind = *Ctx.options.partition.objective;
+  FinalizeOptions FO;
+  FO.memoryIsUsersProblem = true;
+  ONNXP_RETURN_IF_ERROR(finalizePlan(Ctx.graph, Ctx.platform, *P, FO).withContext("--load-plan " + File));
   Ctx.plan = std::move(*P);
   return Error::success();
 }

@@ -24,7 +24,8 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   json J;
   J["algorithm"] = Pl.algorithm;
   J["objective"] = num(Pl.objective);
-  J["objective_kind"] = Pl.objectiveKind;
+  J["objective_kind"] = objectiveName(Pl.objectiveKind);
+  J["memory_model"] = memoryModelName(Pl.memoryModel);
   J["lower_bound"] = num(Pl.lowerBound);
   J["gap"] = num(Pl.gap());
   J["solve_seconds"] = Pl.solveSeconds;
