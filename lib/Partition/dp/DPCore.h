@@ -11,7 +11,7 @@
 #include "DeviceSetCost.h"
 #include "IdealLattice.h"
 
-#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
 
 #include <algorithm>

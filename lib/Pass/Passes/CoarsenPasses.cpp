@@ -14,7 +14,7 @@
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
-#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Pass/Passes.h"
 
 #include <set>

@@ -11,8 +11,8 @@
 #include "../Partition/DPTestUtil.h"
 
 #include "onnx-partition/Coarsen/Contraction.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <gtest/gtest.h>
 
@@ -43,7 +43,7 @@ double bruteForceAny(const CostGraph &G, const Platform &P) {
   while (true) {
     for (size_t V = 0; V < G.numNodes(); ++V) Pl.device[V] = Assign[G.classOf(V)];
     if (!validatePlan(G, P, Pl)) {
-      Expected<Evaluation> Ev = evaluatePlan(G, P, Pl, "max-load");
+      Expected<Evaluation> Ev = evaluatePlan(G, P, Pl, Objective::MaxLoad);
       if (Ev) Best = std::min(Best, Ev->objective);
     }
     int I = 0;
