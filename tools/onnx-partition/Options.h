@@ -40,7 +40,7 @@ struct ToolOptions {
   std::string profileDevice = "acc";
   std::string optimizer = "adam";
   // Algorithm.
-  std::string algo = "single";
+  std::string algo = "auto";
   std::string objective; ///< --objective; empty: the algorithm's own
   PartitionOptions partition;
   // Pipeline and debugging.

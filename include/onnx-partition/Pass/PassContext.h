@@ -32,7 +32,7 @@ namespace onnxp {
 struct PipelineOptions {
   std::map<std::string, int64_t> dimBindings; ///< --dim NAME=VALUE
   bool training = false;                      ///< --training on a forward-only model
-  std::string algorithm = "single";           ///< --algo
+  std::string algorithm = "auto";             ///< --algo
   std::string granularity = "auto";           ///< --granularity (contract pass)
   PartitionOptions partition;
   std::string optimizer = "adam";             ///< --optimizer (memory accounting)
