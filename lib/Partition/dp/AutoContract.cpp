@@ -75,7 +75,8 @@ Grouping windowGrouping(const CostGraph &G, const ContractedGraph &C, const Plan
 
 Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, const Platform &P,
                                                          const PartitionOptions &O,
-                                                         const IdealDPTuning &Tuning, bool FullFits) {
+                                                         const IdealDPTuning &Tuning, bool FullFits,
+                                                         size_t FullCount) {
   double TotalMem = 0;
   for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
   ContractionOptions CO;
@@ -90,7 +91,9 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
   Expected<ContractedGraph> C = contract(G, CO);
   if (!C) return C.takeError();
   const Granularity Used = C->granularity;
-  if (Used != Granularity::Op && FullFits) return std::optional<Plan>();
+  // Within the limit, a moderately branching graph is still solved exactly
+  // on G (the caller's exact DP); past kExactIdealBudget structure it is.
+  if (Used != Granularity::Op && FullFits && FullCount <= kExactIdealBudget) return std::optional<Plan>();
   const size_t CoarseUnits = C->graph.numNodes();
   IdealDPTuning Inner = Tuning;
   Inner.autoContract = false;

@@ -91,16 +91,21 @@ Solution solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOpti
 /// Ideals above which dp contracts (AutoContract.cpp): the DP's time grows
 /// with the number of (ideal, superset) pairs; this keeps it near a second.
 constexpr size_t kAutoIdealBudget = 20000;
+/// Ideals up to which dp still solves the uncontracted graph exactly when
+/// the exact reductions do not bring it within kAutoIdealBudget (the
+/// training AlexNet of ../shared/models, ~1.8e5 ideals, takes 5 s there).
+constexpr size_t kExactIdealBudget = 120000;
 
 /// dp on a graph with more than kAutoIdealBudget ideals (AutoContract.cpp):
 /// the exact reductions first -- if they bring the ideals within the budget
 /// the result is still optimal among contiguous plans of G; otherwise, when
-/// G itself is within the ideal limit (FullFits), nothing (the caller runs
-/// the exact DP on G); otherwise the finest structural granularity that
+/// G itself is within the ideal limit (FullFits) with at most
+/// kExactIdealBudget ideals (FullCount), nothing (the caller runs the exact
+/// DP on G); otherwise the finest structural granularity that
 /// fits, refined around stage boundaries, mapped back to G.
 Expected<std::optional<Plan>> solveContracted(const CostGraph &G, const Platform &P,
                                               const PartitionOptions &O, const IdealDPTuning &Tuning,
-                                              bool FullFits);
+                                              bool FullFits, size_t FullCount);
 
 Expected<Plan> solveOnUnits(const CostGraph &G, const Platform &P, const PartitionOptions &O,
                             const UnitGraph &UG);

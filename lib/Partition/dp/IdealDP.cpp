@@ -306,7 +306,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
                                     : kInfinity;
     const bool FullFits = Count && TableBytes <= kMaxTableBytes;
     if (Tuning.autoContract && (!FullFits || *Count > kAutoIdealBudget)) {
-      Expected<std::optional<Plan>> Pl = solveContracted(G, P, O, Tuning, FullFits);
+      Expected<std::optional<Plan>> Pl = solveContracted(G, P, O, Tuning, FullFits, Count ? *Count : 0);
       if (!Pl) return Pl.takeError();
       if (*Pl) {
         (*Pl)->solveSeconds =
