@@ -47,8 +47,8 @@ run() {
   Time=$(sed -n 's/^TIME \([0-9.]*\) \([0-9.]*\) \([0-9.]*\)/\1 \2 \3/p' <<<"$Out")
   Note=$(sed -n 's/.*note: dp: .*granularity \([a-z]*\) to \([0-9]*\) units.*refined around stage boundaries in \([0-9]*\) round.*/\1, \2 units, \3 refinement(s)/p' <<<"$Out")
   if [ -z "$Obj" ]; then
-    Obj="fails: $(grep -m1 -E 'error|Segmentation|Killed' <<<"$Out" | cut -c1-90)"
-    [ -z "$Obj" ] && Obj="fails"
+    Obj="fails: $(grep -m1 -E 'error|Segmentation|Killed' <<<"$Out" | tr -d "'\"|" | cut -c1-70)"
+    grep -q "TIME" <<<"$Out" || Obj="fails (crash)"
   fi
   echo "$Obj|$Time|${Note:-exact}"
 }
