@@ -32,8 +32,10 @@ std::string taskName(const PipelineTasks &Tasks, int K) {
 bool byTime(const Instance &A, const Instance &B) {
   if (A.Start != B.Start) return A.Start < B.Start;
   if (A.End != B.End) return A.End < B.End;
-  if (A.Batch != B.Batch) return A.Batch < B.Batch;
-  return A.Task < B.Task;
+  // Zero-length tasks at one instant: chain order (the order the ILP's
+  // warm start and the pattern builder give them too).
+  if (A.Task != B.Task) return A.Task < B.Task;
+  return A.Batch < B.Batch;
 }
 } // namespace
 
@@ -41,7 +43,8 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
                                                     const PipelineSimOptions &O) {
   const int N = Tasks.numTasks();
   const double T = P.period;
-  const double Eps = 1e-7 * std::max(1.0, T);
+  // Solver tolerances leave ~1e-6 relative noise in an ILP's times.
+  const double Eps = 1e-6 * std::max(1.0, T);
   if (!(T > 0)) return makeError("pattern has period ", T);
   if ((int)P.gpuOfBlock.size() != Tasks.numBlocks() || (int)P.taskStart.size() != N ||
       (int)P.taskDelay.size() != N || (int)P.commStart.size() != N - 1 || (int)P.commDelay.size() != N - 1)
