@@ -88,19 +88,27 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
   for (int G = 0; G < P.numGpus; ++G) {
     auto &V = OnGpu[G];
     std::sort(V.begin(), V.end(), byTime);
-    for (size_t I = 1; I < V.size(); ++I)
-      if (V[I].Start < V[I - 1].End - Eps)
+    // Overlap is measured against the running instance that ends last, so a
+    // zero-length task a rounding error before another's start is no clash.
+    size_t Run = 0;
+    for (size_t I = 1; I < V.size(); ++I) {
+      if (std::min(V[Run].End, V[I].End) - V[I].Start > Eps)
         return makeError("GPU ", G, " runs ", taskName(Tasks, V[I].Task), " (minibatch ", V[I].Batch,
-                         ") at ", V[I].Start, " ms while ", taskName(Tasks, V[I - 1].Task), " (minibatch ",
-                         V[I - 1].Batch, ") runs until ", V[I - 1].End, " ms");
+                         ") at ", V[I].Start, " ms while ", taskName(Tasks, V[Run].Task), " (minibatch ",
+                         V[Run].Batch, ") runs until ", V[Run].End, " ms");
+      if (V[I].End > V[Run].End) Run = I;
+    }
   }
   for (auto &[Key, V] : OnLink) {
     std::sort(V.begin(), V.end(), byTime);
-    for (size_t I = 1; I < V.size(); ++I)
-      if (V[I].Start < V[I - 1].End - Eps)
+    size_t Run = 0;
+    for (size_t I = 1; I < V.size(); ++I) {
+      if (std::min(V[Run].End, V[I].End) - V[I].Start > Eps)
         return makeError("link ", Key.first, "-", Key.second, " carries the output of ",
                          taskName(Tasks, V[I].Task), " at ", V[I].Start, " ms while it still carries ",
-                         taskName(Tasks, V[I - 1].Task), "'s until ", V[I - 1].End, " ms");
+                         taskName(Tasks, V[Run].Task), "'s until ", V[Run].End, " ms");
+      if (V[I].End > V[Run].End) Run = I;
+    }
   }
 
   // Static terms: weights x3 (eq. 33) and buffers (eqs. 34-35).

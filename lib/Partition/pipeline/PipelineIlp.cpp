@@ -370,8 +370,12 @@ PeriodicPattern PipelineIlp::patternOf(const std::vector<double> &X) const {
     if (Pat.gpuOfBlock[J] < 0) Pat.gpuOfBlock[J] = Next++;
   }
   Pat.numGpus = std::max(P, Next);
-  for (int k = 0; k < N; ++k) Pat.taskStart.push_back(X[Tau[k]]);
-  for (int k = 0; k + 1 < N; ++k) Pat.commStart.push_back(X[TauC[k]]);
+  // Snap the solver's times to a grid far below the simulator's tolerance:
+  // ties it meant (a zero-length task at another's start) become exact.
+  const double Q = 1e-7 * std::max(1.0, Pat.period);
+  auto Snap = [&](double V) { return std::round(V / Q) * Q; };
+  for (int k = 0; k < N; ++k) Pat.taskStart.push_back(Snap(X[Tau[k]]));
+  for (int k = 0; k + 1 < N; ++k) Pat.commStart.push_back(Snap(X[TauC[k]]));
   assignMinimalDelays(Tasks, Pat);
   return Pat;
 }
@@ -405,6 +409,10 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   MO.threads = O.threads;
   MO.verbose = O.verbose;
   MO.progress = O.progress;
+  // Debian's CBC 2.10 crashes in CglPreProcess::postProcess on this model
+  // when the time limit stops the search (seen on vgg16, P = 4): run it
+  // without CBC's preprocessing.
+  MO.extraArgs = {"-preprocess", "off"};
   Expected<MilpResult> R = solveMilp(Ilp.Model, MO);
   if (!R) return R.takeError();
   Plan.stats["solver_seconds"] = R->seconds;

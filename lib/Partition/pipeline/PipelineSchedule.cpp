@@ -39,7 +39,9 @@ int PeriodicPattern::usedGpus() const {
 }
 
 namespace {
-double epsFor(double T) { return 1e-9 * std::max(1.0, T); }
+// The simulator's tolerance: a solver's times carry ~1e-7 relative noise, so
+// an input ready that little after a start still counts as ready.
+double epsFor(double T) { return 1e-6 * std::max(1.0, T); }
 
 /// Smallest h with h T + Start >= Ready (up to rounding).
 int firstPeriodAtOrAfter(double Ready, double Start, double T) {
