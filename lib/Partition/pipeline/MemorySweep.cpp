@@ -124,15 +124,20 @@ std::string onnxp::memorySweepSvg(const std::vector<MemorySweepPoint> &Points, c
       if (!std::isfinite(Y)) continue;
       double X = PX(P.memoryBytes / 1e9), YY = PY(Y);
       Path += (Path.empty() ? "M" : " L") + fmt(X) + " " + fmt(YY);
-      S += std::string("<circle cx=\"") + fmt(X) + "\" cy=\"" + fmt(YY) + "\" r=\"4\" fill=\"" + Color + "\"" +
-           (Ilp && !P.ilpProven ? " fill-opacity=\"0.5\"" : "") + "><title>" + Name + ": " + fmt(Y, 3) +
-           " ms at " + fmt(P.memoryBytes / 1e9, 3) + " GB</title></circle>\n";
+      // The baseline as rings, the ILP as dots: equal periods stay visible.
+      std::string Style = Ilp ? std::string("r=\"4\" fill=\"") + Color + "\"" +
+                                    (P.ilpProven ? "" : " fill-opacity=\"0.5\"")
+                              : std::string("r=\"7\" fill=\"none\" stroke-width=\"2\" stroke=\"") + Color + "\"";
+      S += std::string("<circle cx=\"") + fmt(X) + "\" cy=\"" + fmt(YY) + "\" " + Style + "><title>" + Name +
+           ": " + fmt(Y, 3) + " ms at " + fmt(P.memoryBytes / 1e9, 3) + " GB</title></circle>\n";
     }
     if (!Path.empty())
       S += std::string("<path d=\"") + Path + "\" fill=\"none\" stroke=\"" + Color +
            "\" stroke-width=\"1\" stroke-opacity=\"0.6\"/>\n";
-    S += std::string("<circle cx=\"") + fmt(W - Right + 20) + "\" cy=\"" + fmt(LegendY) + "\" r=\"4\" fill=\"" +
-         Color + "\"/>\n<text x=\"" + fmt(W - Right + 30) + "\" y=\"" + fmt(LegendY + 4) + "\">" + Name +
+    S += std::string("<circle cx=\"") + fmt(W - Right + 20) + "\" cy=\"" + fmt(LegendY) + "\" " +
+         (Ilp ? std::string("r=\"4\" fill=\"") + Color + "\""
+              : std::string("r=\"6\" fill=\"none\" stroke-width=\"2\" stroke=\"") + Color + "\"") +
+         "/>\n<text x=\"" + fmt(W - Right + 30) + "\" y=\"" + fmt(LegendY + 4) + "\">" + Name +
          "</text>\n";
   };
   Series(false, "#1f5fbf", "PipeDream", Top + 10);
