@@ -22,6 +22,7 @@
 #include "onnx-partition/Partition/PipelineSweep.h"
 #include "onnx-partition/Support/FileIO.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -105,7 +106,10 @@ int main(int Argc, char **Argv) {
       auto Row = [&](const MemorySweepPoint &Pt) {
         std::string Win = "-";
         if (std::isfinite(Pt.ilpPeriod) && std::isfinite(Pt.baselinePeriod))
-          Win = num(100 * (Pt.baselinePeriod - Pt.ilpPeriod) / Pt.baselinePeriod, 1) + "%";
+          Win = num(std::fabs(Pt.baselinePeriod - Pt.ilpPeriod) < 1e-9 * Pt.baselinePeriod
+                        ? 0.0
+                        : 100 * (Pt.baselinePeriod - Pt.ilpPeriod) / Pt.baselinePeriod,
+                    1) + "%";
         else if (std::isfinite(Pt.ilpPeriod))
           Win = "only-ilp";
         std::printf("%10s %12s %12s %8s %8s %10s %12s %6d %8s%s\n", num(Pt.memoryBytes / 1e9).c_str(),

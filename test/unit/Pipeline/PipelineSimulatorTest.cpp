@@ -105,3 +105,30 @@ TEST(PipelineSimulator, Vgg16SingleGpuClosedForm) {
   EXPECT_TRUE(static_cast<bool>(bestContiguousWithin(Tasks, 1, 16444949984.0)));
   EXPECT_FALSE(static_cast<bool>(bestContiguousWithin(Tasks, 1, 16444949983.0)));
 }
+
+TEST(PipelineSimulator, TraceShowsComputeLinkAndMemoryLanes) {
+  Chain C = twoBlocks();
+  PipelineTasks Tasks(C, 20000);
+  Expected<PeriodicPattern> P = buildModuloPattern(Tasks, {0, 1}, 2, 2);
+  ASSERT_TRUE(static_cast<bool>(P));
+  ChromeTrace Trace;
+  PipelineSimOptions O;
+  O.trace = &Trace;
+  O.tracePeriods = 3;
+  ASSERT_TRUE(static_cast<bool>(simulatePipeline(Tasks, *P, O)));
+  std::string J = Trace.toJson();
+  for (const char *S : {"\"GPU 0\"", "\"GPU 1\"", "\"compute\"", "\"link to GPU 1\"", "\"memory\"", "\"F1 out\"",
+                        "\"B2 out\""})
+    EXPECT_NE(J.find(S), std::string::npos) << S;
+  // Three periods of the steady state: 4 tasks and 2 transfers each, and a
+  // memory sample at every task start (peak 3085 on GPU 1 among them).
+  size_t Slices = 0, Counters = 0;
+  for (size_t At = 0; (At = J.find("\"ph\":", At)) != std::string::npos; ++At) {
+    size_t Q = J.find('"', At + 5);
+    Slices += J.compare(Q, 3, "\"X\"") == 0;
+    Counters += J.compare(Q, 3, "\"C\"") == 0;
+  }
+  EXPECT_EQ(Slices, 3u * 6);
+  EXPECT_EQ(Counters, 3u * 4);
+  EXPECT_NE(J.find("3085"), std::string::npos);
+}
