@@ -116,10 +116,7 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
     if (S.drops[X].layer < 1 || S.drops[X].layer > L) return Fail("drop of unknown layer ", S.drops[X].layer);
     Events.push_back({S.drops[X].time, Ev::Drop, (int)X});
   }
-  std::stable_sort(Events.begin(), Events.end(), [&](const Event &A, const Event &B) {
-    if (std::fabs(A.time - B.time) > TimeTol) return A.time < B.time;
-    return A.kind < B.kind;
-  });
+  std::sort(Events.begin(), Events.end(), [](const Event &A, const Event &B) { return A.time < B.time; });
 
   std::vector<char> Present(L + 1), Reserved(L + 1), HostFresh(L + 1), InUse(L + 1), Sending(L + 1);
   double WeightMem = 0;
@@ -140,22 +137,22 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
   };
   ONNXP_RETURN_IF_ERROR(Check(0));
 
-  for (size_t Q = 0; Q < Events.size(); ++Q) {
-    const Event &E = Events[Q];
+  auto Apply = [&](const Event &E) -> Error {
     switch (E.kind) {
     case Ev::OpStart: {
       int K = I.opLayer(E.index);
       if (!Present[K]) return Fail("w", K, " is not on the GPU when ", I.opName(E.index), " starts", at(E.time));
       InUse[K] = 1;
       ActMem = I.working(E.index);
-      break;
+      // A zero-time op still needs its peak for an instant.
+      return Check(E.time);
     }
     case Ev::OpEnd: {
       int K = I.opLayer(E.index);
       InUse[K] = 0;
       if (I.opIsBackward(E.index)) HostFresh[K] = 0; // B_k updated w_k
       ActMem = I.gapBefore((E.index + 1) % N);
-      break;
+      return Error::success();
     }
     case Ev::TransferStart: {
       const OffloadTransfer &Tr = S.transfers[E.index];
@@ -169,14 +166,14 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
         if (!Present[K]) return Fail("w", K, " is sent to the host while not on the GPU", at(E.time));
         Sending[K] = 1;
       }
-      break;
+      return Error::success();
     }
     case Ev::TransferEnd: {
       const OffloadTransfer &Tr = S.transfers[E.index];
       int K = Tr.layer;
       if (Tr.kind == TransferKind::Prefetch) {
         Present[K] = 1;
-        break;
+        return Error::success();
       }
       Sending[K] = 0;
       HostFresh[K] = 1;
@@ -185,7 +182,7 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
         Present[K] = Reserved[K] = 0;
         WeightMem -= I.w[K];
       }
-      break;
+      return Error::success();
     }
     case Ev::Drop: {
       int K = S.drops[E.index].layer;
@@ -195,16 +192,68 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
         return Fail("w", K, " is dropped before the host holds its current value", at(E.time));
       Present[K] = Reserved[K] = 0;
       WeightMem -= I.w[K];
-      break;
+      return Error::success();
     }
     }
-    bool LastAtTime = Q + 1 == Events.size() || Events[Q + 1].time > E.time + TimeTol;
-    if (LastAtTime) ONNXP_RETURN_IF_ERROR(Check(E.time));
+    return Error::success();
+  };
+
+  // Events at the same instant run in causal order: ops in sequence (a
+  // zero-time op starts before it ends), a weight's transfers and drops wait
+  // for its layer's ops of that instant; among the events free to run,
+  // releases before acquisitions (a weight deleted at t makes room for one
+  // prefetched at t).
+  std::vector<char> OpStarted(N, 0), OpEnded(N, 0);
+  auto LayerOf = [&](const Event &E) {
+    if (E.kind == Ev::OpStart || E.kind == Ev::OpEnd) return I.opLayer(E.index);
+    if (E.kind == Ev::Drop) return S.drops[E.index].layer;
+    return S.transfers[E.index].layer;
+  };
+  for (size_t G = 0; G < Events.size();) {
+    size_t H = G + 1;
+    while (H < Events.size() && Events[H].time <= Events[G].time + TimeTol) ++H;
+    std::vector<char> Done(H - G, 0);
+    std::vector<char> TrStarted(S.transfers.size(), 0);
+    for (size_t Q = G; Q < H; ++Q)
+      if (Events[Q].kind == Ev::TransferEnd) TrStarted[Events[Q].index] = 1;
+    for (size_t Q = G; Q < H; ++Q)
+      if (Events[Q].kind == Ev::TransferStart) TrStarted[Events[Q].index] = 0;
+    for (size_t Left = H - G; Left > 0; --Left) {
+      auto PendingOpOfLayer = [&](int K) {
+        for (size_t Q = G; Q < H; ++Q)
+          if (!Done[Q - G] && (Events[Q].kind == Ev::OpStart || Events[Q].kind == Ev::OpEnd) &&
+              I.opLayer(Events[Q].index) == K)
+            return true;
+        return false;
+      };
+      auto Eligible = [&](const Event &E) {
+        switch (E.kind) {
+        case Ev::OpStart: return E.index == 0 || OpEnded[E.index - 1];
+        case Ev::OpEnd: return (bool)OpStarted[E.index];
+        case Ev::TransferEnd:
+          return TrStarted[E.index] && (S.transfers[E.index].kind == TransferKind::Prefetch ||
+                                        !PendingOpOfLayer(LayerOf(E)));
+        case Ev::Drop:
+        case Ev::TransferStart: return !PendingOpOfLayer(LayerOf(E));
+        }
+        return false;
+      };
+      size_t Pick = H;
+      for (size_t Q = G; Q < H; ++Q)
+        if (!Done[Q - G] && Eligible(Events[Q]) && (Pick == H || Events[Q].kind < Events[Pick].kind)) Pick = Q;
+      if (Pick == H)
+        for (size_t Q = G; Q < H; ++Q) // nothing causal fits: let the rule that breaks report it
+          if (!Done[Q - G] && (Pick == H || Events[Q].kind < Events[Pick].kind)) Pick = Q;
+      const Event &E = Events[Pick];
+      Done[Pick - G] = 1;
+      if (E.kind == Ev::OpStart) OpStarted[E.index] = 1;
+      if (E.kind == Ev::OpEnd) OpEnded[E.index] = 1;
+      if (E.kind == Ev::TransferStart) TrStarted[E.index] = 1;
+      ONNXP_RETURN_IF_ERROR(Apply(E));
+    }
+    ONNXP_RETURN_IF_ERROR(Check(Events[G].time));
+    G = H;
   }
-  // Releases come first at equal times, so also check mid-group peaks: the
-  // level right after each acquisition group was checked above; a group that
-  // both releases and acquires is checked at its end, which is what the
-  // hardware sees once the release completes.
 
   for (int K = 1; K <= L; ++K)
     if (Present[K] != S.residentAtStart[K] || HostFresh[K] != S.hostFreshAtStart[K])

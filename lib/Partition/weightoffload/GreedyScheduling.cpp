@@ -42,21 +42,29 @@ namespace {
 constexpr double Never = std::numeric_limits<double>::infinity();
 
 /// Memory level as a sum of steps; Total is the level after the last step.
+/// Steps are keyed by (time, phase) so that zero-time ops keep their peak
+/// for an instant: within one instant, releases of finished transfers come
+/// first (phase -1), then the ops in cycle order (op j opens its gap at
+/// phase 2j, runs at 2j+1, ends at 2j+2), then new prefetches (phase
+/// AfterOps) -- the order in which the simulator replays one instant.
 class MemoryProfile {
 public:
+  static constexpr long Release = -1, AfterOps = 1L << 40;
+  using Key = std::pair<double, long>;
   explicit MemoryProfile(double Capacity) : Cap(Capacity), Tol(1e-9 * std::max(1.0, Capacity)) {}
-  void add(double T, double D) {
-    Steps[T] += D;
+  void add(double T, long Phase, double D) {
+    Steps[{T, Phase}] += D;
     Total += D;
   }
-  /// Earliest t >= T0 with level(tau) + X <= capacity for every tau >= t.
-  double earliestFit(double T0, double X) const {
+  /// Earliest t >= T0 such that, from key (t, Phase) on, level + X <= capacity.
+  double earliestFit(double T0, long Phase, double X) const {
     double Cur = Total, Next = Never;
+    Key From{T0, Phase};
     for (auto It = Steps.rbegin(); It != Steps.rend(); ++It) {
       if (Cur + X > Cap + Tol) return Next == Never ? Never : std::max(T0, Next);
-      if (It->first <= T0) return T0;
+      if (It->first <= From) return T0;
       Cur -= It->second;
-      Next = It->first;
+      Next = It->first.first;
     }
     if (Cur + X > Cap + Tol) return Next == Never ? Never : std::max(T0, Next);
     return T0;
@@ -65,7 +73,7 @@ public:
 private:
   double Cap, Tol;
   double Total = 0;
-  std::map<double, double> Steps;
+  std::map<Key, double> Steps;
 };
 
 } // namespace
@@ -97,7 +105,7 @@ std::optional<OffloadSchedule> onnxp::scheduleOffloads(const OffloadInstance &I,
     // Any choice leaves a current host copy behind before w_k goes (and a
     // (k,0)-only weight was offloaded after B_k and is unchanged since).
     Out.hostFreshAtStart[K] = S.any(K);
-    if (Out.residentAtStart[K]) Mem.add(0, I.w[K]);
+    if (Out.residentAtStart[K]) Mem.add(0, MemoryProfile::Release, I.w[K]);
   }
 
   double PreFree = 0, OffFree = 0, PrevEnd = 0;
@@ -108,10 +116,10 @@ std::optional<OffloadSchedule> onnxp::scheduleOffloads(const OffloadInstance &I,
 
   auto Prefetch = [&](int K, int ForOp, double T0) -> double {
     if (O.oneAhead && ForOp > 0) T0 = std::max(T0, Out.opStart[ForOp - 1]);
-    double T = Mem.earliestFit(std::max(T0, PreFree), I.w[K]);
+    double T = Mem.earliestFit(std::max(T0, PreFree), MemoryProfile::AfterOps, I.w[K]);
     if (T == Never) return Never;
     double End = T + I.w[K] / Beta;
-    Mem.add(T, I.w[K]);
+    Mem.add(T, MemoryProfile::AfterOps, I.w[K]);
     Out.transfers.push_back({K, TransferKind::Prefetch, T, End, I.w[K], ForOp});
     PreFree = End;
     return End;
@@ -120,20 +128,20 @@ std::optional<OffloadSchedule> onnxp::scheduleOffloads(const OffloadInstance &I,
     double T = std::max(T0, OffFree), End = T + I.w[K] / Beta;
     Out.transfers.push_back({K, Kind, T, End, I.w[K], AfterOp});
     OffFree = End;
-    if (Kind == TransferKind::Offload) Mem.add(End, -I.w[K]);
+    if (Kind == TransferKind::Offload) Mem.add(End, MemoryProfile::Release, -I.w[K]);
     return End;
   };
   // The live set between the previous op and op J counts from the previous
   // op's end, before op J's prefetch is placed.
-  auto OpenGap = [&](int J) { Mem.add(PrevEnd, I.gapBefore(J)); };
+  auto OpenGap = [&](int J) { Mem.add(PrevEnd, 2L * J, I.gapBefore(J)); };
   auto PlaceOp = [&](int J, double Ready) -> bool {
     double G = I.gapBefore(J), A = I.working(J);
-    double Start = Mem.earliestFit(std::max(PrevEnd, Ready), A - G);
+    double Start = Mem.earliestFit(std::max(PrevEnd, Ready), 2L * J + 1, A - G);
     if (Start == Never) return false;
     Out.opStart[J] = Start;
-    Mem.add(Start, A - G);
+    Mem.add(Start, 2L * J + 1, A - G);
     PrevEnd = Start + I.opTime(J);
-    Mem.add(PrevEnd, -A);
+    Mem.add(PrevEnd, 2L * J + 2, -A);
     return true;
   };
 
@@ -178,7 +186,7 @@ std::optional<OffloadSchedule> onnxp::scheduleOffloads(const OffloadInstance &I,
     if (!S.afterForward[K]) continue;
     bool HostCurrent = Uploaded[K] || (O.discount && S.afterBackward[K]);
     if (HostCurrent) {
-      Mem.add(PrevEnd, -I.w[K]);
+      Mem.add(PrevEnd, 2L * J + 2, -I.w[K]);
       Out.drops.push_back({K, PrevEnd, J});
       DropTime[K] = PrevEnd;
     } else {
@@ -187,7 +195,7 @@ std::optional<OffloadSchedule> onnxp::scheduleOffloads(const OffloadInstance &I,
   }
 
   // Finish the cut prefetches for the next iteration, then close the cycle.
-  Mem.add(PrevEnd, I.gapBefore(0));
+  Mem.add(PrevEnd, 2L * N, I.gapBefore(0));
   double CycleEnd = PrevEnd;
   for (int K = L; K >= 1; --K) {
     if (!InCut[K]) continue;

@@ -3,8 +3,9 @@
 // The planners of seed 002 §5 and §7, each a selection plus Algorithm 2,
 // each replayed by the independent simulator before it is returned:
 //  - greedy:  Algorithm 1 with the discount, Algorithm 2 over every cut;
-//    by default also Algorithm 1 run with memory margins (see
-//    planGreedyFamily), the paper's variant alone is `greedy-paper`.
+//    by default also Algorithm 1 run with memory margins and without the
+//    discount in its scoring (see planGreedyFamily); the paper's variant
+//    alone is `greedy-paper`.
 //  - Greedy*: Algorithm 1 and Algorithm 2 without the discount (Table 1:
 //    "weights are not only offloaded once": after F_k a weight chosen at
 //    both points is sent to the host again); same margins.
@@ -88,14 +89,21 @@ static Expected<OffloadPlan> planGreedyFamily(const OffloadInstance &I, bool Dis
   // real M_GPU; the best schedule wins.
   double WMax = 0;
   for (int K = 1; K <= I.L; ++K) WMax = std::max(WMax, I.w[K]);
+  // With the discount, greedy also scores without it (Greedy*'s selections):
+  // the scoring is a heuristic, and scheduling any selection with the
+  // discount saves transfers, so greedy is never behind Greedy*.
   std::vector<OffloadSelection> Candidates;
-  for (int J = 0; J <= (Margins ? 3 : 0); ++J) {
-    OffloadInstance Reduced = I;
-    Reduced.memory = I.memory - J * WMax;
-    if (J > 0 && Reduced.memory < I.minimumMemory()) break;
-    Expected<OffloadSelection> Sel = selectGreedy(Reduced, Discount);
-    if (!Sel) return Sel.takeError();
-    Candidates.push_back(*Sel);
+  std::vector<bool> Scorings{Discount};
+  if (Margins && Discount) Scorings.push_back(false);
+  for (bool Scoring : Scorings) {
+    for (int J = 0; J <= (Margins ? 3 : 0); ++J) {
+      OffloadInstance Reduced = I;
+      Reduced.memory = I.memory - J * WMax;
+      if (J > 0 && Reduced.memory < I.minimumMemory()) break;
+      Expected<OffloadSelection> Sel = selectGreedy(Reduced, Scoring);
+      if (!Sel) return Sel.takeError();
+      Candidates.push_back(*Sel);
+    }
   }
   if (Margins) Candidates.push_back(allUsefulChoices(I));
   std::optional<OffloadSchedule> Best;
