@@ -6,20 +6,33 @@
 //  table  BERT-32 from the Piper file (b = 8) over M_GPU x beta: sum u,
 //         greedy, Greedy*, L2L (all replayed by the simulator), the §6 MILP
 //         bound (CBC, --time-limit seconds per point) and greedy's gap to it;
-//         plus the same over a PipeDream chain when --pipedream FILE is given.
+//  pipedream  The same over the separator chains (issue 12's recipe) of the
+//         PipeDream profiles of GNMT and VGG-16, M_GPU at 0, 25, 50 and 75% of
+//         the way from the smallest feasible memory to the no-offload one.
+//  chain  The same table for a chain JSON file (`onnx-partition chain MODEL
+//         -o chain.json`, e.g. the Llama-2-7B training chain), M_GPU at 0, 25
+//         and 50% of the way from the smallest feasible memory to no offload.
 //  scale  Greedy (Algorithm 1 + Algorithm 2 over every cut) on synthetic
 //         chains of 32..256 transformer-like layers at half the no-offload
 //         memory: wall time per plan.
 //
-// Usage: bench_weightoffload [table|scale|all] [--time-limit S] [--batch B]
+// Usage: bench_weightoffload [table|pipedream|scale|all] [--time-limit S] [--batch B]
 //        bench_weightoffload point MEM_MB GBPS [unused] [TIME_LIMIT]   (one BERT-32 row)
+//        bench_weightoffload trace OUT.json MEM_MB GBPS   (greedy's BERT-32 plan as a Chrome trace)
+//        bench_weightoffload chain [--time-limit S] [--fractions F,..] [--bandwidths GBPS,..] CHAIN.json
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Import/PipeDreamProfile.h"
 #include "onnx-partition/Import/PiperImporter.h"
 #include "onnx-partition/Partition/WeightOffload.h"
+#include "onnx-partition/Partition/WeightOffloadSimulator.h"
+#include "onnx-partition/Support/ChromeTrace.h"
 #include "onnx-partition/Support/FileIO.h"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +52,18 @@ double seconds(std::chrono::steady_clock::time_point Since) {
 
 double TimeLimit = 60;
 double Batch = 8;
+std::vector<double> ChainFractions{0.0, 0.25, 0.5}, ChainBandwidths{1.0, 2.0, 4.0, 12.0};
+
+std::vector<double> parseList(const char *Text) {
+  std::vector<double> V;
+  for (const char *P = Text; *P;) {
+    char *End;
+    V.push_back(std::strtod(P, &End));
+    P = *End == ',' ? End + 1 : End;
+    if (End == P && *P) break;
+  }
+  return V;
+}
 
 void row(const Chain &C, double MemMB, double GBps) {
   Expected<OffloadInstance> I = makeOffloadInstance(C, MemMB * 1e6, GBps * 1e6);
@@ -70,7 +95,7 @@ void row(const Chain &C, double MemMB, double GBps) {
     std::snprintf(Bound, sizeof Bound, "%.3f%s", B->bound, B->optimal ? "" : "*");
     if (G) std::snprintf(Gap, sizeof Gap, "%.3f%%", 100 * (G->cycleTime / B->bound - 1));
   }
-  std::printf("| %.0f | %g | %.3f | %s | %s | %s | %s | %s | %s | %d | %.3f | %.1f |\n", MemMB, GBps,
+  std::printf("| %.1f | %g | %.3f | %s | %s | %s | %s | %s | %s | %d | %.3f | %.1f |\n", MemMB, GBps,
               I->totalCompute(), Ms(G).c_str(), Ms(GP).c_str(), Ms(GS).c_str(), Ms(L2L).c_str(), Bound, Gap,
               G ? G->selection.count() : -1, GreedySec, B ? B->seconds : -1.0);
   if (!G) std::printf("<!-- greedy: %s -->\n", G.takeError().message().c_str());
@@ -104,6 +129,74 @@ void table() {
   header();
   for (double Mem : {1400.0, 1500.0, 2000.0, 3000.0, 4500.0, 6000.0})
     for (double Bw : {1.0, 2.0, 4.0, 12.0}) row(*C, Mem, Bw);
+}
+
+void pipedreamTable(const std::string &Model) {
+  std::string Path = std::string(ONNXP_SHARED_DIR) + "/workloads/pipedream/" + Model + ".txt";
+  Expected<std::string> Text = readFile(Path);
+  if (!Text) {
+    std::printf("skipped: %s\n", Text.takeError().message().c_str());
+    return;
+  }
+  Expected<PipeDreamProfile> P = parsePipeDreamProfile(*Text, Path);
+  Expected<Chain> C = P ? chainFromSeparators(*P) : Expected<Chain>(P.takeError());
+  if (!C) {
+    std::printf("error: %s\n", C.takeError().message().c_str());
+    return;
+  }
+  Expected<OffloadInstance> I0 = makeOffloadInstance(*C, 0, 1);
+  double Lo = I0->minimumMemory(), Hi = I0->noOffloadMemory();
+  std::printf("\n## PipeDream %s (separator chain, %zu blocks; M_GPU from %.1f MB (smallest feasible) to %.1f MB "
+              "(no offload))\n\n",
+              Model.c_str(), C->size(), Lo / 1e6, Hi / 1e6);
+  header();
+  for (double F : {0.0, 0.25, 0.5, 0.75})
+    for (double Bw : {1.0, 2.0, 4.0, 12.0}) row(*C, std::ceil(Lo + F * (Hi - Lo)) / 1e6, Bw);
+}
+
+/// Reads the chain JSON of `onnx-partition chain` (issue 11's format, see
+/// its Import/ChainJson.h). A bench-local reader until that lands on main.
+Expected<Chain> readChainJson(const std::string &Path) {
+  Expected<std::string> Text = readFile(Path);
+  if (!Text) return Text.takeError();
+  nlohmann::json J = nlohmann::json::parse(*Text, nullptr, false);
+  if (J.is_discarded() || !J.contains("blocks")) return makeError(Path, ": not a chain JSON file");
+  Chain C;
+  C.name = J.value("name", Path);
+  C.sourceName = Path;
+  C.inputBytes = J.value("inputBytes", 0.0);
+  for (const nlohmann::json &B : J["blocks"]) {
+    ChainBlock K;
+    K.name = B.value("name", "");
+    K.forwardTime = B.value("forwardTime", 0.0);
+    K.backwardTime = B.value("backwardTime", 0.0);
+    K.outputBytes = B.value("outputBytes", 0.0);
+    K.storedBytes = B.value("storedBytes", K.outputBytes);
+    K.weightBytes = B.value("weightBytes", 0.0);
+    K.forwardOverhead = B.value("forwardOverhead", 0.0);
+    K.backwardOverhead = B.value("backwardOverhead", 0.0);
+    C.blocks.push_back(K);
+  }
+  if (Error E = C.validate()) return E;
+  return C;
+}
+
+void chainTable(const std::string &Path) {
+  Expected<Chain> C = readChainJson(Path);
+  if (!C) {
+    std::printf("skipped: %s\n", C.takeError().message().c_str());
+    return;
+  }
+  Expected<OffloadInstance> I0 = makeOffloadInstance(*C, 0, 1);
+  double Lo = I0->minimumMemory(), Hi = I0->noOffloadMemory();
+  int Weighted = 0;
+  for (int K = 1; K <= I0->L; ++K) Weighted += I0->w[K] > 0;
+  std::printf("\n## %s (%zu blocks, %d with weights, %.1f MB of weights; M_GPU from %.1f MB (smallest feasible) "
+              "to %.1f MB (no offload))\n\n",
+              C->name.c_str(), C->size(), Weighted, I0->totalWeights() / 1e6, Lo / 1e6, Hi / 1e6);
+  header();
+  for (double F : ChainFractions)
+    for (double Bw : ChainBandwidths) row(*C, std::ceil(Lo + F * (Hi - Lo)) / 1e6, Bw);
 }
 
 Chain syntheticChain(int L) {
@@ -145,6 +238,25 @@ void scale() {
 
 int main(int Argc, char **Argv) {
   std::string What = "all";
+  if (Argc >= 5 && !std::strcmp(Argv[1], "trace")) {
+    // bench_weightoffload trace OUT.json MEM_MB GBPS: greedy's BERT-32 plan as a Chrome trace.
+    Expected<Chain> C = bertChain();
+    if (!C) return 1;
+    Expected<OffloadInstance> I = makeOffloadInstance(*C, std::atof(Argv[3]) * 1e6, std::atof(Argv[4]) * 1e6);
+    Expected<OffloadPlan> P = I ? planGreedyOffload(*I) : Expected<OffloadPlan>(I.takeError());
+    if (!P) {
+      std::fprintf(stderr, "error: %s\n", P.takeError().message().c_str());
+      return 1;
+    }
+    ChromeTrace T;
+    traceOffloadSchedule(*I, P->schedule, T);
+    if (Error E = writeFileAtomically(Argv[2], T.toJson())) {
+      std::fprintf(stderr, "error: %s\n", E.message().c_str());
+      return 1;
+    }
+    std::printf("%s", describeOffloadPlan(*I, *P).c_str());
+    return 0;
+  }
   if (Argc >= 4 && !std::strcmp(Argv[1], "point")) {
     if (Argc >= 6) TimeLimit = std::atof(Argv[5]);
     Expected<Chain> C = bertChain();
@@ -162,9 +274,18 @@ int main(int Argc, char **Argv) {
   for (int A = 1; A < Argc; ++A) {
     if (!std::strcmp(Argv[A], "--time-limit") && A + 1 < Argc) TimeLimit = std::atof(Argv[++A]);
     else if (!std::strcmp(Argv[A], "--batch") && A + 1 < Argc) Batch = std::atof(Argv[++A]);
-    else What = Argv[A];
+    else if (!std::strcmp(Argv[A], "--fractions") && A + 1 < Argc) ChainFractions = parseList(Argv[++A]);
+    else if (!std::strcmp(Argv[A], "--bandwidths") && A + 1 < Argc) ChainBandwidths = parseList(Argv[++A]);
+    else if (What != "chain") What = Argv[A]; // "chain" keeps its file as the last argument
   }
   if (What == "table" || What == "all") table();
+  if (What == "chain") {
+    if (Argc < 3) return 2;
+    chainTable(Argv[Argc - 1]);
+    return 0;
+  }
+  if (What == "pipedream" || What == "all")
+    for (const char *M : {"gnmt", "vgg16"}) pipedreamTable(M);
   if (What == "scale" || What == "all") scale();
   return 0;
 }
