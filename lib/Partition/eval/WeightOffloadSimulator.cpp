@@ -285,7 +285,7 @@ void onnxp::traceOffloadSchedule(const OffloadInstance &I, const OffloadSchedule
                std::string(transferKindName(Tr.kind)) + " w" + std::to_string(Tr.layer), transferKindName(Tr.kind),
                Tr.start, Tr.end - Tr.start,
                {{"layer", std::to_string(Tr.layer)},
-                {"bytes", formatNumber(Tr.bytes)},
+                {"bytes", std::to_string((long long)std::llround(Tr.bytes))},
                 {"for", Tr.forOp >= 0 ? I.opName(Tr.forOp) : "-"}});
   // Memory counter: same accounting as the replay.
   std::vector<std::pair<double, double>> Steps;

@@ -128,6 +128,10 @@ TEST(WeightOffloadSimulator, PlannersOnTheHandInstance) {
   EXPECT_NEAR(G->cycleTime, 7, 1e-9);
   EXPECT_LE(B->bound, 7 + 1e-6);
   EXPECT_GE(B->bound, 6 - 1e-6);
+  std::string Report = offloadReportJson(I, *G, &*B);
+  EXPECT_NE(Report.find("\"offloadAfterForward\": true"), std::string::npos) << Report;
+  EXPECT_NE(Report.find("\"idleBeforeBackwardMs\": 1.0"), std::string::npos) << Report;
+  EXPECT_NE(Report.find("\"stream\": \"host->gpu\""), std::string::npos) << Report;
 }
 
 } // namespace
