@@ -19,7 +19,7 @@
 // Usage: bench_weightoffload [table|pipedream|scale|all] [--time-limit S] [--batch B]
 //        bench_weightoffload point MEM_MB GBPS [unused] [TIME_LIMIT]   (one BERT-32 row)
 //        bench_weightoffload trace OUT.json MEM_MB GBPS   (greedy's BERT-32 plan as a Chrome trace)
-//        bench_weightoffload chain [--time-limit S] [--fractions F,..] [--bandwidths GBPS,..] CHAIN.json
+//        bench_weightoffload chain [--time-limit S] [--no-bound] [--fractions F,..] [--bandwidths GBPS,..] CHAIN.json
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/PipeDreamProfile.h"
@@ -51,6 +51,7 @@ double seconds(std::chrono::steady_clock::time_point Since) {
 }
 
 double TimeLimit = 60;
+bool WithBound = true;
 double Batch = 8;
 std::vector<double> ChainFractions{0.0, 0.25, 0.5}, ChainBandwidths{1.0, 2.0, 4.0, 12.0};
 
@@ -83,7 +84,8 @@ void row(const Chain &C, double MemMB, double GBps) {
   Expected<OffloadPlan> L2L = planL2LOffload(*I);
   OffloadBoundOptions BO;
   BO.timeLimitSeconds = TimeLimit;
-  Expected<OffloadBound> B = offloadLowerBound(*I, BO);
+  Expected<OffloadBound> B =
+      WithBound ? offloadLowerBound(*I, BO) : Expected<OffloadBound>(makeUsageError("skipped (--no-bound)"));
   auto Ms = [](const Expected<OffloadPlan> &P) {
     char Buf[64];
     if (!P) return std::string("fail");
@@ -91,6 +93,7 @@ void row(const Chain &C, double MemMB, double GBps) {
     return std::string(Buf);
   };
   char Bound[64] = "fail", Gap[64] = "-";
+  if (!WithBound) std::snprintf(Bound, sizeof Bound, "not run");
   if (B) {
     std::snprintf(Bound, sizeof Bound, "%.3f%s", B->bound, B->optimal ? "" : "*");
     if (G) std::snprintf(Gap, sizeof Gap, "%.3f%%", 100 * (G->cycleTime / B->bound - 1));
@@ -99,7 +102,7 @@ void row(const Chain &C, double MemMB, double GBps) {
               I->totalCompute(), Ms(G).c_str(), Ms(GP).c_str(), Ms(GS).c_str(), Ms(L2L).c_str(), Bound, Gap,
               G ? G->selection.count() : -1, GreedySec, B ? B->seconds : -1.0);
   if (!G) std::printf("<!-- greedy: %s -->\n", G.takeError().message().c_str());
-  if (!B) std::printf("<!-- bound: %s -->\n", B.takeError().message().c_str());
+  if (!B && WithBound) std::printf("<!-- bound: %s -->\n", B.takeError().message().c_str());
   std::fflush(stdout);
 }
 
@@ -274,6 +277,7 @@ int main(int Argc, char **Argv) {
   for (int A = 1; A < Argc; ++A) {
     if (!std::strcmp(Argv[A], "--time-limit") && A + 1 < Argc) TimeLimit = std::atof(Argv[++A]);
     else if (!std::strcmp(Argv[A], "--batch") && A + 1 < Argc) Batch = std::atof(Argv[++A]);
+    else if (!std::strcmp(Argv[A], "--no-bound")) WithBound = false;
     else if (!std::strcmp(Argv[A], "--fractions") && A + 1 < Argc) ChainFractions = parseList(Argv[++A]);
     else if (!std::strcmp(Argv[A], "--bandwidths") && A + 1 < Argc) ChainBandwidths = parseList(Argv[++A]);
     else if (What != "chain") What = Argv[A]; // "chain" keeps its file as the last argument
