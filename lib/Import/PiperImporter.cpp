@@ -60,8 +60,14 @@ Expected<Chain> onnxp::parsePiperChain(const std::string &Text, const std::strin
         std::string Id = Op.at("id").get<std::string>();
         double T = Op.at("timePerSample").get<double>() * 1000; // s -> ms
         double W = Op.at("parameterSize").get<double>();
-        if (Id == "vanilla") P.timeVanilla = T, P.params = W, HaveV = true;
-        if (Id == "activation recomp") P.timeRecomp = T, HaveR = true;
+        if (Id == "vanilla") {
+          P.timeVanilla = T;
+          P.params = W;
+          HaveV = true;
+        } else if (Id == "activation recomp") {
+          P.timeRecomp = T;
+          HaveR = true;
+        }
       }
       if (!HaveV || !HaveR)
         return makeError(Source, ": node ", P.id, " lacks a 'vanilla' or an 'activation recomp' option for one GPU");

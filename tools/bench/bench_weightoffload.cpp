@@ -12,11 +12,13 @@
 //  chain  The same table for a chain JSON file (`onnx-partition chain MODEL
 //         -o chain.json`, e.g. the Llama-2-7B training chain), M_GPU at 0, 25
 //         and 50% of the way from the smallest feasible memory to no offload.
+//  random The expected order (greedy <= Greedy*, greedy <= L2L) on
+//         900 random chains of 4-11 layers, for greedy and greedy-paper.
 //  scale  Greedy (Algorithm 1 + Algorithm 2 over every cut) on synthetic
 //         chains of 32..256 transformer-like layers at half the no-offload
 //         memory: wall time per plan.
 //
-// Usage: bench_weightoffload [table|pipedream|scale|all] [--time-limit S] [--batch B]
+// Usage: bench_weightoffload [table|pipedream|random|scale|all] [--time-limit S] [--batch B]
 //        bench_weightoffload point MEM_MB GBPS [unused] [TIME_LIMIT]   (one BERT-32 row)
 //        bench_weightoffload trace OUT.json MEM_MB GBPS   (greedy's BERT-32 plan as a Chrome trace)
 //        bench_weightoffload chain [--time-limit S] [--no-bound] [--fractions F,..] [--bandwidths GBPS,..] CHAIN.json
@@ -36,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -218,6 +221,49 @@ Chain syntheticChain(int L) {
   return C;
 }
 
+/// The expected order (greedy <= Greedy*, greedy <= L2L) on random
+/// chains, for greedy and for the paper's variants alone.
+void randomOrder() {
+  std::mt19937 Rng(7);
+  std::uniform_real_distribution<double> Time(1, 10), Weight(10, 100), Act(0, 20);
+  std::uniform_int_distribution<int> Coin(0, 4);
+  int N = 0, PaperStar = 0, PaperL2L = 0, Star = 0, L2L = 0;
+  for (int T = 0; T < 300; ++T) {
+    Chain C;
+    C.name = "random";
+    C.inputBytes = std::round(Act(Rng));
+    for (int K = 0; K < 4 + T % 8; ++K) {
+      ChainBlock B;
+      B.name = "b" + std::to_string(K + 1);
+      B.forwardTime = Time(Rng);
+      B.backwardTime = 2 * Time(Rng);
+      B.weightBytes = Coin(Rng) == 0 ? 0 : std::round(Weight(Rng));
+      B.outputBytes = B.storedBytes = std::round(Act(Rng));
+      C.blocks.push_back(B);
+    }
+    for (double F : {0.1, 0.4, 0.7}) {
+      Expected<OffloadInstance> I0 = makeOffloadInstance(C, 0, 8);
+      double Lo = I0->minimumMemory(), Hi = I0->noOffloadMemory();
+      Expected<OffloadInstance> I = makeOffloadInstance(C, std::round(Lo + F * (Hi - Lo)), 8);
+      Expected<OffloadPlan> G = planGreedyOffload(*I), GP = planGreedyOffload(*I, false);
+      Expected<OffloadPlan> GS = planGreedyStarOffload(*I), GSP = planGreedyStarOffload(*I, false);
+      Expected<OffloadPlan> L = planL2LOffload(*I);
+      if (!G || !GP || !GS || !GSP || !L) {
+        std::printf("chain %d: a planner failed\n", T);
+        continue;
+      }
+      ++N;
+      PaperStar += GP->cycleTime > GSP->cycleTime + 1e-9;
+      PaperL2L += GP->cycleTime > L->cycleTime + 1e-9;
+      Star += G->cycleTime > GS->cycleTime + 1e-9;
+      L2L += G->cycleTime > L->cycleTime + 1e-9;
+    }
+  }
+  std::printf("## Expected order on %d random instances\n\n| | slower than Greedy* | slower than L2L |\n|---|---|---|\n"
+              "| greedy-paper (vs Greedy*-paper) | %d | %d |\n| greedy | %d | %d |\n",
+              N, PaperStar, PaperL2L, Star, L2L);
+}
+
 void scale() {
   std::printf("## Greedy scale (synthetic chains, memory = half the no-offload threshold, beta = 12 GB/s)\n\n");
   std::printf("| layers | choices | cut points | greedy s | cycle ms | sum u ms |\n|---|---|---|---|---|---|\n");
@@ -290,6 +336,7 @@ int main(int Argc, char **Argv) {
   }
   if (What == "pipedream" || What == "all")
     for (const char *M : {"gnmt", "vgg16"}) pipedreamTable(M);
+  if (What == "random" || What == "all") randomOrder();
   if (What == "scale" || What == "all") scale();
   return 0;
 }

@@ -96,7 +96,10 @@ std::optional<OffloadSchedule> onnxp::scheduleOffloads(const OffloadInstance &I,
   // The cut: the first Cut (k,1) prefetches in order of need (k = L..1).
   std::vector<char> InCut(L + 1, 0);
   for (int K = L, Left = Cut; K >= 1 && Left > 0; --K)
-    if (S.afterForward[K]) InCut[K] = 1, --Left;
+    if (S.afterForward[K]) {
+      InCut[K] = 1;
+      --Left;
+    }
 
   MemoryProfile Mem(I.memory);
   // State at the start of B_L (the end of the previous iteration).
