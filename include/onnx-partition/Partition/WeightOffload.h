@@ -208,6 +208,8 @@ std::string describeOffloadPlan(const OffloadInstance &I, const OffloadPlan &P);
 /// The plan as report JSON: thresholds, cycle, per-layer choices and idle,
 /// every transfer with its stream; the bound and gap when B is given.
 std::string offloadReportJson(const OffloadInstance &I, const OffloadPlan &P, const OffloadBound *B = nullptr);
+/// Reads the schedule back from that JSON (for a chain of L layers).
+Expected<OffloadSchedule> parseOffloadScheduleJson(const std::string &Text, int L);
 
 } // namespace onnxp
 
