@@ -109,3 +109,27 @@ TEST(WeightOffloadModel, AlgorithmOneByHand) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(WeightOffloadModel, DegenerateChains) {
+  // One layer, and a chain without weights: nothing can or need move; every
+  // planner returns sum u, the bound too.
+  for (int Case = 0; Case < 2; ++Case) {
+    Chain C = threeLayers(Case == 0 ? 10 : 0, 1);
+    if (Case == 0) C.blocks.resize(1);
+    Expected<OffloadInstance> I = makeOffloadInstance(C, 1000, 5);
+    ASSERT_TRUE(I);
+    for (Expected<OffloadPlan> P : {planGreedyOffload(*I), planGreedyStarOffload(*I), planL2LOffload(*I),
+                                    planExhaustiveOffload(*I)}) {
+      ASSERT_TRUE(P) << P.takeError().message();
+      EXPECT_DOUBLE_EQ(P->cycleTime, I->totalCompute());
+      EXPECT_TRUE(P->schedule.transfers.empty());
+    }
+    Expected<OffloadBound> B = offloadLowerBound(*I);
+    ASSERT_TRUE(B) << B.takeError().message();
+    EXPECT_NEAR(B->bound, I->totalCompute(), 1e-9);
+  }
+}
+
+} // namespace
