@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/ExtractStages.h"
 
+#include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 
@@ -25,30 +26,11 @@
 using namespace onnxp;
 namespace fs = std::filesystem;
 
-void onnxp::rebaseExternalData(onnx::GraphProto &G, const std::string &FromDir, const std::string &ToDir) {
-  std::error_code EC;
-  fs::path To = fs::absolute(ToDir.empty() ? "." : ToDir, EC);
-  fs::path From = fs::absolute(FromDir.empty() ? "." : FromDir, EC);
-  for (auto &T : *G.mutable_initializer()) {
-    if (T.data_location() != onnx::TensorProto::EXTERNAL) continue;
-    for (auto &E : *T.mutable_external_data()) {
-      if (E.key() != "location") continue;
-      fs::path Target = (From / E.value()).lexically_normal();
-      fs::path Rel = Target.lexically_relative(To);
-      E.set_value(Rel.empty() ? Target.string() : Rel.string());
-    }
-  }
-  for (auto &N : *G.mutable_node())
-    for (auto &A : *N.mutable_attribute()) {
-      if (A.has_g()) rebaseExternalData(*A.mutable_g(), FromDir, ToDir);
-      for (auto &Sub : *A.mutable_graphs()) rebaseExternalData(Sub, FromDir, ToDir);
-    }
-}
-
 namespace {
 /// Name -> type of every tensor ONNX shape inference can type in M.
 std::map<std::string, onnx::TypeProto> inferTypes(const onnx::ModelProto &M) {
-  onnx::ModelProto Copy = M;
+  // External initializers as typed inputs: ONNX cannot read their data.
+  onnx::ModelProto Copy = withoutExternalData(M);
   try {
     onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
                                         /*enable_data_propagation=*/false);
@@ -240,7 +222,6 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
           VI->set_name(T);
           *VI->mutable_type() = It->second;
         }
-    rebaseExternalData(*OG, O.sourceDir, O.outputDir);
     if (SM.outputs.empty())
       return makeError("stage ", SM.name, " produces nothing any other stage or the user reads");
 

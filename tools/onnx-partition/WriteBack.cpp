@@ -12,6 +12,7 @@
 
 #include "Driver.h"
 
+#include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
@@ -21,6 +22,7 @@
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <ostream>
 
@@ -114,8 +116,6 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
   std::optional<StagePipeline> Stages;
   if (!O.emitStages.empty()) {
     ExtractOptions EO;
-    EO.sourceDir = dirOf(M.path);
-    EO.outputDir = O.emitStages;
     EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
     Expected<StagePipeline> SP = extractStages(Annotated, *P, TR->transfers, EO);
     if (!SP) return SP.takeError();
@@ -126,23 +126,46 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
     Stages = std::move(*SP);
   }
 
-  // Everything is checked; write.
-  if (!O.output.empty()) {
-    onnx::ModelProto Out = Annotated;
-    rebaseExternalData(*Out.mutable_graph(), dirOf(M.path), dirOf(O.output));
-    std::string Data;
-    if (!Out.SerializeToString(&Data)) return makeError("cannot serialize the output model");
-    ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.output, Data));
-  }
+  // Everything is checked. Lay out each model's external data beside it
+  // (IR/ExternalData.h) and serialize, still writing nothing; then write the
+  // data files before the models that reference them.
+  struct Prepared {
+    std::string path, bytes;
+    ExternalDataLayout layout;
+  };
+  std::vector<Prepared> Files;
+  auto Prepare = [&](onnx::ModelProto Out, const std::string &Path) -> Error {
+    ExternalWriteOptions XO;
+    XO.sourceDir = dirOf(M.path);
+    XO.outputPath = Path;
+    Expected<ExternalDataLayout> L = layoutExternalData(Out, XO);
+    if (!L) return L.takeError();
+    ONNXP_RETURN_IF_ERROR(checkWrittenReferences(Out, dirOf(Path), *L, Path));
+    Prepared F{Path, "", std::move(*L)};
+    if (!Out.SerializeToString(&F.bytes)) return makeError("cannot serialize ", Path);
+    Files.push_back(std::move(F));
+    return Error::success();
+  };
+  if (!O.output.empty()) ONNXP_RETURN_IF_ERROR(Prepare(Annotated, O.output));
+  if (Stages)
+    for (const StageModel &S : Stages->stages)
+      ONNXP_RETURN_IF_ERROR(Prepare(S.model, (fs::path(O.emitStages) / S.fileName).string()));
   if (Stages) {
     std::error_code EC;
     fs::create_directory(O.emitStages, EC);
     if (EC) return makeError("--emit-stages: cannot create '", O.emitStages, "': ", EC.message());
-    for (const StageModel &S : Stages->stages) {
-      std::string Data;
-      if (!S.model.SerializeToString(&Data)) return makeError("cannot serialize stage ", S.name);
-      ONNXP_RETURN_IF_ERROR(writeFileAtomically((fs::path(O.emitStages) / S.fileName).string(), Data));
-    }
+  }
+  size_t Absent = 0;
+  for (const Prepared &F : Files) {
+    for (const std::string &W : F.layout.warnings) std::cerr << "warning: " << W << "\n";
+    Absent += !F.layout.absentLocations.empty();
+    ONNXP_RETURN_IF_ERROR(writeExternalDataFiles(F.layout));
+    ONNXP_RETURN_IF_ERROR(writeFileAtomically(F.path, F.bytes));
+  }
+  if (Absent)
+    Ctx.notes.push_back(std::to_string(Absent) + " written models reference external data absent from '" +
+                        dirOf(M.path) + "' under the same names (warnings above)");
+  if (Stages) {
     ONNXP_RETURN_IF_ERROR(
         writeFileAtomically((fs::path(O.emitStages) / "pipeline.json").string(), Stages->json));
     Ctx.notes.push_back("wrote " + std::to_string(Stages->stages.size()) + " stage models and pipeline.json to " +

@@ -4,7 +4,8 @@
 // contiguous share of the graph). A stage model's inputs are the tensors it
 // reads from graph inputs or from earlier stages, its outputs the tensors
 // later stages or the user read; initializers it uses are copied in, with
-// external data references rebased to the stage's directory. Running the
+// their external data references as in M (the writer lays out each stage's
+// own data file: IR/ExternalData.h). Running the
 // stages in id order, feeding each the tensors earlier stages produced,
 // computes what the whole model computes (checked in ONNX Runtime by
 // test/ort/run_stages.js).
@@ -37,10 +38,6 @@ struct StageModel {
 };
 
 struct ExtractOptions {
-  /// Directory the model's external data locations are relative to.
-  std::string sourceDir = ".";
-  /// Directory the stage models will be written to.
-  std::string outputDir = ".";
   /// Type of a tensor that ONNX shape inference could not give (e.g. the
   /// outputs of contrib training ops), or nullopt.
   std::function<std::optional<onnx::TypeProto>(const std::string &)> fallbackType;
@@ -58,11 +55,6 @@ struct StagePipeline {
 Expected<StagePipeline> extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
                                       const std::vector<InsertedTransfer> &Transfers,
                                       const ExtractOptions &O);
-
-/// Rewrites the location of every external-data initializer of G (and its
-/// subgraphs) from relative to FromDir to relative to ToDir, so that a
-/// model written elsewhere still finds the same data files.
-void rebaseExternalData(onnx::GraphProto &G, const std::string &FromDir, const std::string &ToDir);
 
 } // namespace onnxp
 
