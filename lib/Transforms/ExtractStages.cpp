@@ -12,12 +12,14 @@
 
 #include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Transforms/OrtLayerAssignment.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 
 #include <onnx/shape_inference/implementation.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -128,6 +130,23 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
                                  {"elem_type", I.type().tensor_type().elem_type()},
                                  {"shape", shapeJson(I.type())}});
   }
+  // The annotated model in one ONNX Runtime session: its layer_ann values
+  // are the used devices' names.
+  std::vector<std::string> Used;
+  for (int St = 0; St < S; ++St)
+    if (P.stageDevice[St] >= 0 &&
+        std::find(Used.begin(), Used.end(), P.deviceNames[P.stageDevice[St]]) == Used.end())
+      Used.push_back(P.deviceNames[P.stageDevice[St]]);
+  J["ort"] = {{"annotation_key", "layer_ann"},
+              {"layer_assignment_settings", ortLayerAssignmentSettings(Used)},
+              {"one_session", fitsOneOrtSession(Used)}};
+  if (!O.prediction.algorithm.empty())
+    J["plan"] = {{"algorithm", O.prediction.algorithm},
+                 {"objective_kind", O.prediction.objectiveKind},
+                 {"objective", O.prediction.objective},
+                 {"time_unit", O.prediction.timeUnit}};
+  J["dims"] = nlohmann::json::object();
+  for (const auto &[Name, V] : O.dimBindings) J["dims"][Name] = V;
   J["stages"] = nlohmann::json::array();
   J["edges"] = nlohmann::json::array();
 
@@ -168,6 +187,13 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
         if (Produced.count(In) || !Added.insert(In).second) continue;
         if (auto It = Initializers.find(In); It != Initializers.end()) {
           *OG->add_initializer() = *It->second;
+          // Before IR 4 every initializer must also be a graph input.
+          if (M.ir_version() < 4)
+            if (std::optional<onnx::TypeProto> T = TypeOf(In)) {
+              auto *VI = OG->add_input();
+              VI->set_name(In);
+              *VI->mutable_type() = *T;
+            }
           continue;
         }
         if (auto It = SparseInitializers.find(In); It != SparseInitializers.end()) {
@@ -225,13 +251,21 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
     if (SM.outputs.empty())
       return makeError("stage ", SM.name, " produces nothing any other stage or the user reads");
 
-    J["stages"].push_back({{"id", St},
-                           {"name", SM.name},
-                           {"device", P.deviceNames[SM.device]},
-                           {"file", SM.fileName},
-                           {"nodes", SM.numNodes},
-                           {"inputs", Inputs},
-                           {"outputs", Outputs}});
+    // What ONNX Runtime needs to run this stage on its device.
+    OrtDevice Ort = ortDeviceFor(P.deviceNames[SM.device]);
+    nlohmann::json Stage = {{"id", St},
+                            {"name", SM.name},
+                            {"device", P.deviceNames[SM.device]},
+                            {"file", SM.fileName},
+                            {"nodes", SM.numNodes},
+                            {"execution_provider", Ort.executionProvider},
+                            {"device_id", Ort.deviceId},
+                            {"layer_assignment_settings", ortLayerAssignmentSettings({P.deviceNames[SM.device]})},
+                            {"inputs", Inputs},
+                            {"outputs", Outputs}};
+    if (St < static_cast<int>(O.prediction.stageTime.size()))
+      Stage["predicted_time"] = O.prediction.stageTime[St];
+    J["stages"].push_back(std::move(Stage));
     R.stages.push_back(std::move(SM));
   }
   J["graph_outputs"] = nlohmann::json::array();

@@ -11,7 +11,8 @@
 //        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize]
 //
 // Graph inputs get seeded pseudo-random data (floats uniform in [-1, 1),
-// integers in [0, 16)); symbolic dims default to 1 unless bound with --dim.
+// integers in [0, 16)); symbolic and negative dims take --dim, else the
+// partitioner's binding, else 1.
 // For every graph output it reports the max abs error of the annotated
 // model and of the stage pipeline against the original, and the max error
 // relative to max(|reference|, 1); it prints PASS and exits 0 when every
@@ -77,7 +78,9 @@ const TYPES = {
 function makeInput(ort, spec, next, dims) {
   const t = TYPES[spec.elem_type];
   if (!t) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
-  const shape = (spec.shape || []).map(d => typeof d === 'number' ? d : (dims[d] || 1));
+  // Unknown dims -- a symbol, null, or the -1 some exporters write -- take
+  // --dim or the partitioner's binding (pipeline.json "dims"), else 1.
+  const shape = (spec.shape || []).map(d => typeof d === 'number' && d >= 0 ? d : ((typeof d === 'string' && dims[d]) || 1));
   const n = shape.reduce((x, y) => x * y, 1);
   const data = new t[1](n);
   for (let i = 0; i < n; ++i) {
@@ -114,6 +117,7 @@ async function main() {
     process.exit(2);
   }
   const pipeline = JSON.parse(fs.readFileSync(path.join(dir, 'pipeline.json'), 'utf8'));
+  a.dims = {...(pipeline.dims || {}), ...a.dims};
   const next = rng(a.seed);
   const feeds = {};
   for (const spec of pipeline.graph_inputs) feeds[spec.name] = makeInput(ort, spec, next, a.dims);

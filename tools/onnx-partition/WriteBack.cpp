@@ -116,6 +116,17 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
   std::optional<StagePipeline> Stages;
   if (!O.emitStages.empty()) {
     ExtractOptions EO;
+    EO.prediction = {Ctx.plan->algorithm, Ctx.plan->objectiveKind, Ctx.graph.timeUnit, Ctx.plan->objective,
+                     std::vector<double>(P->numStages(), 0.0)};
+    if (AllMapped)
+      for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) {
+        const CostNode &N = Ctx.graph.node(V);
+        EO.prediction.stageTime[Ctx.plan->stage[V]] +=
+            Ctx.platform.isAccelerator(Ctx.plan->device[V]) ? N.accTime : N.cpuTime;
+      }
+    else
+      EO.prediction.stageTime.clear();
+    EO.dimBindings = M.dimBindings;
     EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
     Expected<StagePipeline> SP = extractStages(Annotated, *P, TR->transfers, EO);
     if (!SP) return SP.takeError();

@@ -21,6 +21,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,15 @@ struct StageModel {
 };
 
 struct ExtractOptions {
+  /// The plan's numbers for pipeline.json, so a runner can put measured
+  /// times beside them (empty algorithm: none).
+  struct Prediction {
+    std::string algorithm, objectiveKind, timeUnit;
+    double objective = 0;
+    std::vector<double> stageTime; ///< per stage id: compute time of its nodes
+  } prediction;
+  /// Symbolic dims the partitioner bound (--dim), recorded for runners.
+  std::map<std::string, int64_t> dimBindings;
   /// Type of a tensor that ONNX shape inference could not give (e.g. the
   /// outputs of contrib training ops), or nullopt.
   std::function<std::optional<onnx::TypeProto>(const std::string &)> fallbackType;
