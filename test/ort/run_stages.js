@@ -8,7 +8,7 @@
 // produced, must reproduce the original model's outputs.
 //
 //   node test/ort/run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR
-//        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize]
+//        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize] [--layer-assignment]
 //
 // Graph inputs get seeded pseudo-random data (floats uniform in [-1, 1),
 // integers in [0, 16)); symbolic and negative dims take --dim, else the
@@ -23,6 +23,11 @@
 // turns ONNX Runtime's optimizations on ('all'), which fuses differently
 // across stage boundaries and exercises the tolerance.
 //
+// --layer-assignment opens the annotated model's session with the session
+// option pipeline.json gives for it ("ort": "layer_assignment_settings"),
+// ONNX Runtime's own way to place nodes by their `layer_ann` metadata; a
+// rule naming a GPU the build lacks is skipped by ORT with a logged error.
+//
 // Needs `npm install --ignore-scripts` in test/ort (onnxruntime-node 1.30).
 //
 // ===----------------------------------------------------------------------===//
@@ -34,17 +39,18 @@ const path = require('path');
 function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);
   process.stderr.write('usage: node run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR ' +
-                       '[--seed S] [--rtol R] [--dim NAME=V]... [--optimize]\n');
+                       '[--seed S] [--rtol R] [--dim NAME=V]... [--optimize] [--layer-assignment]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}, optimize: false};
+  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}, optimize: false, layerAssignment: false};
   for (let i = 0; i < argv.length; ++i) {
     const v = argv[i];
     if (v === '--seed') a.seed = Number(argv[++i]);
     else if (v === '--rtol') a.rtol = Number(argv[++i]);
     else if (v === '--optimize') a.optimize = true;
+    else if (v === '--layer-assignment') a.layerAssignment = true;
     else if (v === '--dim') {
       const [k, n] = String(argv[++i]).split('=');
       if (!k || !(Number(n) > 0)) usage(`--dim wants NAME=V, got '${argv[i]}'`);
@@ -124,7 +130,14 @@ async function main() {
   const opts = {graphOptimizationLevel: a.optimize ? 'all' : 'disabled', intraOpNumThreads: 1};
 
   const ref = await (await ort.InferenceSession.create(original, opts)).run(feeds);
-  const annSession = await ort.InferenceSession.create(annotated, opts);
+  const annOpts = {...opts};
+  if (a.layerAssignment) {
+    const las = pipeline.ort && pipeline.ort.layer_assignment_settings;
+    if (!las) throw new Error(`${dir}/pipeline.json has no ort.layer_assignment_settings`);
+    annOpts.extra = {session: {layer_assignment_settings: las}};
+    console.log(`annotated model: session.layer_assignment_settings = ${las}`);
+  }
+  const annSession = await ort.InferenceSession.create(annotated, annOpts);
   const ann = await annSession.run(feeds);
 
   const pool = new Map(Object.entries(feeds));
