@@ -17,10 +17,12 @@
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
+#include "onnx-partition/Transforms/OrtLayerAssignment.h"
 #include "onnx-partition/Transforms/Placement.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -109,6 +111,18 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
                         " stages");
   }
   ONNXP_RETURN_IF_ERROR(annotatePlacement(Annotated, *P, planReportJson(Ctx)));
+  if (!O.output.empty()) {
+    // How to run the annotated model in one ONNX Runtime session, if it can.
+    std::vector<std::string> Used;
+    for (int D : P->stageDevice)
+      if (D >= 0 && std::find(Used.begin(), Used.end(), P->deviceNames[D]) == Used.end())
+        Used.push_back(P->deviceNames[D]);
+    Ctx.notes.push_back(fitsOneOrtSession(Used)
+                            ? "ONNX Runtime: run " + O.output + " with session.layer_assignment_settings=" +
+                                  ortLayerAssignmentSettings(Used)
+                            : "ONNX Runtime: one session holds at most one GPU; run this plan's stage models "
+                              "(--emit-stages) with test/ort/run_pipeline.js");
+  }
   std::string What = O.output.empty() ? "the annotated model" : O.output;
   ONNXP_RETURN_IF_ERROR(checkModelFull(Annotated, What));
   ONNXP_RETURN_IF_ERROR(verifyPartitionedModel(M.proto, Annotated));
