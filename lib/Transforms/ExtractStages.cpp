@@ -100,6 +100,9 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
   for (const auto &I : G.input()) GraphInputs.insert(I.name());
   for (const auto &Out : G.output()) GraphOutputs.insert(Out.name());
 
+  std::vector<int> OriginalIndex(N, -1);
+  for (int I = 0, K = 0; I < N; ++I)
+    if (!P.inserted[I]) OriginalIndex[I] = K++;
   int S = P.numStages();
   std::vector<std::vector<int>> StageNodes(S);
   for (int I = 0; I < N; ++I) StageNodes[P.stage[I]].push_back(I);
@@ -177,7 +180,13 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
 
     std::set<std::string> Produced, Added;
     for (int I : StageNodes[St]) {
-      *OG->add_node() = G.node(I);
+      onnx::NodeProto *Node = OG->add_node();
+      *Node = G.node(I);
+      // An unnamed original node gets the name the cost graph and reports
+      // give it (its op and index among the original nodes), so ONNX
+      // Runtime's profile of the stage (run_pipeline.js --profile) names
+      // it as `onnx-partition --profile` expects.
+      if (Node->name().empty() && !P.inserted[I]) Node->set_name(G.node(I).op_type() + "_" + std::to_string(OriginalIndex[I]));
       for (const std::string &T : G.node(I).output())
         if (!T.empty()) Produced.insert(T);
     }
