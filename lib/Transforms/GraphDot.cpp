@@ -80,7 +80,7 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
      << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
      << "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#777777\"];\n";
   std::ostringstream Title;
-  Title << P.algorithm << ": " << P.objectiveKind << " " << ms(P.objective, Unit) << " on " << Pl.accelerators
+  Title << P.algorithm << ": " << objectiveName(P.objectiveKind) << " " << ms(P.objective, Unit) << " on " << Pl.accelerators
         << " accelerators + " << Pl.cpus << " CPU cores";
   OS << "  labelloc=t;\n  label=" << quote(Title.str()) << ";\n";
   for (auto &[C, Nodes] : Members) {
