@@ -64,6 +64,15 @@ Expected<PipelinePlan> bestContiguousWithin(const PipelineTasks &Tasks, int NumG
 double singleGpuPeriod(const PipelineTasks &Tasks);
 double singleGpuPeakMemory(const PipelineTasks &Tasks);
 
+/// The 1F1B schedule of any staged plan (issue 15 item 4's `--trace`): a
+/// plan's stages reduce to a chain with one block per stage (the stage's
+/// forward and backward time, the activation leaving it, its weights),
+/// stage s on GPU s. Builds the pattern at the plan's load period, replays
+/// it and writes Periods steady-state periods into Trace; returns the
+/// simulation (period, per-GPU peak memory).
+Expected<PipelineSimResult> traceStagedPlan(const Chain &Stages, double BandwidthBytesPerSec, ChromeTrace &Trace,
+                                            int Periods = 4);
+
 } // namespace onnxp
 
 #endif // ONNXP_PARTITION_PIPELINEBASELINE_H

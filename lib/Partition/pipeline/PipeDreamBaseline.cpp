@@ -107,3 +107,19 @@ double onnxp::singleGpuPeakMemory(const PipelineTasks &Tasks) {
   }
   return 3 * W + Peak;
 }
+
+Expected<PipelineSimResult> onnxp::traceStagedPlan(const Chain &Stages, double Bandwidth, ChromeTrace &Trace,
+                                                   int Periods) {
+  ONNXP_RETURN_IF_ERROR(Stages.validate());
+  if (!(Bandwidth > 0)) return makeError("tracing a staged plan needs a positive link bandwidth");
+  PipelineTasks Tasks(Stages, Bandwidth);
+  std::vector<int> Gpu(Stages.size());
+  for (size_t S = 0; S < Gpu.size(); ++S) Gpu[S] = static_cast<int>(S);
+  int NumGpus = static_cast<int>(Gpu.size());
+  Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, Gpu, NumGpus, allocationLoad(Tasks, Gpu, NumGpus));
+  if (!Pat) return Pat.takeError();
+  PipelineSimOptions O;
+  O.trace = &Trace;
+  O.tracePeriods = Periods;
+  return simulatePipeline(Tasks, *Pat, O);
+}

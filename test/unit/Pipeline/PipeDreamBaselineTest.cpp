@@ -64,3 +64,27 @@ TEST(PipeDreamBaseline, FirstStageStashesTheMostInFlight) {
     EXPECT_NEAR(M.peakStash, 1000.0 * (4 - S), 1e-6) << "stage " << S;
   }
 }
+
+TEST(PipeDreamBaseline, TraceOfAStagedPlan) {
+  // Three stages as a staged plan would describe them: the trace has one
+  // process per stage, the period is the slowest stage.
+  Chain Stages;
+  Stages.inputBytes = 100;
+  for (double F : {2.0, 3.0, 1.0}) {
+    ChainBlock B;
+    B.forwardTime = F;
+    B.backwardTime = 2 * F;
+    B.outputBytes = B.storedBytes = 100;
+    B.weightBytes = 10;
+    Stages.blocks.push_back(B);
+  }
+  ChromeTrace Trace;
+  Expected<PipelineSimResult> R = traceStagedPlan(Stages, 1e6, Trace, 2);
+  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  EXPECT_NEAR(R->period, 9, 1e-9);
+  std::string J = Trace.toJson();
+  for (const char *S : {"\"GPU 0\"", "\"GPU 1\"", "\"GPU 2\"", "\"link to GPU 1\"", "\"link to GPU 2\""})
+    EXPECT_NE(J.find(S), std::string::npos) << S;
+  Stages.blocks[1].forwardTime = -1;
+  EXPECT_FALSE(static_cast<bool>(traceStagedPlan(Stages, 1e6, Trace)));
+}
