@@ -268,8 +268,7 @@ private:
         Inst[I].offloaded = true;
         Inst[I].os = X.start;
         Inst[I].oe = X.end;
-        Away[X.key] = I;
-        Live.erase(X.key);
+        Away[X.key] = I; // still readable by the operation the offload overlaps
       }
       while (NextPre < Prefetches.size() && Prefetches[NextPre].beforeOp == Idx) {
         Transfer &X = Prefetches[NextPre++];
@@ -336,6 +335,7 @@ private:
       if (!BackwardDone[K])
         return makeInternalError("activation replay: ", K == L + 1 ? std::string("the loss") : "B^" + std::to_string(K),
                                  " never runs");
+    if (!Away.empty()) return makeInternalError("activation replay: an offloaded tensor never comes back");
     for (auto &[Key, I] : Live)
       if (Inst[I].name != "delta0")
         return makeInternalError("activation replay: ", Inst[I].name, " is still on the accelerator at the end");

@@ -45,6 +45,7 @@
 //     simulator confirms it); without rounding the state would be continuous.
 //
 //===----------------------------------------------------------------------===//
+#include "FlatMemo.h"
 #include "RematChain.h"
 #include "RematSequence.h"
 
@@ -53,7 +54,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 
 using namespace onnxp;
 using namespace onnxp::remat;
@@ -106,6 +106,9 @@ private:
   int mB(int I) const { return S.abar[I] + S.a[I] + S.a[I - 1] + S.oB[I]; }
   int inputSize(int I, int X) const { return I == 1 ? S.a[0] : (X ? S.abar[I - 1] : S.a[I - 1]); }
 
+  /// Every forward and backward of layers I..J once: no sequence is faster.
+  double lowerBound(int I, int J) const { return SuffixLB[I] - SuffixLB[J + 1]; }
+
   static bool atBound(double V, double LB) { return V <= LB * (1 + 1e-13) + 1e-12; }
 
   // --- backward phase C_A(i, j, A, Delta) (B.3) -------------------------------
@@ -145,29 +148,47 @@ private:
   }
 
   /// Case 2 with the next checkpoint a^{I2}: F_ck^i, F_nograd^{i+1..I2}.
-  BwEval caseCk(int I, int J, int I2, int A, int D) {
+  /// Feasible is the memory check of those forwards; G is
+  /// max_k (M^{F_ck}_{ik} / beta + prefixF[k]), so that Lemma 1's idle is
+  /// max(0, (A + Delta_3 - M) / beta + G - prefixF[I2]). Both are built up
+  /// incrementally by the caller's loop over I2.
+  /// Candidates that cannot beat Cutoff are dropped before their second
+  /// recursive call (branch and bound on exact lower bounds: the memo keeps
+  /// exact values because only this state's own candidates are cut).
+  BwEval caseCk(int I, int J, int I2, int A, int D, double G, double Cutoff = Inf) {
     BwEval E;
-    int Free = M - A;
-    for (int K = I; K <= I2; ++K)
-      if (mFck(I, K, J) > Free) return E;
+    if (S.sumF(I, I2) + lowerBound(I, J) >= Cutoff) return E;
     double Last = backward(I, I2, A, D);
     if (Last == Inf) return E;
+    if (S.sumF(I, I2) + Last + lowerBound(I2 + 1, J) >= Cutoff) return E;
     E.D1 = ceilSlots(D - moved(Last)); // for C_A(i'+1, j)
     double Sub = backward(I2 + 1, J, A + S.a[I2], E.D1);
     if (Sub == Inf) return E;
     int D3 = ceilSlots(E.D1 - moved(Sub));
     double Eps = 0;
-    for (int K = I; K <= I2; ++K) Eps = std::max(Eps, lemma(mFck(I, K, J) + A + D3 - M, S.sumF(K + 1, I2)));
+    if (S.offload && !S.infiniteBeta) Eps = std::max(0.0, (A + D3 - M) / S.beta + G - S.prefixF[I2]);
     E.EpsF = Eps;
     E.V = S.sumF(I, I2) + Eps + Sub + Last;
     return E;
+  }
+  /// caseCk with its checks computed from scratch (for the plan's rebuild).
+  BwEval caseCkAlone(int I, int J, int I2, int A, int D) {
+    double G = -Inf;
+    for (int K = I; K <= I2; ++K) {
+      if (mFck(I, K, J) > M - A) return BwEval();
+      G = std::max(G, gTerm(I, K, J));
+    }
+    return caseCk(I, J, I2, A, D, G);
+  }
+  double gTerm(int I, int K, int J) const {
+    if (!S.offload || S.infiniteBeta) return 0;
+    return mFck(I, K, J) / S.beta + S.prefixF[K];
   }
 
   double backward(int I, int J, int A, int D) {
     if (A > M) return Inf;
     uint64_t Key = bwKey(I, J, A, D);
-    auto It = BwMemo.find(Key);
-    if (It != BwMemo.end()) return It->second.V;
+    if (const BwEntry *Hit = BwMemo.find(Key)) return Hit->V;
     double LB = SuffixLB[I] - SuffixLB[J + 1];
     double Best = Inf;
     int Choice = 0;
@@ -177,8 +198,11 @@ private:
       Best = caseAll(I, J, A, D).V;
       Choice = -1;
       if (!atBound(Best, LB)) {
+        double G = -Inf;
         for (int I2 = I; I2 < J; ++I2) {
-          double V = caseCk(I, J, I2, A, D).V;
+          if (mFck(I, I2, J) > M - A) break; // and for every longer run
+          G = std::max(G, gTerm(I, I2, J));
+          double V = caseCk(I, J, I2, A, D, G, Best).V;
           if (V < Best) {
             Best = V;
             Choice = I2;
@@ -186,13 +210,13 @@ private:
         }
       }
     }
-    BwMemo.emplace(Key, BwEntry{Best, Choice});
+    BwMemo.insert(Key, BwEntry{Best, Choice});
     return Best;
   }
 
   void emitBackward(int I, int J, int A, int D, std::vector<RematOp> &Ops) {
     backward(I, J, A, D);
-    const BwEntry &En = BwMemo.at(bwKey(I, J, A, D));
+    const BwEntry En = *BwMemo.find(bwKey(I, J, A, D));
     auto Idle = [&](double T) {
       if (T > 0) Ops.push_back({RematOpKind::Idle, 0, false, T});
     };
@@ -213,7 +237,7 @@ private:
       return;
     }
     int I2 = En.Choice;
-    BwEval E = caseCk(I, J, I2, A, D);
+    BwEval E = caseCkAlone(I, J, I2, A, D);
     Ops.push_back({RematOpKind::ForwardCheck, I});
     for (int K = I + 1; K <= I2; ++K) Ops.push_back({RematOpKind::ForwardNoGrad, K});
     Idle(E.EpsF);
@@ -264,30 +288,38 @@ private:
     return E;
   }
 
-  FwEval fwCk(int I, int J, int A, int AF, int AB, int Z, bool Off) {
+  /// Case 2 up to layer J; Eps is Lemma 1's idle before F_ck^i, computed by
+  /// the caller's loop over J (it does not depend on offloading Z).
+  FwEval fwCk(int I, int J, int A, int AF, int AB, int Z, bool Off, double Eps, double Cutoff = Inf) {
     FwEval E;
-    double Eps = 0;
-    for (int K = I; K <= J; ++K) {
-      int Mk = mFck(I, K, L + 1) + A;
-      if (Mk + ((!Off || K == I) ? Z : 0) > M) return E;
-      Eps = std::max(Eps, lemma(Mk + Z + AF - M, S.sumF(I, K - 1)));
-    }
     E.EpsF = Eps;
+    if (S.sumF(I, J) + Eps + lowerBound(I, J) + SuffixLB[J + 1] >= Cutoff) return E;
     E.Back = backward(I, J, A + Z, AB);
     if (E.Back == Inf) return E;
+    if (S.sumF(I, J) + Eps + E.Back + SuffixLB[J + 1] >= Cutoff) return E;
     nextState(E, A, AF, AB, Z, Off, moved(S.sumF(I, J) + Eps), moved(E.Back));
     double Sub = forward(J + 1, 0, E.A2, E.AF2, E.AB2);
     if (Sub == Inf) return E;
     E.V = S.sumF(I, J) + Eps + Sub + E.Back;
     return E;
   }
+  /// The memory check of F_ck^i .. F_nograd^J (Z leaves with the offload
+  /// after F_ck^i reads it) and the idle before them.
+  bool fwCkChecks(int I, int J, int A, int AF, int Z, bool Off, double &Eps) const {
+    Eps = 0;
+    for (int K = I; K <= J; ++K) {
+      int Mk = mFck(I, K, L + 1) + A;
+      if (Mk + ((!Off || K == I) ? Z : 0) > M) return false;
+      Eps = std::max(Eps, lemma(Mk + Z + AF - M, S.sumF(I, K - 1)));
+    }
+    return true;
+  }
 
   double forward(int I, int X, int A, int AF, int AB) {
     int Z = inputSize(I, X);
     if (A + Z > M) return Inf;
     uint64_t Key = fwKey(I, X, A, AF, AB);
-    auto It = FwMemo.find(Key);
-    if (It != FwMemo.end()) return It->second.V;
+    if (const FwEntry *Hit = FwMemo.find(Key)) return Hit->V;
     FwEntry Best;
     if (I == L + 1) {
       Best.V = loss(A, AF, AB, Z).V;
@@ -299,19 +331,27 @@ private:
         double V = fwAll(I, A, AF, AB, Z, Off).V;
         if (V < Best.V) Best = {V, 0, bool(Off)};
       }
-      for (int J = I; J <= L && !atBound(Best.V, LB); ++J)
-        for (int Off = 0; Off <= (S.offload ? 1 : 0); ++Off) {
-          double V = fwCk(I, J, A, AF, AB, Z, Off).V;
+      double Eps = 0;
+      bool KeepOk = true, OffOk = S.offload;
+      for (int J = I; J <= L && (KeepOk || OffOk) && !atBound(Best.V, LB); ++J) {
+        int Mk = mFck(I, J, L + 1) + A;
+        KeepOk = KeepOk && Mk + Z <= M;
+        OffOk = OffOk && Mk + (J == I ? Z : 0) <= M;
+        Eps = std::max(Eps, lemma(Mk + Z + AF - M, S.sumF(I, J - 1)));
+        for (int Off = 0; Off <= 1; ++Off) {
+          if (!(Off ? OffOk : KeepOk)) continue;
+          double V = fwCk(I, J, A, AF, AB, Z, Off, Eps, Best.V).V;
           if (V < Best.V) Best = {V, J, bool(Off)};
         }
+      }
     }
-    FwMemo.emplace(Key, Best);
+    FwMemo.insert(Key, Best);
     return Best.V;
   }
 
   void emitForward(int I, int X, int A, int AF, int AB, std::vector<RematOp> &Ops) {
     forward(I, X, A, AF, AB);
-    const FwEntry En = FwMemo.at(fwKey(I, X, A, AF, AB));
+    const FwEntry En = *FwMemo.find(fwKey(I, X, A, AF, AB));
     int Z = inputSize(I, X);
     auto Idle = [&](double T) {
       if (T > 0) Ops.push_back({RematOpKind::Idle, 0, false, T});
@@ -338,7 +378,9 @@ private:
       Idle(E.EpsB);
       return;
     }
-    FwEval E = fwCk(I, En.J, A, AF, AB, Z, En.Off);
+    double Eps = 0;
+    fwCkChecks(I, En.J, A, AF, Z, En.Off, Eps);
+    FwEval E = fwCk(I, En.J, A, AF, AB, Z, En.Off, Eps);
     Idle(E.EpsF);
     if (En.Off) Ops.push_back(Tensor);
     Ops.push_back({RematOpKind::ForwardCheck, I});
@@ -352,8 +394,8 @@ private:
   }
 
   struct BwEntry {
-    double V;
-    int Choice; // 0 single layer, -1 F_all, else the next checkpoint i'
+    double V = Inf;
+    int Choice = 0; // 0 single layer, -1 F_all, else the next checkpoint i'
   };
   struct FwEntry {
     double V = Inf;
@@ -364,8 +406,8 @@ private:
   const SlotChain &S;
   int M, L;
   std::vector<double> SuffixLB;
-  std::unordered_map<uint64_t, BwEntry> BwMemo;
-  std::unordered_map<uint64_t, FwEntry> FwMemo;
+  FlatMemo<BwEntry> BwMemo;
+  FlatMemo<FwEntry> FwMemo;
 };
 
 } // namespace
