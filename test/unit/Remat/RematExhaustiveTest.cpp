@@ -216,3 +216,62 @@ TEST(RematExhaustive, OffloadingPlansReplayAndNeverLose) {
 }
 
 } // namespace
+
+namespace {
+
+// The simulator is only a check if it can fail: a plan whose budget is cut by
+// one slot, a plan that forgets a prefetch and one that drops a backward are
+// all rejected.
+TEST(RematReplay, RejectsBrokenPlans) {
+  std::mt19937 Rng(3);
+  Chain C = randomChain(Rng, 4, 8, false);
+  // The smallest budget rotor can do with.
+  RematPlan Tight;
+  RematOptions O;
+  for (double Budget = 1;; Budget += 1) {
+    O = byteOptions(Budget, false, 0);
+    Expected<RematPlan> P = planRotor(C, O);
+    ASSERT_TRUE(bool(P));
+    if (P->feasible) {
+      Tight = *P;
+      break;
+    }
+  }
+  ASSERT_TRUE(bool(replayActivationSchedule(C, O, Tight)));
+  RematPlan Smaller = Tight;
+  Smaller.budgetSlots -= 1;
+  EXPECT_FALSE(bool(replayActivationSchedule(C, O, Smaller)));
+  RematPlan NoBackward = Tight;
+  for (size_t I = 0; I < NoBackward.ops.size(); ++I)
+    if (NoBackward.ops[I].kind == RematOpKind::Backward) {
+      NoBackward.ops.erase(NoBackward.ops.begin() + I);
+      break;
+    }
+  EXPECT_FALSE(bool(replayActivationSchedule(C, O, NoBackward)));
+
+  // With offloading: find a plan that prefetches, then drop the prefetch.
+  for (double Budget = 4; Budget <= 60; Budget += 1) {
+    RematOptions On = byteOptions(Budget, true, 100);
+    Expected<RematPlan> P = planOffloadRemat(C, On);
+    ASSERT_TRUE(bool(P));
+    if (!P->feasible || P->offloadedBytes == 0) continue;
+    ASSERT_TRUE(bool(replayActivationSchedule(C, On, *P)));
+    RematPlan NoPrefetch = *P;
+    for (size_t I = 0; I < NoPrefetch.ops.size(); ++I)
+      if (NoPrefetch.ops[I].kind == RematOpKind::Prefetch) {
+        NoPrefetch.ops.erase(NoPrefetch.ops.begin() + I);
+        break;
+      }
+    EXPECT_FALSE(bool(replayActivationSchedule(C, On, NoPrefetch)));
+    ChromeTrace T = activationTrace(*replayActivationSchedule(C, On, *P));
+    std::string Json = T.toJson();
+    EXPECT_NE(Json.find("offload a"), std::string::npos);
+    EXPECT_NE(Json.find("prefetch a"), std::string::npos);
+    EXPECT_NE(Json.find("memory (bytes)"), std::string::npos);
+    EXPECT_NE(formatRematReport(C, *P).find("input-offloaded="), std::string::npos);
+    return;
+  }
+  FAIL() << "no budget made the DP offload";
+}
+
+} // namespace
