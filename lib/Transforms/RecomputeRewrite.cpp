@@ -16,6 +16,7 @@
 #include "onnx-partition/Transforms/PlacementFields.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <queue>
 #include <set>
@@ -316,4 +317,80 @@ Expected<RecomputeRewriteResult> onnxp::rewriteActivationSchedule(onnx::ModelPro
   ONNXP_RETURN_IF_ERROR(W.run());
   M = std::move(Copy);
   return W.R;
+}
+
+Expected<onnx::ModelProto> onnxp::recomputeCheckModel(const onnx::ModelProto &Rewritten,
+                                                      const RecomputeRewriteResult &R,
+                                                      const std::map<std::string, int64_t> &Dims, unsigned Seed) {
+  if (R.recomputedTensors.empty()) return makeError("recompute check: the schedule recomputes nothing");
+  const onnx::GraphProto &G = Rewritten.graph();
+  std::unordered_map<std::string, int> Producer;
+  for (int I = 0; I < G.node_size(); ++I)
+    for (const auto &O : G.node(I).output()) Producer[O] = I;
+  // The nodes the pairs depend on.
+  std::vector<bool> Keep(G.node_size(), false);
+  std::vector<std::string> Work;
+  for (const auto &[A, B] : R.recomputedTensors) Work.insert(Work.end(), {A, B});
+  std::set<std::string> Leaves;
+  while (!Work.empty()) {
+    std::string T = Work.back();
+    Work.pop_back();
+    auto It = Producer.find(T);
+    if (It == Producer.end()) {
+      Leaves.insert(T);
+      continue;
+    }
+    if (Keep[It->second]) continue;
+    Keep[It->second] = true;
+    for (const auto &In : G.node(It->second).input())
+      if (!In.empty()) Work.push_back(In);
+  }
+  onnx::ModelProto M = Rewritten;
+  onnx::GraphProto *Out = M.mutable_graph();
+  Out->clear_node();
+  for (int I = 0; I < G.node_size(); ++I)
+    if (Keep[I]) *Out->add_node() = G.node(I);
+  Out->clear_output();
+  Out->clear_value_info();
+  // Inputs the slice reads become initializers with seeded data.
+  std::set<std::string> Initialized;
+  for (const auto &I : G.initializer()) Initialized.insert(I.name());
+  uint64_t State = Seed * 2654435761u + 1;
+  auto Next = [&]() {
+    State = State * 6364136223846793005ULL + 1442695040888963407ULL;
+    return double(State >> 11) / double(1ULL << 53);
+  };
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> Inputs = G.input();
+  Out->clear_input();
+  for (const onnx::ValueInfoProto &In : Inputs) {
+    if (!Leaves.count(In.name()) || Initialized.count(In.name())) continue;
+    const onnx::TypeProto_Tensor &T = In.type().tensor_type();
+    onnx::TensorProto *Init = Out->add_initializer();
+    Init->set_name(In.name());
+    Init->set_data_type(T.elem_type());
+    int64_t Count = 1;
+    for (const auto &D : T.shape().dim()) {
+      int64_t V = D.has_dim_value() ? D.dim_value() : 1;
+      if (D.has_dim_param()) {
+        auto It = Dims.find(D.dim_param());
+        if (It != Dims.end()) V = It->second;
+      }
+      Init->add_dims(V);
+      Count *= V;
+    }
+    for (int64_t I = 0; I < Count; ++I) {
+      double U = Next();
+      switch (T.elem_type()) {
+      case onnx::TensorProto::FLOAT: Init->add_float_data(float(2 * U - 1)); break;
+      case onnx::TensorProto::DOUBLE: Init->add_double_data(2 * U - 1); break;
+      case onnx::TensorProto::INT32:
+      case onnx::TensorProto::BOOL: Init->add_int32_data(int32_t(U * 8)); break;
+      case onnx::TensorProto::INT64: Init->add_int64_data(int64_t(U * 8)); break;
+      default: return makeError("recompute check: input '", In.name(), "' has an element type the check cannot fill");
+      }
+    }
+  }
+  for (const auto &[A, B] : R.recomputedTensors)
+    for (const std::string &T : {A, B}) Out->add_output()->set_name(T);
+  return M;
 }

@@ -12,7 +12,7 @@
 //     replayed by the simulator and the replayed makespan is what is printed.
 //
 // The unlimited activation memory M_all is the least budget (bisection on
-// rotor's DP, slots of 1 MiB) at which the makespan equals the sum of all
+// rotor's DP, slots of 16 MiB) at which the makespan equals the sum of all
 // forward and backward times; budgets are M_all / r.
 //
 // Llama-2-7B chain: 32 decoder layers, batch 1, sequence 4096, hidden 4096,
@@ -54,7 +54,7 @@ double unlimitedMemory(const Chain &C) {
   double LB = rematLowerBoundMs(C, RematOptions());
   RematOptions O;
   O.offload = false;
-  O.slotBytes = 1024.0 * 1024;
+  O.slotBytes = 16.0 * 1024 * 1024;
   double Lo = 1, Hi = C.inputBytes;
   for (const ChainBlock &B : C.blocks) Hi += 2 * B.outputBytes + B.storedBytes;
   Hi = std::ceil(Hi / O.slotBytes) + 4;

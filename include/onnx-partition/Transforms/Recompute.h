@@ -46,4 +46,21 @@ Expected<RecomputeRewriteResult> rewriteActivationSchedule(onnx::ModelProto &M,
 
 } // namespace onnxp
 
+
+
+#include <map>
+
+namespace onnxp {
+
+/// The numerical check of issue 14 item 4 as a model ONNX Runtime can run:
+/// the forward nodes, recomputed copies and Offload/Prefetch nodes of the
+/// rewritten model that the recomputed tensors depend on; graph inputs
+/// become seeded pseudo-random initializers (floats in [-1, 1), integers in
+/// [0, 8), symbolic dims bound by Dims, else 1); the outputs are the pairs
+/// (original, copy) of RecomputeRewriteResult::recomputedTensors in order.
+/// test/ort/check_pairs.js runs it and compares each pair.
+Expected<onnx::ModelProto> recomputeCheckModel(const onnx::ModelProto &Rewritten, const RecomputeRewriteResult &R,
+                                               const std::map<std::string, int64_t> &Dims, unsigned Seed);
+
+} // namespace onnxp
 #endif // ONNXP_TRANSFORMS_RECOMPUTE_H

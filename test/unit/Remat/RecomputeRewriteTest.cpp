@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -40,7 +41,7 @@ std::optional<Mlp> loadMlp() {
   Expected<OnnxModel> M = loadOnnxModel(Path, *Bytes);
   if (!M) return std::nullopt;
   Mlp R{*M, {}, {}};
-  // Sizes chosen so that the smallest budget (45 bytes) forces recomputing
+  // Sizes chosen so that the smallest budget (48 bytes with the 4-byte input) forces recomputing
   // fc1 and relu: keeping everything needs 65.
   const char *Outs[] = {"/fc1/Gemm_output_0", "/relu/Relu_output_0", "output-0"};
   const double Sizes[] = {20, 2, 20};
@@ -166,6 +167,38 @@ TEST(RecomputeRewrite, RefusesAMappingThatDoesNotFit) {
   std::vector<std::vector<int>> Bad = M->Layers;
   Bad[2] = {100000};
   EXPECT_FALSE(bool(rewriteActivationSchedule(Out, Bad, *P)));
+}
+
+} // namespace
+
+namespace {
+
+// Recomputed values equal the originals in ONNX Runtime (issue 14 item 4):
+// the forward slice with the copies runs through test/ort/check_pairs.js.
+TEST(RecomputeRewrite, CopiesEqualOriginalsInOnnxRuntime) {
+  std::optional<Mlp> M = loadMlp();
+  if (!M) GTEST_SKIP() << "../shared/models/ort_mlp_training.onnx is absent";
+  std::string Ort = std::string(ONNXP_SOURCE_DIR) + "/test/ort";
+  if (!std::filesystem::exists(Ort + "/node_modules/onnxruntime-node") || std::system("node --version > /dev/null 2>&1"))
+    GTEST_SKIP() << "node or test/ort/node_modules/onnxruntime-node is absent";
+  Expected<RematPlan> P = planOffloadRemat(M->C, bytes(1, false, 0));
+  for (double Budget = 2; Budget < 100 && P && !P->feasible; Budget += 1)
+    P = planOffloadRemat(M->C, bytes(Budget, false, 0));
+  ASSERT_TRUE(bool(P) && P->feasible);
+  onnx::ModelProto Out = M->Model.proto;
+  Expected<RecomputeRewriteResult> R = rewriteActivationSchedule(Out, M->Layers, *P);
+  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  Expected<onnx::ModelProto> Check = recomputeCheckModel(Out, *R, {{"input-0_dim0", 3}, {"input-0_dim1", 784}}, 5);
+  ASSERT_TRUE(bool(Check)) << Check.takeError().message();
+  std::string Path = testing::TempDir() + "/onnxp_recompute_check.onnx";
+  std::string Bytes;
+  ASSERT_TRUE(Check->SerializeToString(&Bytes));
+  ASSERT_FALSE(bool(writeFileAtomically(Path, Bytes)));
+  std::string Cmd = "node " + Ort + "/check_pairs.js " + Path + " > " + Path + ".log 2>&1";
+  int Rc = std::system(Cmd.c_str());
+  Expected<std::string> Log = readFile(Path + ".log");
+  EXPECT_EQ(Rc, 0) << (Log ? *Log : std::string("(no log)"));
+  if (Log) EXPECT_NE(Log->find("PASS"), std::string::npos) << *Log;
 }
 
 } // namespace
