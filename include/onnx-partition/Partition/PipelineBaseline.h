@@ -1,0 +1,78 @@
+//===- Partition/PipelineBaseline.h - Contiguous 1F1B plans on chains -*- C++ -*-===//
+//
+// What users run today, priced with seed 000's memory model: PipeDream's
+// optimizer in straight-pipeline mode (optimizer_graph_hierarchical.py with
+// no replication: contiguous stages, exactly P of them, a cut costs
+// 2 a / beta for the activation and its gradient, the period is the largest
+// stage time or cut time), its 1F1B memory check through the simulator, and
+// the closed form of a single GPU. Any contiguous (or other) allocation is
+// priced by buildModuloPattern + simulatePipeline, so dp's stage plans and
+// the ILP's warm starts are checked the same way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_PIPELINEBASELINE_H
+#define ONNXP_PARTITION_PIPELINEBASELINE_H
+
+#include "onnx-partition/Partition/PipelineSchedule.h"
+#include "onnx-partition/Partition/PipelineSimulator.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+/// A pipelined plan: the pattern and what the simulator measured on it.
+struct PipelinePlan {
+  std::string algorithm;
+  PeriodicPattern pattern;
+  PipelineSimResult sim;
+  double lowerBound = 0; ///< proven lower bound on the period (ILP), ms
+  std::vector<std::string> notes;
+  std::map<std::string, double> stats;
+  double period() const { return sim.period; }
+  double peakMemory() const { return sim.peakMemory; }
+};
+
+/// PipeDream's straight-pipeline optimum: contiguous stages, exactly
+/// NumStages of them (NumStages <= L). Returns the allocation (stage of each
+/// block) and the optimizer's period max(stage compute, 2 a_cut / beta).
+struct StraightPipeline {
+  std::vector<int> stageOfBlock;
+  double period = 0;
+};
+Expected<StraightPipeline> pipeDreamStraightPipeline(const PipelineTasks &Tasks, int NumStages);
+
+/// Builds the 1F1B pattern of an allocation at its load period and replays
+/// it (the "1F1B memory check").
+Expected<PipelinePlan> priceAllocation(const PipelineTasks &Tasks, const std::vector<int> &GpuOfBlock,
+                                       int NumGpus, const std::string &Algorithm);
+
+/// The PipeDream baseline priced: straight pipeline of P stages, its pattern
+/// and simulated memory.
+Expected<PipelinePlan> pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus);
+
+/// The best contiguous plan that fits in Memory bytes per GPU among
+/// PipeDream's straight pipelines of 1..NumGpus stages; an error when none
+/// fits. The ILP warm-starts from it.
+Expected<PipelinePlan> bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory);
+
+/// Seed 000 on one GPU (closed form of the §4 model with every task in
+/// chain order, all shifts 0): the period is the total compute and the peak
+/// is 3W + max_l (a_0 + ... + a_l + a_{l-1}), reached at B_l, which holds
+/// the stashes a_0..a_{l-1}, its input gradient a_l and its output a_{l-1}.
+double singleGpuPeriod(const PipelineTasks &Tasks);
+double singleGpuPeakMemory(const PipelineTasks &Tasks);
+
+/// The 1F1B schedule of any staged plan (issue 15 item 4's `--trace`): a
+/// plan's stages reduce to a chain with one block per stage (the stage's
+/// forward and backward time, the activation leaving it, its weights),
+/// stage s on GPU s. Builds the pattern at the plan's load period, replays
+/// it and writes Periods steady-state periods into Trace; returns the
+/// simulation (period, per-GPU peak memory).
+Expected<PipelineSimResult> traceStagedPlan(const Chain &Stages, double BandwidthBytesPerSec, ChromeTrace &Trace,
+                                            int Periods = 4);
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_PIPELINEBASELINE_H

@@ -1,0 +1,110 @@
+//===- Partition/PipelineSchedule.h - Periodic 1F1B patterns on chains -*- C++ -*-===//
+//
+// Seed 000 §3: a chain of L blocks trains as 2L compute tasks T_1..T_2L
+// (T_l = F_l for l <= L, T_l = B_{2L-l+1} after) and 2L-1 communications
+// T^c_{l,l+1}. A 1F1B schedule (Definition 1/2) repeats a pattern of period T:
+// every task and communication appears once in the pattern, task k of
+// minibatch b runs at (b + delay_k) T + start_k. This header holds that
+// pattern as a value (PeriodicPattern), the task numbering shared by the ILP,
+// the simulator and the baselines, and a builder that turns any allocation
+// of blocks to GPUs into a valid pattern of a given period by modulo list
+// scheduling (every task as early as its dependencies and the resource's
+// reservation table modulo T allow), with the smallest delays (Lemma 8's
+// remark: given the times, the smallest index shifts need the least memory).
+//
+// Indices here are 0-based: task k = 0..2L-1 is F_{k+1} for k < L and
+// B_{2L-k} for k >= L; communication k carries task k's output to task k+1.
+// Times are ms, sizes bytes, bandwidth bytes/s (Chain.h's units).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_PIPELINESCHEDULE_H
+#define ONNXP_PARTITION_PIPELINESCHEDULE_H
+
+#include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+/// The task view of a chain (seed 000 §3.1 notation, 0-based).
+struct PipelineTasks {
+  explicit PipelineTasks(const Chain &C, double BandwidthBytesPerSec);
+
+  int numBlocks() const { return L; }
+  int numTasks() const { return 2 * L; }
+  bool isForward(int K) const { return K < L; }
+  /// The block (0-based) whose forward or backward step task K is.
+  int blockOf(int K) const { return K < L ? K : 2 * L - 1 - K; }
+  int forwardTask(int Block) const { return Block; }
+  int backwardTask(int Block) const { return 2 * L - 1 - Block; }
+  /// d_k: the task's duration, ms.
+  double duration(int K) const { return Durations[K]; }
+  /// Bytes task K reads (a_{l-1} for F_l, the gradient of a_l for B_l).
+  double inputBytes(int K) const;
+  /// Bytes task K writes (a_l for F_l, the gradient of a_{l-1} for B_l);
+  /// communication K carries them.
+  double outputBytes(int K) const;
+  /// a_i for block i's input: what F_i stashes until B_i (§4.2.2).
+  double stashBytes(int Block) const { return Act[Block]; }
+  double weightBytes(int Block) const { return Weights[Block]; }
+  /// \tilde d_k when tasks K and K+1 are on different GPUs: a/beta, ms.
+  double commDuration(int K) const { return outputBytes(K) / Bandwidth * 1000.0; }
+  double bandwidth() const { return Bandwidth; }
+
+private:
+  int L;
+  double Bandwidth;
+  std::vector<double> Durations, Act, Weights; // Act[i] = a_i, i = 0..L
+};
+
+/// One period of a 1F1B schedule. Co-located communications (tasks K and
+/// K+1 on one GPU) take no time and no link; their start is ignored.
+struct PeriodicPattern {
+  int numGpus = 1;
+  double period = 0;              ///< T, ms
+  double bandwidth = 0;           ///< beta, bytes/s, of every link
+  std::vector<int> gpuOfBlock;    ///< L entries; F_l and B_l share a GPU (eq. 4)
+  std::vector<double> taskStart;  ///< 2L entries, start_k in [-d_k, T - d_k]
+  std::vector<int> taskDelay;     ///< 2L entries, >= 0, taskDelay[0] = 0
+  std::vector<double> commStart;  ///< 2L-1 entries (cut communications only)
+  std::vector<int> commDelay;     ///< 2L-1 entries
+
+  int gpuOfTask(const PipelineTasks &Tasks, int K) const { return gpuOfBlock[Tasks.blockOf(K)]; }
+  bool isCut(const PipelineTasks &Tasks, int K) const {
+    return gpuOfTask(Tasks, K) != gpuOfTask(Tasks, K + 1);
+  }
+  /// Absolute start of task K on minibatch B.
+  double taskTime(int K, long B) const { return (double)(B + taskDelay[K]) * period + taskStart[K]; }
+  double commTime(int K, long B) const { return (double)(B + commDelay[K]) * period + commStart[K]; }
+  /// Number of distinct GPUs actually used.
+  int usedGpus() const;
+};
+
+/// Replaces the delays of P by the smallest ones its start times allow
+/// (batch 0's F_1 in period 0, then each task or communication in the first
+/// period at or after its input is ready). Co-located communications get the
+/// start and delay of the end of their producer.
+void assignMinimalDelays(const PipelineTasks &Tasks, PeriodicPattern &P);
+
+/// A valid pattern of period T for an allocation: modulo list scheduling in
+/// chain order (F_1, its communication, F_2, ..., B_1), each operation at the
+/// earliest time its input is ready and its GPU or link is free modulo T,
+/// then normalised (F_1 at 0, every start in [-d, T-d]) with minimal delays.
+/// Fails when T is below a GPU's or a link's load or when fragmentation of a
+/// reservation table leaves no gap long enough.
+Expected<PeriodicPattern> buildModuloPattern(const PipelineTasks &Tasks, const std::vector<int> &GpuOfBlock,
+                                             int NumGpus, double Period);
+
+/// The period lower bound of an allocation: the largest GPU compute load and
+/// the largest link load (2 a / beta per cut, both directions share a link).
+double allocationLoad(const PipelineTasks &Tasks, const std::vector<int> &GpuOfBlock, int NumGpus);
+
+/// Human-readable pattern: one line per GPU with its tasks in pattern order
+/// ("F3@0+0 B3@12.5+1": task, start, delay), then one line per used link.
+std::string describePattern(const PipelineTasks &Tasks, const PeriodicPattern &P);
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_PIPELINESCHEDULE_H

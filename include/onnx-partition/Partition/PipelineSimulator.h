@@ -1,0 +1,65 @@
+//===- Partition/PipelineSimulator.h - Replays a periodic 1F1B pattern -*- C++ -*-===//
+//
+// The independent check of every pipelined plan (seed 000 §3-§4): it runs a
+// PeriodicPattern for many minibatches from the start times and delays
+// alone, checks every dependency (task -> communication -> next task),
+// that no two tasks overlap on a GPU and no two communications on a link
+// (both directions of a link share it, as in §4.1.3), and measures each
+// GPU's memory at every task start with the four terms of §4.2:
+//  - weights x3 (two weight versions and the gradient, eq. 33),
+//  - stashed activations: a_{l-1} from the start of F_l until B_l of the same
+//    minibatch is done (§4.2.2), plus the task's own input and output,
+//  - live direct dependencies: the output of T_k until T_{k+1} of the same
+//    minibatch starts on the same GPU (§4.2.1),
+//  - communication buffers: a_k on both GPUs of every cut, for the whole run
+//    (§4.2.4).
+// None of the ILP's variables are read: shifts, stash counts and orders all
+// follow from the replayed times.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_PIPELINESIMULATOR_H
+#define ONNXP_PARTITION_PIPELINESIMULATOR_H
+
+#include "onnx-partition/Partition/PipelineSchedule.h"
+#include "onnx-partition/Support/ChromeTrace.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+struct PipelineGpuMemory {
+  double weights = 0; ///< 3 x the weights of the GPU's blocks
+  double buffers = 0; ///< communication buffers
+  double peak = 0;    ///< largest total at a task start
+  /// The terms at the peak instant and the task running then ("B31").
+  double peakStash = 0, peakDirect = 0, peakTaskIo = 0;
+  std::string peakTask;
+  int blocks = 0;
+  double computeLoad = 0; ///< ms of compute per period
+};
+
+struct PipelineSimResult {
+  double period = 0;     ///< time between two completions of B_1, ms
+  double peakMemory = 0; ///< max over GPUs
+  int numBatches = 0;
+  std::vector<PipelineGpuMemory> gpus;
+};
+
+struct PipelineSimOptions {
+  /// Minibatches to replay; 0 picks enough to reach and hold the steady
+  /// state (four times the largest delay plus eight).
+  int numBatches = 0;
+  /// When set, the simulator writes TracePeriods periods of the steady state
+  /// (compute and link lanes per GPU, a memory counter) into it.
+  ChromeTrace *trace = nullptr;
+  int tracePeriods = 4;
+};
+
+/// Replays P; an error names the first violated dependency or overlap.
+Expected<PipelineSimResult> simulatePipeline(const PipelineTasks &Tasks, const PeriodicPattern &P,
+                                             const PipelineSimOptions &O = {});
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_PIPELINESIMULATOR_H

@@ -1,0 +1,125 @@
+//===- Partition/pipeline/PipeDreamBaseline.cpp - Contiguous 1F1B plans ---===//
+//
+// PipeDream's straight-pipeline dynamic program (its optimizer with
+// replication off: A[j][m] = min over i of max(A[i][m-1], 2 a_i / beta,
+// compute(i+1..j)), exactly m stages) and the pricing of any allocation
+// under seed 000's 1F1B model (PipelineBaseline.h).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/PipelineBaseline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace onnxp;
+
+Expected<StraightPipeline> onnxp::pipeDreamStraightPipeline(const PipelineTasks &Tasks, int NumStages) {
+  const int L = Tasks.numBlocks();
+  if (NumStages < 1 || NumStages > L)
+    return makeError("a straight pipeline of ", NumStages, " stages needs 1..", L, " stages for ", L,
+                     " blocks");
+  std::vector<double> Prefix(L + 1, 0); // compute of blocks [0, j)
+  for (int I = 0; I < L; ++I)
+    Prefix[I + 1] = Prefix[I] + Tasks.duration(Tasks.forwardTask(I)) + Tasks.duration(Tasks.backwardTask(I));
+  const double Inf = std::numeric_limits<double>::infinity();
+  // A[m][j]: best period of blocks [0, j) in exactly m stages; Split[m][j]
+  // the start of the last stage.
+  std::vector<std::vector<double>> A(NumStages + 1, std::vector<double>(L + 1, Inf));
+  std::vector<std::vector<int>> Split(NumStages + 1, std::vector<int>(L + 1, -1));
+  for (int J = 1; J <= L; ++J) A[1][J] = Prefix[J];
+  for (int M = 2; M <= NumStages; ++M)
+    for (int J = M; J <= L; ++J)
+      for (int I = M - 1; I < J; ++I) {
+        // The cut after block I-1 carries a_I forward and its gradient back.
+        double Cut = 2 * Tasks.outputBytes(Tasks.forwardTask(I - 1)) / Tasks.bandwidth() * 1000.0;
+        double V = std::max({A[M - 1][I], Cut, Prefix[J] - Prefix[I]});
+        if (V < A[M][J]) {
+          A[M][J] = V;
+          Split[M][J] = I;
+        }
+      }
+  StraightPipeline R;
+  R.period = A[NumStages][L];
+  R.stageOfBlock.assign(L, 0);
+  for (int M = NumStages, J = L; M >= 1; --M) {
+    int I = M == 1 ? 0 : Split[M][J];
+    for (int B = I; B < J; ++B) R.stageOfBlock[B] = M - 1;
+    J = I;
+  }
+  return R;
+}
+
+Expected<PipelinePlan> onnxp::priceAllocation(const PipelineTasks &Tasks, const std::vector<int> &Gpu,
+                                              int NumGpus, const std::string &Algorithm) {
+  double Load = allocationLoad(Tasks, Gpu, NumGpus);
+  Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, Gpu, NumGpus, Load);
+  if (!Pat) return Pat.takeError();
+  Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, *Pat);
+  if (!Sim) return makeInternalError("the 1F1B pattern of '", Algorithm, "' fails the simulator: ",
+                                     Sim.takeError().message());
+  PipelinePlan Plan;
+  Plan.algorithm = Algorithm;
+  Plan.pattern = std::move(*Pat);
+  Plan.sim = std::move(*Sim);
+  return Plan;
+}
+
+Expected<PipelinePlan> onnxp::pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus) {
+  Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, std::min(NumGpus, Tasks.numBlocks()));
+  if (!SP) return SP.takeError();
+  Expected<PipelinePlan> Plan = priceAllocation(Tasks, SP->stageOfBlock, NumGpus, "pipedream");
+  if (!Plan) return Plan.takeError();
+  Plan->stats["optimizer_period_ms"] = SP->period;
+  return Plan;
+}
+
+Expected<PipelinePlan> onnxp::bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory) {
+  Expected<PipelinePlan> Best = makeError("no straight pipeline of 1..", NumGpus, " stages fits in ", Memory,
+                                          " bytes per GPU");
+  for (int S = 1; S <= std::min(NumGpus, Tasks.numBlocks()); ++S) {
+    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S);
+    if (!SP) return SP.takeError();
+    Expected<PipelinePlan> Plan = priceAllocation(Tasks, SP->stageOfBlock, NumGpus, "pipedream");
+    if (!Plan) return Plan.takeError();
+    if (Plan->peakMemory() > Memory) continue;
+    if (!Best || Plan->period() < Best->period()) {
+      Best = std::move(Plan);
+    }
+  }
+  return Best;
+}
+
+double onnxp::singleGpuPeriod(const PipelineTasks &Tasks) {
+  double T = 0;
+  for (int K = 0; K < Tasks.numTasks(); ++K) T += Tasks.duration(K);
+  return T;
+}
+
+double onnxp::singleGpuPeakMemory(const PipelineTasks &Tasks) {
+  const int L = Tasks.numBlocks();
+  double W = 0, Prefix = Tasks.stashBytes(0), Peak = 0;
+  for (int I = 0; I < L; ++I) W += Tasks.weightBytes(I);
+  for (int Lb = 1; Lb <= L; ++Lb) {
+    double ALast = Tasks.outputBytes(Tasks.forwardTask(Lb - 1)); // a_l
+    Prefix += ALast;                                             // a_0 + ... + a_l
+    Peak = std::max(Peak, Prefix + Tasks.stashBytes(Lb - 1));    // + a_{l-1}
+  }
+  return 3 * W + Peak;
+}
+
+Expected<PipelineSimResult> onnxp::traceStagedPlan(const Chain &Stages, double Bandwidth, ChromeTrace &Trace,
+                                                   int Periods) {
+  ONNXP_RETURN_IF_ERROR(Stages.validate());
+  if (!(Bandwidth > 0)) return makeError("tracing a staged plan needs a positive link bandwidth");
+  PipelineTasks Tasks(Stages, Bandwidth);
+  std::vector<int> Gpu(Stages.size());
+  for (size_t S = 0; S < Gpu.size(); ++S) Gpu[S] = static_cast<int>(S);
+  int NumGpus = static_cast<int>(Gpu.size());
+  Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, Gpu, NumGpus, allocationLoad(Tasks, Gpu, NumGpus));
+  if (!Pat) return Pat.takeError();
+  PipelineSimOptions O;
+  O.trace = &Trace;
+  O.tracePeriods = Periods;
+  return simulatePipeline(Tasks, *Pat, O);
+}

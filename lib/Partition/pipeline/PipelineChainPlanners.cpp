@@ -1,0 +1,130 @@
+//===- Partition/pipeline/PipelineChainPlanners.cpp - --algo glue, seed 000 ===//
+//
+// The registry's view of the pipelined planners (Partitioners.def):
+// `pipeline-ilp` (seed 000 §4) and `pipeline-pipedream` (PipeDream's
+// straight pipeline, the baseline of issue 12) return block-indexed plans
+// whose Plan::schedule is the 1F1B pattern as JSON; pricePipelineSchedule is
+// their simulator: it parses the pattern back, replays it and sets the
+// period (objective) and every GPU's simulated peak memory. The platform
+// gives P (accelerators), M (accelerator memory) and beta (peer links).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/PipelineIlp.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace onnxp;
+
+namespace {
+std::string patternJson(const PeriodicPattern &P) {
+  nlohmann::json J;
+  J["kind"] = "1f1b-periodic";
+  J["period_ms"] = P.period;
+  J["bandwidth"] = P.bandwidth;
+  J["gpus"] = P.numGpus;
+  J["gpu_of_block"] = P.gpuOfBlock;
+  J["task_start_ms"] = P.taskStart;
+  J["task_delay"] = P.taskDelay;
+  J["comm_start_ms"] = P.commStart;
+  J["comm_delay"] = P.commDelay;
+  return J.dump();
+}
+
+Expected<PeriodicPattern> patternFromJson(const std::string &Text, int NumBlocks) {
+  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
+  if (J.is_discarded() || !J.is_object() || J.value("kind", "") != "1f1b-periodic")
+    return makeError("the plan's schedule is not a 1F1B pattern");
+  PeriodicPattern P;
+  try {
+    P.period = J.at("period_ms").get<double>();
+    P.bandwidth = J.at("bandwidth").get<double>();
+    P.numGpus = J.at("gpus").get<int>();
+    P.gpuOfBlock = J.at("gpu_of_block").get<std::vector<int>>();
+    P.taskStart = J.at("task_start_ms").get<std::vector<double>>();
+    P.taskDelay = J.at("task_delay").get<std::vector<int>>();
+    P.commStart = J.at("comm_start_ms").get<std::vector<double>>();
+    P.commDelay = J.at("comm_delay").get<std::vector<int>>();
+  } catch (const nlohmann::json::exception &E) {
+    return makeError("the plan's 1F1B pattern is malformed: ", E.what());
+  }
+  if ((int)P.gpuOfBlock.size() != NumBlocks || (int)P.taskStart.size() != 2 * NumBlocks ||
+      (int)P.taskDelay.size() != 2 * NumBlocks || (int)P.commStart.size() != 2 * NumBlocks - 1 ||
+      (int)P.commDelay.size() != 2 * NumBlocks - 1 || !(P.bandwidth > 0) || P.numGpus < 1)
+    return makeError("the plan's 1F1B pattern does not fit a chain of ", NumBlocks, " blocks");
+  for (int G : P.gpuOfBlock)
+    if (G < 0 || G >= P.numGpus) return makeError("the plan's 1F1B pattern names GPU ", G);
+  return P;
+}
+
+Plan blockPlanOf(const PipelinePlan &PP) {
+  Plan Pl;
+  Pl.objectiveKind = Objective::PipelinePeriod;
+  Pl.memoryModel = MemoryModel::Schedule;
+  Pl.device = PP.pattern.gpuOfBlock;
+  Pl.stage = PP.pattern.gpuOfBlock; // one stage per GPU; stages need not be contiguous
+  Pl.objective = PP.period();
+  Pl.lowerBound = PP.lowerBound > 0 ? PP.lowerBound : NAN;
+  Pl.stats = PP.stats;
+  Pl.notes = PP.notes;
+  Pl.schedule = patternJson(PP.pattern);
+  return Pl;
+}
+
+Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
+  ONNXP_RETURN_IF_ERROR(C.validate());
+  if (!(P.peerLinkBandwidth > 0)) return makeError("pipelined plans need a positive peer link bandwidth");
+  return PipelineTasks(C, P.peerLinkBandwidth);
+}
+} // namespace
+
+namespace onnxp {
+Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const PartitionOptions &O) {
+  Expected<PipelineTasks> Tasks = tasksFor(C, P);
+  if (!Tasks) return Tasks.takeError();
+  PipelineIlpOptions IO;
+  IO.numGpus = P.accelerators;
+  IO.memoryBytes = P.accMemory();
+  IO.timeLimitSeconds = O.timeLimitSeconds;
+  IO.relativeGap = O.relativeGap;
+  IO.threads = O.threads;
+  IO.verbose = O.verbose;
+  Expected<PipelinePlan> PP = planPipelineIlp(*Tasks, IO);
+  if (!PP) return PP.takeError();
+  return blockPlanOf(*PP);
+}
+
+Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, const PartitionOptions &) {
+  Expected<PipelineTasks> Tasks = tasksFor(C, P);
+  if (!Tasks) return Tasks.takeError();
+  Expected<PipelinePlan> PP = pipeDreamBaseline(*Tasks, P.accelerators);
+  if (!PP) return PP.takeError();
+  Plan Pl = blockPlanOf(*PP);
+  if (PP->peakMemory() > P.accMemory())
+    Pl.notes.push_back("PipeDream's straight pipeline needs " + std::to_string(PP->peakMemory()) +
+                       " bytes on a GPU under 1F1B, more than the accelerator memory");
+  return Pl;
+}
+
+Error pricePipelineSchedule(const Chain &C, const Platform &P, Plan &Pl) {
+  Expected<PipelineTasks> Tasks = tasksFor(C, P);
+  if (!Tasks) return Tasks.takeError();
+  Expected<PeriodicPattern> Pat = patternFromJson(Pl.schedule, (int)C.size());
+  if (!Pat) return Pat.takeError();
+  if (Pl.device != Pat->gpuOfBlock) return makeError("the plan's devices differ from its 1F1B pattern's");
+  if (Pat->numGpus > P.accelerators)
+    return makeError("the plan's 1F1B pattern uses ", Pat->numGpus, " GPUs, the platform has ", P.accelerators);
+  Expected<PipelineSimResult> Sim = simulatePipeline(*Tasks, *Pat);
+  if (!Sim) return Sim.takeError();
+  Pl.objective = Sim->period;
+  Pl.usage.assign(P.numDevices(), DeviceUsage());
+  for (int G = 0; G < (int)Sim->gpus.size() && G < P.numDevices(); ++G) {
+    Pl.usage[G].compute = Sim->gpus[G].computeLoad;
+    Pl.usage[G].load = Sim->period;
+    Pl.usage[G].memory = Sim->gpus[G].peak;
+  }
+  Pl.stats["simulated_period_ms"] = Sim->period;
+  Pl.stats["simulated_peak_memory"] = Sim->peakMemory;
+  return Error::success();
+}
+} // namespace onnxp

@@ -1,0 +1,90 @@
+//===- unit/Pipeline/PipeDreamBaselineTest.cpp - PipeDream's straight pipeline ===//
+//
+// Issue 12's reference numbers for PipeDream's optimizer in straight-
+// pipeline mode on vgg16 (communication on), and the 1F1B memory check of
+// its plans through the simulator.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelineTestUtil.h"
+
+#include "onnx-partition/Partition/PipelineBaseline.h"
+
+#include <gtest/gtest.h>
+
+using namespace onnxp;
+
+TEST(PipeDreamBaseline, Vgg16ReferencePeriods) {
+  std::optional<Chain> C = test::vgg16Chain();
+  if (!C) GTEST_SKIP() << "needs ../shared/workloads/pipedream/vgg16.txt";
+  struct Case {
+    double Beta;
+    int P;
+    double PeriodMs;
+  } Cases[] = {{1e9, 2, 411.041792}, {1e9, 4, 411.041792}, {1e9, 8, 411.041792},
+               {1e10, 2, 370.931},   {1e10, 3, 235.590},   {1e10, 4, 235.590}};
+  for (const Case &K : Cases) {
+    PipelineTasks Tasks(*C, K.Beta);
+    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, K.P);
+    ASSERT_TRUE(static_cast<bool>(SP));
+    EXPECT_NEAR(SP->period, K.PeriodMs, 1e-6) << "beta " << K.Beta << " P " << K.P;
+    // Exactly P contiguous stages.
+    EXPECT_EQ(SP->stageOfBlock.front(), 0);
+    EXPECT_EQ(SP->stageOfBlock.back(), K.P - 1);
+    for (size_t I = 1; I < SP->stageOfBlock.size(); ++I)
+      EXPECT_LE(SP->stageOfBlock[I] - SP->stageOfBlock[I - 1], 1);
+    // Its 1F1B pattern runs at that period and the simulator prices it.
+    Expected<PipelinePlan> Plan = pipeDreamBaseline(Tasks, K.P);
+    ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+    EXPECT_NEAR(Plan->period(), K.PeriodMs, 1e-6);
+    EXPECT_GT(Plan->peakMemory(), 0);
+  }
+}
+
+TEST(PipeDreamBaseline, FirstStageStashesTheMostInFlight) {
+  // Four equal blocks on four GPUs, links too fast to matter: classic 1F1B,
+  // where stage s (0-based) keeps P - s activations in flight -- 4, 3, 2, 1
+  // stashes. (With any visible link time, a GPU busy 100% of the period
+  // cannot take the gradient back in the same period: one more in flight.)
+  Chain C;
+  C.inputBytes = 1000;
+  for (int I = 0; I < 4; ++I) {
+    ChainBlock B;
+    B.forwardTime = 1;
+    B.backwardTime = 2;
+    B.outputBytes = B.storedBytes = 1000;
+    C.blocks.push_back(B);
+  }
+  PipelineTasks Tasks(C, 1e30);
+  Expected<PipelinePlan> Plan = pipeDreamBaseline(Tasks, 4);
+  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  EXPECT_NEAR(Plan->period(), 3, 1e-6);
+  for (int S = 0; S < 4; ++S) {
+    const PipelineGpuMemory &M = Plan->sim.gpus[S];
+    EXPECT_EQ(M.peakTask, "B" + std::to_string(S + 1)) << S;
+    EXPECT_NEAR(M.peakStash, 1000.0 * (4 - S), 1e-6) << "stage " << S;
+  }
+}
+
+TEST(PipeDreamBaseline, TraceOfAStagedPlan) {
+  // Three stages as a staged plan would describe them: the trace has one
+  // process per stage, the period is the slowest stage.
+  Chain Stages;
+  Stages.inputBytes = 100;
+  for (double F : {2.0, 3.0, 1.0}) {
+    ChainBlock B;
+    B.forwardTime = F;
+    B.backwardTime = 2 * F;
+    B.outputBytes = B.storedBytes = 100;
+    B.weightBytes = 10;
+    Stages.blocks.push_back(B);
+  }
+  ChromeTrace Trace;
+  Expected<PipelineSimResult> R = traceStagedPlan(Stages, 1e6, Trace, 2);
+  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  EXPECT_NEAR(R->period, 9, 1e-9);
+  std::string J = Trace.toJson();
+  for (const char *S : {"\"GPU 0\"", "\"GPU 1\"", "\"GPU 2\"", "\"link to GPU 1\"", "\"link to GPU 2\""})
+    EXPECT_NE(J.find(S), std::string::npos) << S;
+  Stages.blocks[1].forwardTime = -1;
+  EXPECT_FALSE(static_cast<bool>(traceStagedPlan(Stages, 1e6, Trace)));
+}

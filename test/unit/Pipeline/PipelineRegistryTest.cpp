@@ -1,0 +1,44 @@
+//===- unit/Pipeline/PipelineRegistryTest.cpp - --algo pipeline-* glue -----===//
+//
+// The registry entries of the pipelined planners: plans are block-indexed,
+// carry their 1F1B pattern as Plan::schedule, and the registered simulator
+// prices them from that text alone (and refuses a damaged one).
+//
+//===----------------------------------------------------------------------===//
+#include "PipelineTestUtil.h"
+
+#include "onnx-partition/Partition/Partitioner.h"
+
+#include <gtest/gtest.h>
+
+using namespace onnxp;
+
+TEST(PipelineRegistry, PipeDreamAndIlpPlansArePricedFromTheirSchedule) {
+  std::optional<Chain> Full = test::vgg16Chain();
+  if (!Full) GTEST_SKIP() << "needs ../shared/workloads/pipedream/vgg16.txt";
+  Chain C = test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
+  Platform P;
+  P.accelerators = 2;
+  P.peerLinkBandwidth = 1e10;
+  PartitionOptions O;
+  O.timeLimitSeconds = 60;
+  for (const char *Name : {"pipeline-pipedream", "pipeline-ilp"}) {
+    Expected<const PartitionerInfo *> Info = findPartitioner(Name);
+    ASSERT_TRUE(static_cast<bool>(Info)) << Info.takeError().message();
+    ASSERT_EQ((*Info)->input, PlannerInput::Chain);
+    Expected<Plan> Pl = (*Info)->runChain(C, P, O);
+    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EQ(Pl->device.size(), C.size());
+    Plan Priced = *Pl;
+    Priced.objective = NAN;
+    ASSERT_FALSE(static_cast<bool>((*Info)->price(C, P, Priced)));
+    // 8-block vgg16 at 1e10 B/s on 2 GPUs: contiguous 0.381063 s, any 0.343472 s.
+    EXPECT_NEAR(Priced.objective, std::string(Name) == "pipeline-ilp" ? 343.472 : 381.063, 1e-3) << Name;
+    EXPECT_GT(Priced.usage[0].memory, 0);
+    Plan Broken = *Pl;
+    Broken.schedule = "{\"kind\": \"1f1b-periodic\"}";
+    Error E = (*Info)->price(C, P, Broken);
+    EXPECT_TRUE(static_cast<bool>(E));
+    EXPECT_NE(E.message().find("malformed"), std::string::npos) << E.message();
+  }
+}

@@ -1,0 +1,58 @@
+//===- unit/Pipeline/PipelineTestUtil.cpp - Chains for the pipeline tests -===//
+//
+// See PipelineTestUtil.h.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelineTestUtil.h"
+
+#include "onnx-partition/Import/PipeDreamProfile.h"
+#include "onnx-partition/Support/FileIO.h"
+
+#include <algorithm>
+
+using namespace onnxp;
+
+std::optional<Chain> onnxp::test::vgg16Chain() {
+  Expected<std::string> Text = readFile(std::string(ONNXP_SHARED_DIR) + "/workloads/pipedream/vgg16.txt");
+  if (!Text) return std::nullopt;
+  Expected<PipeDreamProfile> P = parsePipeDreamProfile(*Text, "vgg16.txt");
+  if (!P) return std::nullopt;
+  Expected<Chain> C = chainFromSeparators(*P);
+  if (!C) return std::nullopt;
+  return *C;
+}
+
+Chain onnxp::test::mergeAt(const Chain &C, const std::vector<std::string> &Ends) {
+  Chain R;
+  R.name = C.name + "-merged";
+  R.inputBytes = C.inputBytes;
+  ChainBlock Cur;
+  for (const ChainBlock &B : C.blocks) {
+    Cur.forwardTime += B.forwardTime;
+    Cur.backwardTime += B.backwardTime;
+    Cur.weightBytes += B.weightBytes;
+    if (std::find(Ends.begin(), Ends.end(), B.name) == Ends.end()) continue;
+    Cur.name = B.name;
+    Cur.outputBytes = Cur.storedBytes = B.outputBytes;
+    R.blocks.push_back(Cur);
+    Cur = ChainBlock();
+  }
+  return R;
+}
+
+Chain onnxp::test::randomChain(std::mt19937 &Rng, int L) {
+  std::uniform_int_distribution<int> Time(1, 6), Bytes(1, 8), Weight(0, 6);
+  Chain C;
+  C.name = "random";
+  C.inputBytes = Bytes(Rng) * 100;
+  for (int I = 0; I < L; ++I) {
+    ChainBlock B;
+    B.name = "b" + std::to_string(I + 1);
+    B.forwardTime = Time(Rng);
+    B.backwardTime = Time(Rng);
+    B.outputBytes = B.storedBytes = Bytes(Rng) * 100;
+    B.weightBytes = Weight(Rng) * 100;
+    C.blocks.push_back(B);
+  }
+  return C;
+}

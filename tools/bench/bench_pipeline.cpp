@@ -1,0 +1,144 @@
+//===- bench/bench_pipeline.cpp - Memory sweeps of pipeline-ilp vs PipeDream ===//
+//
+// Issue 12's benchmark (seed 000 §5, Figures 6-11): for the resnet18,
+// resnet50 and vgg16 chains of ../shared/workloads/pipedream (separator
+// recipe), P = 4 and 8 GPUs and links of 12 GB/s, sweeps the memory limit
+// and prints per point pipeline-ilp's simulated period, CBC's bound and gap,
+// the time spent, and the baseline's period at the same limit (the fastest
+// of PipeDream's straight pipelines of 1..P stages that fits, priced by the
+// simulator). Writes one SVG chart per (model, P) when --svg-dir is given,
+// and the Chrome trace of the ILP's plan at the largest limit with --trace-dir.
+// Not a test: results depend on the time limit and the machine.
+//
+// Usage: bench_pipeline [--time-limit S] [--points N] [--gpus 4,8]
+//                       [--bandwidth B] [--only MODEL] [--lo F] [--hi F]
+//                       [--svg-dir DIR] [--trace-dir DIR] [SHARED_DIR]
+// Limits run from F_lo to F_hi times the peak memory of PipeDream's
+// P-stage straight pipeline (defaults 0.5 and 1.25). Defaults: 600 s per
+// point (the issue's budget), 6 points, 1 thread.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Import/PipeDreamProfile.h"
+#include "onnx-partition/Partition/PipelineSweep.h"
+#include "onnx-partition/Support/FileIO.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace onnxp;
+
+namespace {
+std::string num(double V, int Digits = 3) {
+  if (!std::isfinite(V)) return "-";
+  char B[64];
+  std::snprintf(B, sizeof B, "%.*f", Digits, V);
+  return B;
+}
+} // namespace
+
+int main(int Argc, char **Argv) {
+  double TimeLimit = 600, Bandwidth = 12e9, Lo = 0.5, Hi = 1.25;
+  int Points = 6;
+  std::vector<int> Gpus = {4, 8};
+  std::vector<std::string> Models = {"resnet18", "resnet50", "vgg16"};
+  std::string Shared = ONNXP_SHARED_DIR, SvgDir, TraceDir, Only;
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    auto Next = [&]() -> std::string {
+      if (I + 1 >= Argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", A.c_str());
+        std::exit(2);
+      }
+      return Argv[++I];
+    };
+    if (A == "--time-limit") TimeLimit = std::atof(Next().c_str());
+    else if (A == "--points") Points = std::atoi(Next().c_str());
+    else if (A == "--bandwidth") Bandwidth = std::atof(Next().c_str());
+    else if (A == "--lo") Lo = std::atof(Next().c_str());
+    else if (A == "--hi") Hi = std::atof(Next().c_str());
+    else if (A == "--only") Only = Next();
+    else if (A == "--svg-dir") SvgDir = Next();
+    else if (A == "--trace-dir") TraceDir = Next();
+    else if (A == "--gpus") {
+      Gpus.clear();
+      std::stringstream SS(Next());
+      for (std::string T; std::getline(SS, T, ',');) Gpus.push_back(std::atoi(T.c_str()));
+    } else if (!A.empty() && A[0] == '-') {
+      std::fprintf(stderr, "error: unknown option %s\n", A.c_str());
+      return 2;
+    } else
+      Shared = A;
+  }
+  std::printf("time limit %.0f s per point, bandwidth %.3g B/s, %d points from %.2f to %.2f x PipeDream's "
+              "peak\n",
+              TimeLimit, Bandwidth, Points, Lo, Hi);
+  for (const std::string &Model : Models) {
+    if (!Only.empty() && Model != Only) continue;
+    std::string Path = Shared + "/workloads/pipedream/" + Model + ".txt";
+    Expected<std::string> Text = readFile(Path);
+    if (!Text) {
+      std::printf("skip %s: %s\n", Model.c_str(), Text.takeError().message().c_str());
+      continue;
+    }
+    Expected<PipeDreamProfile> Prof = parsePipeDreamProfile(*Text, Path);
+    if (!Prof) return std::fprintf(stderr, "error: %s\n", Prof.takeError().message().c_str()), 1;
+    Expected<Chain> C = chainFromSeparators(*Prof);
+    if (!C) return std::fprintf(stderr, "error: %s\n", C.takeError().message().c_str()), 1;
+    PipelineTasks Tasks(*C, Bandwidth);
+    for (int P : Gpus) {
+      Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P);
+      if (!Base) return std::fprintf(stderr, "error: %s\n", Base.takeError().message().c_str()), 1;
+      std::printf("\n%s, %zu blocks, P = %d: PipeDream %d-stage straight pipeline %s ms, peak %s GB\n",
+                  Model.c_str(), C->size(), P, P, num(Base->period()).c_str(),
+                  num(Base->peakMemory() / 1e9).c_str());
+      std::printf("%10s %12s %12s %8s %8s %10s %12s %6s %8s\n", "limit_GB", "ilp_ms", "bound_ms", "gap",
+                  "ilp_s", "ilp_peakGB", "baseline_ms", "stages", "ilp_win");
+      std::vector<double> Limits = memoryLimits(Lo * Base->peakMemory(), Hi * Base->peakMemory(), Points);
+      PipelineIlpOptions O;
+      O.numGpus = P;
+      O.timeLimitSeconds = TimeLimit;
+      auto Row = [&](const MemorySweepPoint &Pt) {
+        std::string Win = "-";
+        if (std::isfinite(Pt.ilpPeriod) && std::isfinite(Pt.baselinePeriod))
+          Win = num(std::fabs(Pt.baselinePeriod - Pt.ilpPeriod) < 1e-9 * Pt.baselinePeriod
+                        ? 0.0
+                        : 100 * (Pt.baselinePeriod - Pt.ilpPeriod) / Pt.baselinePeriod,
+                    1) + "%";
+        else if (std::isfinite(Pt.ilpPeriod))
+          Win = "only-ilp";
+        std::printf("%10s %12s %12s %8s %8s %10s %12s %6d %8s%s\n", num(Pt.memoryBytes / 1e9).c_str(),
+                    Pt.ilpInfeasible ? "infeasible" : num(Pt.ilpPeriod).c_str(), num(Pt.ilpBound).c_str(),
+                    num(Pt.ilpGap, 4).c_str(), num(Pt.ilpSeconds, 1).c_str(),
+                    num(Pt.ilpPeakMemory / 1e9).c_str(), num(Pt.baselinePeriod).c_str(), Pt.baselineStages,
+                    Win.c_str(), Pt.ilpProven ? " (proven)" : "");
+        std::fflush(stdout);
+      };
+      Expected<std::vector<MemorySweepPoint>> Sweep = memorySweep(Tasks, Limits, O, Row);
+      if (!Sweep) return std::fprintf(stderr, "error: %s\n", Sweep.takeError().message().c_str()), 1;
+      std::string Stem = Model + "-p" + std::to_string(P);
+      if (!SvgDir.empty()) {
+        std::ofstream(SvgDir + "/" + Stem + ".svg")
+            << memorySweepSvg(*Sweep, Model + ", " + std::to_string(P) + " GPUs, " + num(Bandwidth / 1e9, 0) +
+                                          " GB/s");
+      }
+      if (!TraceDir.empty()) {
+        O.memoryBytes = Limits.back();
+        Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
+        if (Plan) {
+          ChromeTrace Trace;
+          PipelineSimOptions SO;
+          SO.trace = &Trace;
+          (void)simulatePipeline(Tasks, Plan->pattern, SO);
+          std::ofstream(TraceDir + "/" + Stem + ".json") << Trace.toJson();
+        }
+      }
+    }
+  }
+  return 0;
+}
