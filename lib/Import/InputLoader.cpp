@@ -1,14 +1,56 @@
 //===- Import/InputLoader.cpp - Any supported input by content ----------===//
 #include "onnx-partition/Import/InputLoader.h"
 
+#include "onnx-partition/Import/ChainJson.h"
+#include "onnx-partition/Import/PipeDreamProfile.h"
+#include "onnx-partition/Import/PiperImporter.h"
 #include "onnx-partition/Support/FileIO.h"
+
+#include <nlohmann/json.hpp>
 
 using namespace onnxp;
 
-Expected<LoadedInput> onnxp::loadInput(const std::string &Path) {
+namespace {
+/// A chain JSON names its format; checked before the workload test, which
+/// only looks for "nodes" and "edges" keys.
+bool looksLikeChainJson(const std::string &Text) {
+  size_t I = Text.find_first_not_of(" \t\r\n");
+  if (I == std::string::npos || Text[I] != '{' || Text.find("onnx-partition-chain") == std::string::npos)
+    return false;
+  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
+  return J.is_object() && J.value("format", "") == "onnx-partition-chain";
+}
+} // namespace
+
+Expected<LoadedInput> onnxp::loadInput(const std::string &Path, const InputLoadOptions &O) {
   Expected<std::string> Text = readFile(Path);
   if (!Text) return Text.takeError();
   LoadedInput L;
+  if (looksLikeChainJson(*Text)) {
+    Expected<Chain> C = parseChainJson(*Text, Path);
+    if (!C) return C.takeError();
+    L.chain = std::move(*C);
+    L.kind = "chain-json";
+    return L;
+  }
+  if (looksLikePipeDreamProfile(*Text)) {
+    Expected<PipeDreamProfile> P = parsePipeDreamProfile(*Text, Path);
+    if (!P) return P.takeError();
+    Expected<Chain> C = makeUsageError("--chain-recipe must be separators or layers, not '", O.chainRecipe, "'");
+    if (O.chainRecipe == "separators") C = chainFromSeparators(*P);
+    else if (O.chainRecipe == "layers") C = chainFromLayers(*P);
+    if (!C) return C.takeError();
+    L.chain = std::move(*C);
+    L.kind = "pipedream-profile";
+    return L;
+  }
+  if (looksLikePiper(*Text)) {
+    Expected<Chain> C = parsePiperChain(*Text, Path, O.piper);
+    if (!C) return C.takeError();
+    L.chain = std::move(*C);
+    L.kind = "piper";
+    return L;
+  }
   if (looksLikeWorkload(*Text)) {
     Expected<Workload> W = parseWorkload(*Text, Path);
     if (!W) return W.takeError();

@@ -10,6 +10,7 @@
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <sstream>
 
@@ -240,5 +241,42 @@ Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G
   // algorithm wrote (its own value may stay in stats for comparison).
   Pl->objectiveKind = *Obj;
   ONNXP_RETURN_IF_ERROR(finalizePlan(G, P, *Pl, FO));
+  return Pl;
+}
+
+Expected<Plan> onnxp::runChainPlanner(const std::string &Name, const Chain &C, const Platform &P,
+                                      const PartitionOptions &O) {
+  Expected<const PartitionerInfo *> Found = findPartitioner(Name);
+  if (!Found) return Found.takeError();
+  const PartitionerInfo &Info = **Found;
+  if (Info.input != PlannerInput::Chain) {
+    std::string Chainers;
+    for (const PartitionerInfo &I : partitioners())
+      if (I.input == PlannerInput::Chain) Chainers += std::string(Chainers.empty() ? "" : ", ") + I.name;
+    return makeUsageError("--algo ", Name, " plans on a cost graph; a chain input needs a chain planner (",
+                          Chainers, ")");
+  }
+  ONNXP_RETURN_IF_ERROR(C.validate());
+  Expected<Objective> Obj = resolveObjective(Info, O);
+  if (!Obj) return Obj.takeError();
+  PartitionOptions Resolved = O;
+  Resolved.objective = *Obj;
+  auto Start = std::chrono::steady_clock::now();
+  Expected<Plan> Pl = Info.runChain(C, P, Resolved);
+  if (!Pl) return Pl.takeError();
+  double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+  Pl->algorithm = Name;
+  Pl->objectiveKind = *Obj;
+  Pl->memoryModel = MemoryModel::Schedule;
+  Pl->accelerators = P.accelerators;
+  Pl->cpus = P.cpus;
+  if (Pl->solveSeconds == 0) Pl->solveSeconds = Seconds;
+  if (Pl->device.size() != C.size())
+    return makeInternalError("--algo ", Name, " returned ", Pl->device.size(), " devices for ", C.size(),
+                             " blocks");
+  // The numbers reported are the simulator's, never the planner's own.
+  Pl->objective = NAN;
+  ONNXP_RETURN_IF_ERROR(Info.price(C, P, *Pl));
+  if (std::isnan(Pl->objective)) return makeInternalError("the simulator of --algo ", Name, " set no objective");
   return Pl;
 }

@@ -72,7 +72,11 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
       std::cerr << "onnx-partition: " << Line << "\n";
     };
 
-  Expected<LoadedInput> In = loadInput(O.input);
+  InputLoadOptions LO;
+  LO.chainRecipe = O.chainRecipe;
+  LO.piper.batchSize = O.batchSize;
+  LO.piper.layerName = O.piperLayer;
+  Expected<LoadedInput> In = loadInput(O.input, LO);
   if (!In) return In.takeError();
 
   // Platform: the workload's own numbers, then --platform, then flags.
@@ -101,7 +105,14 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   if (Ctx.platform.numDevices() == 0)
     return makeUsageError("--devices and --cpus leave no device to place nodes on");
 
-  if (In->workload) {
+  if (In->chain) {
+    // A chain file: the chain planners plan on it directly; there is no
+    // cost graph and no model to write back.
+    Ctx.chain = std::move(*In->chain);
+    if (O.training || !O.dims.empty() || !O.profile.empty() || !O.costTable.empty())
+      return makeUsageError("--training, --dim, --profile and --cost-table apply to ONNX models; '", O.input,
+                            "' is a chain (", In->kind, ") with its own costs");
+  } else if (In->workload) {
     Ctx.graph = std::move(In->workload->graph);
     Ctx.hasGraph = true;
     Ctx.costed = true;

@@ -22,6 +22,10 @@ Error runPipeline(PassContext &Ctx, const ToolOptions &O, bool WithPartition);
 /// Prints "error: <message>" and returns the exit code for E.
 int reportError(const Error &E);
 
+/// The run when MODEL is a chain (Ctx.chain set, no cost graph): the chain
+/// planner --algo on it, the summary, --report and --trace (ChainInput.cpp).
+int runChainInput(PassContext &Ctx, const ToolOptions &O);
+
 } // namespace onnxp::tool
 
 #endif // ONNXP_TOOLS_DRIVER_H

@@ -17,8 +17,19 @@ std::vector<std::string> objectiveNames() {
 } // namespace
 
 void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
-  App.add_option("MODEL", O.input, "ONNX model (binary or text syntax) or JSON workload")
+  App.add_option("MODEL", O.input,
+                 "ONNX model (binary or text syntax), JSON workload, or a chain for the chain planners: chain JSON "
+                 "(onnx-partition chain), PipeDream profile, Piper planner input")
       ->type_name("FILE")->required()->group("Input");
+  App.add_option("--chain-recipe", O.chainRecipe,
+                 "PipeDream profile -> chain: separators (seed 000 §5, default) or layers (one block per layer, "
+                 "Size nodes dropped; rotor's convention)")
+      ->check(CLI::IsMember({"separators", "layers"}))->group("Input");
+  App.add_option("--batch-size", O.batchSize, "Piper input: samples per batch b (default 1)")
+      ->type_name("B")->check(CLI::PositiveNumber)->group("Input");
+  App.add_option("--piper-layer", O.piperLayer,
+                 "Piper input: keep only the nodes of this name, e.g. ParallelTransformerLayer (default: all)")
+      ->type_name("NAME")->group("Input");
   App.add_option("--dim", O.dims, "Bind a symbolic dimension, e.g. --dim batch_size=32 (repeatable)")
       ->type_name("NAME=VALUE")->group("Input");
   App.add_flag("--training", O.training,
@@ -95,6 +106,10 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("-o,--output", O.output, "Write the annotated ONNX model here")
       ->type_name("OUT.onnx")->group("Output");
   App.add_option("--report", O.report, "Write the plan as JSON here")->type_name("FILE")->group("Output");
+  App.add_option("--trace", O.trace,
+                 "Write the plan's schedule as a Chrome trace (opens in ui.perfetto.dev): a chain planner's "
+                 "simulated schedule")
+      ->type_name("FILE.json")->group("Output");
   addWriteBackOptions(App, O);
 }
 

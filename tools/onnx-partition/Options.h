@@ -27,6 +27,9 @@ struct ToolOptions {
   std::string input;
   std::vector<std::string> dims; ///< NAME=VALUE
   bool training = false;
+  std::string chainRecipe = "separators"; ///< --chain-recipe: PipeDream profiles as chains
+  double batchSize = 1;                    ///< --batch-size: Piper inputs
+  std::string piperLayer;                  ///< --piper-layer: Piper inputs
   // Platform.
   int devices = -1; ///< -1: from the workload file or 1
   int cpus = -1;    ///< -1: from the workload file or 0
@@ -54,6 +57,7 @@ struct ToolOptions {
   // Output.
   std::string output;
   std::string report;
+  std::string trace; ///< --trace FILE.json: Chrome trace of the plan's schedule
   // Write-back and plan loading (WriteBackOptions.cpp).
   std::string emitStages; ///< --emit-stages DIR
   std::string dot;        ///< --dot FILE: the plan as a Graphviz picture

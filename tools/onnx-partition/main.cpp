@@ -11,6 +11,7 @@
 #include "OutputWriter.h"
 #include "WriteBack.h"
 
+#include "onnx-partition/Partition/ChainPlanTrace.h"
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/GraphDot.h"
@@ -36,6 +37,18 @@ const SubcommandInfo Subcommands[] = {
 #define ONNXP_SUBCOMMAND(NAME, FN, SUMMARY) {NAME, &onnxp::tool::FN, SUMMARY},
 #include "Subcommands.def"
 };
+
+/// --trace of a plan made on the cost graph: a chain planner's plan (it
+/// keeps its schedule) replayed by its simulator on the chain it was made on.
+Expected<std::string> traceText(const PassContext &Ctx) {
+  if (!Ctx.chain || Ctx.plan->schedule.empty())
+    return makeUsageError("--trace replays a chain planner's schedule; --algo ", Ctx.plan->algorithm,
+                          " makes none (use pipeline-ilp, pipeline-pipedream, offload-weights, "
+                          "offload-activations or rotor)");
+  Expected<ChromeTrace> T = traceChainPlan(*Ctx.chain, Ctx.platform, *Ctx.plan);
+  if (!T) return T.takeError();
+  return T->toJson();
+}
 
 int runPartition(int Argc, char **Argv) {
   CLI::App App{"onnx-partition: partition an ONNX training graph across devices"};
@@ -63,9 +76,19 @@ int runPartition(int Argc, char **Argv) {
     if (Error E = checkStagesDir(O.emitStages)) return reportError(E);
   if (!O.dot.empty())
     if (Error E = checkWritable(O.dot, "--dot")) return reportError(E);
+  if (!O.trace.empty())
+    if (Error E = checkWritable(O.trace, "--trace")) return reportError(E);
 
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
+  if (Ctx->chain && !Ctx->hasGraph) {
+    // A chain as MODEL: straight to the chain planner, nothing to write back.
+    if (!O.output.empty() || !O.emitStages.empty() || !O.dot.empty() || !O.loadPlan.empty() || !O.passes.empty())
+      return reportError(makeUsageError("'", O.input, "' is a chain, planned without an ONNX model: -o, "
+                                        "--emit-stages, --dot, --load-plan and --passes do not apply; use "
+                                        "--report and --trace"));
+    return runChainInput(*Ctx, O);
+  }
   if ((!O.output.empty() || !O.emitStages.empty()) && !Ctx->model)
     return reportError(makeUsageError("-o and --emit-stages write ONNX models but '", O.input,
                                       "' is a JSON workload; use --report"));
@@ -76,12 +99,21 @@ int runPartition(int Argc, char **Argv) {
                                         "' made no plan, so there is nothing to write; add 'partition'"));
     return 0;
   }
+  // The trace is made before anything is written: no partial set of files.
+  std::string Trace;
+  if (!O.trace.empty()) {
+    Expected<std::string> T = traceText(*Ctx);
+    if (!T) return reportError(T.takeError());
+    Trace = std::move(*T);
+  }
   // The model (and stages) first: writing them adds notes the report keeps.
   if (Error E = writePartitionedOutputs(*Ctx, O)) return reportError(E);
   if (!O.report.empty())
     if (Error E = writeFileAtomically(O.report, planReportJson(*Ctx))) return reportError(E);
   if (!O.dot.empty())
     if (Error E = writeFileAtomically(O.dot, planToDot(Ctx->graph, *Ctx->plan, Ctx->platform))) return reportError(E);
+  if (!O.trace.empty())
+    if (Error E = writeFileAtomically(O.trace, Trace)) return reportError(E);
   printRunSummary(std::cout, *Ctx, O);
   return 0;
 }

@@ -1,14 +1,19 @@
 //===- Import/InputLoader.h - Any supported input by content ----*- C++ -*-===//
 //
 // The tool takes one input path and decides by content, not extension, what
-// it is: a JSON workload (an object with nodes and edges), ONNX text syntax,
-// or a binary ONNX protobuf.
+// it is: a chain JSON (Import/ChainJson.h, "format": "onnx-partition-chain"),
+// a PipeDream profile (Import/PipeDreamProfile.h), a Piper planner input
+// (Import/PiperImporter.h), a JSON workload (an object with nodes and
+// edges), ONNX text syntax, or a binary ONNX protobuf. The first three are
+// chains: they go straight to the chain planners, with no cost graph.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_IMPORT_INPUTLOADER_H
 #define ONNXP_IMPORT_INPUTLOADER_H
 
+#include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Import/PiperImporter.h"
 #include "onnx-partition/Import/WorkloadImporter.h"
 
 #include <optional>
@@ -18,11 +23,21 @@ namespace onnxp {
 struct LoadedInput {
   std::optional<OnnxModel> model;
   std::optional<Workload> workload;
-  /// "onnx-binary", "onnx-text" or "workload".
+  std::optional<Chain> chain;
+  /// "onnx-binary", "onnx-text", "workload", "chain-json", "pipedream-profile"
+  /// or "piper".
   std::string kind;
 };
 
-Expected<LoadedInput> loadInput(const std::string &Path);
+struct InputLoadOptions {
+  /// How a PipeDream profile becomes a chain: "separators" (seed 000 §5,
+  /// chainFromSeparators) or "layers" (rotor's convention, chainFromLayers).
+  std::string chainRecipe = "separators";
+  /// How a Piper input becomes a chain (batch size b, kept layer name).
+  PiperChainOptions piper;
+};
+
+Expected<LoadedInput> loadInput(const std::string &Path, const InputLoadOptions &O = {});
 
 } // namespace onnxp
 

@@ -142,6 +142,12 @@ Expected<Objective> resolveObjective(const PartitionerInfo &Info, const Partitio
 Expected<Plan> runPartitioner(const std::string &Name, const CostGraph &G, const Platform &P,
                               const PartitionOptions &O, const Chain *Chain = nullptr);
 
+/// Runs a chain planner on a chain given as input (no cost graph): the plan
+/// stays block-indexed and is priced by the planner's simulator alone.
+/// A cost-graph partitioner's Name is a usage error.
+Expected<Plan> runChainPlanner(const std::string &Name, const Chain &C, const Platform &P,
+                               const PartitionOptions &O);
+
 /// Maps a chain planner's block-indexed plan onto the cost-graph nodes of
 /// the blocks (every node must belong to exactly one block).
 Expected<Plan> expandChainPlan(const CostGraph &G, const Chain &C, const Plan &BlockPlan);

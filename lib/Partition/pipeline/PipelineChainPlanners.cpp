@@ -128,3 +128,19 @@ Error pricePipelineSchedule(const Chain &C, const Platform &P, Plan &Pl) {
   return Error::success();
 }
 } // namespace onnxp
+
+namespace onnxp {
+/// --trace: the simulator's replay of the plan's 1F1B pattern (compute and
+/// link lanes per GPU, memory counters).
+Error tracePipelineSchedule(const Chain &C, const Platform &P, const Plan &Pl, ChromeTrace &Trace) {
+  Expected<PipelineTasks> Tasks = tasksFor(C, P);
+  if (!Tasks) return Tasks.takeError();
+  Expected<PeriodicPattern> Pat = patternFromJson(Pl.schedule, (int)C.size());
+  if (!Pat) return Pat.takeError();
+  PipelineSimOptions SO;
+  SO.trace = &Trace;
+  Expected<PipelineSimResult> Sim = simulatePipeline(*Tasks, *Pat, SO);
+  if (!Sim) return Sim.takeError();
+  return Error::success();
+}
+} // namespace onnxp

@@ -94,7 +94,7 @@ Expected<Plan> partitionRotor(const Chain &C, const Platform &P, const Partition
 }
 
 /// Parses Plan::schedule and replays it; never reads the DP's own value.
-Error priceActivationSchedule(const Chain &C, const Platform &P, Plan &Pl) {
+static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, const Plan &Pl) {
   nlohmann::json J = nlohmann::json::parse(Pl.schedule, nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded() || !J.is_object() || J.value("kind", "") != "activation-schedule")
     return makeError("activation schedule: the plan's schedule is not an activation schedule");
@@ -127,12 +127,24 @@ Error priceActivationSchedule(const Chain &C, const Platform &P, Plan &Pl) {
     return makeError("activation schedule: the schedule assumes more memory than the accelerator has");
   O.offload = R.offload;
   R.feasible = true;
-  Expected<ActivationReplay> Rep = replayActivationSchedule(C, O, R);
+  return replayActivationSchedule(C, O, R);
+}
+
+Error priceActivationSchedule(const Chain &C, const Platform &P, Plan &Pl) {
+  Expected<ActivationReplay> Rep = replayPlan(C, P, Pl);
   if (!Rep) return Rep.takeError();
   Pl.objective = Rep->makespanMs;
   if (Pl.usage.empty()) Pl.usage.resize(1);
   Pl.usage[0].memory = Rep->peakBytes;
   Pl.usage[0].load = Rep->makespanMs;
+  return Error::success();
+}
+
+/// --trace: the simulator's replay (compute, idle, both link lanes, memory).
+Error traceActivationSchedule(const Chain &C, const Platform &P, const Plan &Pl, ChromeTrace &Trace) {
+  Expected<ActivationReplay> Rep = replayPlan(C, P, Pl);
+  if (!Rep) return Rep.takeError();
+  Trace = activationTrace(*Rep);
   return Error::success();
 }
 

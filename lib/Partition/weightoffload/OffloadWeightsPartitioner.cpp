@@ -16,12 +16,14 @@
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/WeightOffload.h"
 #include "onnx-partition/Partition/WeightOffloadSimulator.h"
+#include "onnx-partition/Support/ChromeTrace.h"
 
 using namespace onnxp;
 
 namespace onnxp {
 Expected<Plan> partitionOffloadWeights(const Chain &C, const Platform &P, const PartitionOptions &O);
 Error priceOffloadWeights(const Chain &C, const Platform &P, Plan &Pl);
+Error traceOffloadWeights(const Chain &C, const Platform &P, const Plan &Pl, ChromeTrace &Trace);
 } // namespace onnxp
 
 static Expected<OffloadInstance> instanceFor(const Chain &C, const Platform &P) {
@@ -91,5 +93,17 @@ Error onnxp::priceOffloadWeights(const Chain &C, const Platform &P, Plan &Pl) {
   Pl.usage[0].commOut = Sim->linkOutBusy;
   Pl.usage[0].load = Sim->cycleTime;
   Pl.usage[0].memory = Sim->peakMemory;
+  return Error::success();
+}
+
+/// --trace: the simulator's replay of the plan's offload schedule.
+Error onnxp::traceOffloadWeights(const Chain &C, const Platform &P, const Plan &Pl, ChromeTrace &Trace) {
+  Expected<OffloadInstance> I = instanceFor(C, P);
+  if (!I) return I.takeError();
+  Expected<OffloadSchedule> S = parseOffloadScheduleJson(Pl.schedule, I->L);
+  if (!S) return S.takeError();
+  Expected<OffloadSimulation> Sim = simulateOffloadSchedule(*I, *S);
+  if (!Sim) return Sim.takeError();
+  traceOffloadSchedule(*I, *S, Trace);
   return Error::success();
 }

@@ -1,0 +1,106 @@
+//===- tools/onnx-partition/ChainInput.cpp - Planning a chain given as MODEL ===//
+//
+// `onnx-partition vgg16.txt --algo pipeline-ilp` (a PipeDream profile, a
+// chain JSON or a Piper input): there is no cost graph and no model, so the
+// pass pipeline is skipped and the chain planner runs on the chain directly
+// (runChainPlanner), priced by its simulator. Outputs are the summary, the
+// --report JSON (the block-indexed plan) and the --trace Chrome trace; -o and
+// --emit-stages, which write ONNX models, are usage errors (checked by the
+// caller before the run).
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+
+#include "onnx-partition/Partition/ChainPlanTrace.h"
+#include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Support/FileIO.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+namespace {
+/// NaN and infinities are not JSON numbers: null.
+nlohmann::json number(double V) { return std::isfinite(V) ? nlohmann::json(V) : nlohmann::json(nullptr); }
+
+std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Input) {
+  nlohmann::json J;
+  J["format"] = "onnx-partition-chain-plan";
+  J["version"] = 1;
+  J["input"] = Input;
+  J["chain"] = C.name;
+  J["algorithm"] = P.algorithm;
+  J["objective"] = objectiveName(P.objectiveKind);
+  J["value_ms"] = number(P.objective);
+  J["lower_bound_ms"] = number(P.lowerBound);
+  J["solve_seconds"] = P.solveSeconds;
+  nlohmann::json Blocks = nlohmann::json::array();
+  for (size_t B = 0; B < C.size(); ++B)
+    Blocks.push_back({{"name", C.blocks[B].name},
+                      {"device", P.device[B]},
+                      {"stage", B < P.stage.size() ? P.stage[B] : P.device[B]}});
+  J["blocks"] = Blocks;
+  nlohmann::json Devices = nlohmann::json::array();
+  for (const DeviceUsage &U : P.usage)
+    Devices.push_back({{"load_ms", number(U.load)}, {"compute_ms", number(U.compute)},
+                       {"memory_bytes", number(U.memory)}});
+  J["devices"] = Devices;
+  J["stats"] = P.stats;
+  J["notes"] = P.notes;
+  J["schedule"] = nlohmann::json::parse(P.schedule, nullptr, /*allow_exceptions=*/false);
+  if (J["schedule"].is_discarded()) J["schedule"] = nullptr;
+  return J.dump(2) + "\n";
+}
+} // namespace
+
+int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
+  const Chain &C = *Ctx.chain;
+  if (O.verbose)
+    std::cerr << "onnx-partition: chain '" << C.name << "' of " << C.size() << " blocks\n";
+  Expected<Plan> P = runChainPlanner(O.algo, C, Ctx.platform, Ctx.options.partition);
+  if (!P) return reportError(P.takeError());
+  // Every output is made before any is written: no partial set of files.
+  std::string TraceText;
+  if (!O.trace.empty()) {
+    Expected<ChromeTrace> T = traceChainPlan(C, Ctx.platform, *P);
+    if (!T) return reportError(T.takeError());
+    TraceText = T->toJson();
+  }
+  if (!O.report.empty())
+    if (Error E = writeFileAtomically(O.report, chainPlanJson(C, *P, O.input))) return reportError(E);
+  if (!O.trace.empty())
+    if (Error E = writeFileAtomically(O.trace, TraceText)) return reportError(E);
+  if (O.stats) {
+    Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);
+    for (const auto &[Key, Value] : P->stats)
+      std::cerr << std::setw(8) << formatNumber(Value) << " " << O.algo << " - "
+                << (Info ? (*Info)->describeStatistic(Key) : Key) << "\n";
+  }
+
+  std::ostream &OS = std::cout;
+  OS << "onnx-partition: " << O.input << ": chain '" << C.name << "' of " << C.size() << " blocks, forward "
+     << formatNumber(C.totalForwardTime()) << " ms, backward " << formatNumber(C.totalBackwardTime())
+     << " ms, weights " << formatNumber(C.totalWeightBytes()) << " bytes\n";
+  OS << "  algorithm " << P->algorithm << ": " << objectiveName(P->objectiveKind) << " "
+     << formatNumber(P->objective) << " ms";
+  if (!std::isnan(P->lowerBound)) OS << ", lower bound " << formatNumber(P->lowerBound);
+  OS << ", solved in " << formatNumber(P->solveSeconds) << " s\n";
+  std::map<int, int> Count;
+  for (int D : P->device) ++Count[D];
+  for (auto &[D, N] : Count) {
+    OS << "  " << Ctx.platform.deviceName(D) << ": " << N << " blocks";
+    if (D < (int)P->usage.size())
+      OS << ", load " << formatNumber(P->usage[D].load) << " ms, peak memory " << formatNumber(P->usage[D].memory)
+         << " bytes";
+    OS << "\n";
+  }
+  for (const std::string &N : P->notes) OS << "  note: " << N << "\n";
+  if (!O.report.empty()) OS << "  wrote " << O.report << "\n";
+  if (!O.trace.empty()) OS << "  wrote " << O.trace << "\n";
+  return 0;
+}
