@@ -12,6 +12,8 @@
 #include "WriteBack.h"
 
 #include "onnx-partition/Partition/ChainPlanTrace.h"
+#include "onnx-partition/Partition/PipelineBaseline.h"
+#include "onnx-partition/Partition/StagedPlanChain.h"
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/GraphDot.h"
@@ -40,14 +42,19 @@ const SubcommandInfo Subcommands[] = {
 
 /// --trace of a plan made on the cost graph: a chain planner's plan (it
 /// keeps its schedule) replayed by its simulator on the chain it was made on.
+/// Any other plan: its stages run as a 1F1B pipeline (traceStagedPlan).
 Expected<std::string> traceText(const PassContext &Ctx) {
-  if (!Ctx.chain || Ctx.plan->schedule.empty())
-    return makeUsageError("--trace replays a chain planner's schedule; --algo ", Ctx.plan->algorithm,
-                          " makes none (use pipeline-ilp, pipeline-pipedream, offload-weights, "
-                          "offload-activations or rotor)");
-  Expected<ChromeTrace> T = traceChainPlan(*Ctx.chain, Ctx.platform, *Ctx.plan);
-  if (!T) return T.takeError();
-  return T->toJson();
+  if (Ctx.chain && !Ctx.plan->schedule.empty()) {
+    Expected<ChromeTrace> T = traceChainPlan(*Ctx.chain, Ctx.platform, *Ctx.plan);
+    if (!T) return T.takeError();
+    return T->toJson();
+  }
+  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan);
+  if (!Stages) return Stages.takeError();
+  ChromeTrace T;
+  Expected<PipelineSimResult> Sim = traceStagedPlan(*Stages, Ctx.platform.peerLinkBandwidth, T);
+  if (!Sim) return Sim.takeError().withContext("--trace");
+  return T.toJson();
 }
 
 int runPartition(int Argc, char **Argv) {

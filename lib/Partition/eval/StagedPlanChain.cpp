@@ -1,0 +1,53 @@
+//===- Partition/eval/StagedPlanChain.cpp - A staged plan's stages as a chain ===//
+#include "onnx-partition/Partition/StagedPlanChain.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace onnxp;
+
+Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  if (Pl.device.size() != G.numNodes())
+    return makeInternalError("the plan places ", Pl.device.size(), " nodes, the graph has ", G.numNodes());
+  bool ByStage = Pl.stage.size() == G.numNodes();
+  auto StageOf = [&](int V) { return ByStage ? Pl.stage[V] : Pl.device[V]; };
+  Expected<std::vector<int>> Order = G.topologicalOrder();
+  if (!Order) return Order.takeError();
+  // Stages in the order their first forward node appears.
+  std::map<int, int> Position; // stage id -> index in the chain
+  std::vector<int> Ids;
+  for (int V : *Order)
+    if (G.node(V).isForwardSide() && !Position.count(StageOf(V))) {
+      Position[StageOf(V)] = (int)Ids.size();
+      Ids.push_back(StageOf(V));
+    }
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (!Position.count(StageOf(V)))
+      return makeUsageError("--trace: stage ", StageOf(V), " of the plan has no forward node to pipeline");
+  Chain C;
+  C.name = "stages of " + Pl.algorithm;
+  C.blocks.resize(Ids.size());
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const CostNode &N = G.node(V);
+    ChainBlock &B = C.blocks[Position[StageOf(V)]];
+    double T = P.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
+    (N.isBackward() ? B.backwardTime : B.forwardTime) += T;
+    B.weightBytes += N.paramBytes;
+    B.nodes.push_back((int)V);
+  }
+  for (const CostEdge &E : G.edges()) {
+    int From = Position[StageOf(E.src)], To = Position[StageOf(E.dst)];
+    if (G.node(E.src).isForwardSide() && G.node(E.dst).isForwardSide() && To > From)
+      C.blocks[From].outputBytes += E.bytes;
+  }
+  for (size_t S = 0; S < Ids.size(); ++S) {
+    C.blocks[S].storedBytes = C.blocks[S].outputBytes;
+    // Name each stage by the device most of its nodes run on.
+    std::map<int, int> Count;
+    for (int V : C.blocks[S].nodes) ++Count[Pl.device[V]];
+    int Dev = std::max_element(Count.begin(), Count.end(),
+                               [](auto &A, auto &B) { return A.second < B.second; })->first;
+    C.blocks[S].name = "stage " + std::to_string(S) + " (" + P.deviceName(Dev) + ")";
+  }
+  return C;
+}
