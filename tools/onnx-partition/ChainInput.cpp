@@ -62,6 +62,10 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   const Chain &C = *Ctx.chain;
   if (O.verbose)
     std::cerr << "onnx-partition: chain '" << C.name << "' of " << C.size() << " blocks\n";
+  if (!O.memorySweep.empty()) {
+    if (Error E = writeMemorySweep(C, Ctx.platform, O)) return reportError(E);
+    return 0;
+  }
   Expected<Plan> P = runChainPlanner(O.algo, C, Ctx.platform, Ctx.options.partition);
   if (!P) return reportError(P.takeError());
   // Every output is made before any is written: no partial set of files.

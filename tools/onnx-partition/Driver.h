@@ -26,6 +26,11 @@ int reportError(const Error &E);
 /// planner --algo on it, the summary, --report and --trace (ChainInput.cpp).
 int runChainInput(PassContext &Ctx, const ToolOptions &O);
 
+/// --memory-sweep: pipeline-ilp against PipeDream's pipelines over a range
+/// of memory limits on chain C; the table on stdout, the SVG chart in
+/// O.memorySweep (MemorySweepOutput.cpp).
+Error writeMemorySweep(const Chain &C, const Platform &P, const ToolOptions &O);
+
 } // namespace onnxp::tool
 
 #endif // ONNXP_TOOLS_DRIVER_H

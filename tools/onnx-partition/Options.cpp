@@ -108,8 +108,15 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--report", O.report, "Write the plan as JSON here")->type_name("FILE")->group("Output");
   App.add_option("--trace", O.trace,
                  "Write the plan's schedule as a Chrome trace (opens in ui.perfetto.dev): a chain planner's "
-                 "simulated schedule")
+                 "simulated schedule, or for other algorithms the plan's stages as a 1F1B pipeline")
       ->type_name("FILE.json")->group("Output");
+  App.add_option("--memory-sweep", O.memorySweep,
+                 "pipeline-ilp: period against memory limit for pipeline-ilp and PipeDream's pipelines, from 0.5x "
+                 "to 1.25x the memory PipeDream's P-stage pipeline needs; the table on stdout, the chart here")
+      ->type_name("OUT.svg")->group("Output");
+  App.add_option("--sweep-points", O.sweepPoints, "--memory-sweep: number of memory limits (default 6)")
+      ->type_name("N")->check(CLI::Range(2, 100))
+      ->group("Output");
   addWriteBackOptions(App, O);
 }
 

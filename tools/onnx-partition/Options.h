@@ -58,6 +58,8 @@ struct ToolOptions {
   std::string output;
   std::string report;
   std::string trace; ///< --trace FILE.json: Chrome trace of the plan's schedule
+  std::string memorySweep; ///< --memory-sweep OUT.svg (pipeline-ilp)
+  int sweepPoints = 6;     ///< --sweep-points
   // Write-back and plan loading (WriteBackOptions.cpp).
   std::string emitStages; ///< --emit-stages DIR
   std::string dot;        ///< --dot FILE: the plan as a Graphviz picture

@@ -85,6 +85,12 @@ int runPartition(int Argc, char **Argv) {
     if (Error E = checkWritable(O.dot, "--dot")) return reportError(E);
   if (!O.trace.empty())
     if (Error E = checkWritable(O.trace, "--trace")) return reportError(E);
+  if (!O.memorySweep.empty()) {
+    if (Error E = checkWritable(O.memorySweep, "--memory-sweep")) return reportError(E);
+    if (O.algo != "pipeline-ilp")
+      return reportError(makeUsageError("--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give "
+                                        "--algo pipeline-ilp"));
+  }
 
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
@@ -122,6 +128,9 @@ int runPartition(int Argc, char **Argv) {
   if (!O.trace.empty())
     if (Error E = writeFileAtomically(O.trace, Trace)) return reportError(E);
   printRunSummary(std::cout, *Ctx, O);
+  // The sweep plans again at each limit, on the chain the plan was made on.
+  if (!O.memorySweep.empty() && Ctx->chain)
+    if (Error E = writeMemorySweep(*Ctx->chain, Ctx->platform, O)) return reportError(E);
   return 0;
 }
 } // namespace

@@ -1,0 +1,59 @@
+//===- tools/onnx-partition/MemorySweepOutput.cpp - --memory-sweep ------===//
+//
+// `--algo pipeline-ilp --memory-sweep OUT.svg` (issue 12 item 4, seed 000
+// Figures 6-11): the period pipeline-ilp reaches and the period of
+// PipeDream's best straight pipeline at each of --sweep-points memory
+// limits, evenly spaced from 0.5x to 1.25x the peak memory of PipeDream's
+// P-stage straight pipeline (the range of tools/bench/bench_pipeline), one
+// table row per limit on stdout and the chart (memorySweepSvg) in OUT.svg.
+// Every period is the simulator's (PipelineSweep.h).
+//
+//===----------------------------------------------------------------------===//
+#include "Driver.h"
+
+#include "onnx-partition/Partition/PipelineBaseline.h"
+#include "onnx-partition/Partition/PipelineSweep.h"
+#include "onnx-partition/Support/FileIO.h"
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const ToolOptions &O) {
+  if (O.algo != "pipeline-ilp")
+    return makeUsageError("--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
+  ONNXP_RETURN_IF_ERROR(C.validate());
+  if (!(P.peerLinkBandwidth > 0)) return makeError("--memory-sweep needs a positive peer link bandwidth");
+  PipelineTasks Tasks(C, P.peerLinkBandwidth);
+  Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P.accelerators);
+  if (!Base) return Base.takeError().withContext("--memory-sweep");
+  std::vector<double> Limits = memoryLimits(0.5 * Base->peakMemory(), 1.25 * Base->peakMemory(), O.sweepPoints);
+  PipelineIlpOptions IO;
+  IO.numGpus = P.accelerators;
+  IO.timeLimitSeconds = O.partition.timeLimitSeconds;
+  IO.relativeGap = O.partition.relativeGap;
+  IO.threads = O.partition.threads;
+  std::ostream &OS = std::cout;
+  OS << "memory sweep of '" << C.name << "', " << P.accelerators << " GPUs (PipeDream " << P.accelerators
+     << "-stage peak " << formatNumber(Base->peakMemory()) << " bytes)\n";
+  OS << std::setw(14) << "limit_bytes" << std::setw(14) << "ilp_ms" << std::setw(14) << "bound_ms"
+     << std::setw(14) << "baseline_ms" << std::setw(8) << "stages" << "\n";
+  auto Row = [&](const MemorySweepPoint &Pt) {
+    OS << std::setw(14) << formatNumber(Pt.memoryBytes) << std::setw(14)
+       << (Pt.ilpInfeasible ? std::string("infeasible") : formatNumber(Pt.ilpPeriod)) << std::setw(14)
+       << formatNumber(Pt.ilpBound) << std::setw(14)
+       << (std::isnan(Pt.baselinePeriod) ? std::string("none fits") : formatNumber(Pt.baselinePeriod))
+       << std::setw(8) << Pt.baselineStages << "\n";
+    OS.flush();
+  };
+  Expected<std::vector<MemorySweepPoint>> Sweep = memorySweep(Tasks, Limits, IO, Row);
+  if (!Sweep) return Sweep.takeError();
+  std::string Title = C.name + ", " + std::to_string(P.accelerators) + " GPUs, " +
+                      formatNumber(P.peerLinkBandwidth / 1e9) + " GB/s";
+  ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.memorySweep, memorySweepSvg(*Sweep, Title)));
+  OS << "  wrote " << O.memorySweep << "\n";
+  return Error::success();
+}
