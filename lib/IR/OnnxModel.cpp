@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/OnnxModel.h"
 
+#include "onnx-partition/IR/ExternalData.h"
+
 #include <onnx/defs/parser.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -93,16 +95,8 @@ bool onnxp::looksLikeOnnxText(const std::string &C) {
 
 namespace {
 void collectMissingExternal(OnnxModel &M) {
-  fs::path Dir = fs::path(M.path).parent_path();
-  for (const onnx::TensorProto &T : M.graph().initializer()) {
-    if (T.data_location() != onnx::TensorProto::EXTERNAL) continue;
-    std::string Location;
-    for (const auto &KV : T.external_data())
-      if (KV.key() == "location") Location = KV.value();
-    std::error_code EC;
-    if (Location.empty() || !fs::exists(Dir / Location, EC))
-      M.missingExternalData.push_back(T.name());
-  }
+  for (const ExternalRef &R : absentExternalData(M.proto, modelFolder(M.path)))
+    M.missingExternalData.push_back(R.tensor);
 }
 
 TensorInfo infoFromType(const onnx::TypeProto &T) {
@@ -199,6 +193,7 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
       return makeError(Path, ": not an ONNX model (no graph or no valid ir_version)");
   }
   if (M.graph().node_size() == 0) return makeError(Path, ": the model's graph has no nodes");
+  ONNXP_RETURN_IF_ERROR(checkExternalLocations(M.proto, Path));
   collectMissingExternal(M);
   for (const auto &I : M.graph().initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto &I : M.graph().input())
@@ -279,7 +274,8 @@ std::string gradientBase(const std::string &Name) {
 } // namespace
 
 Error onnxp::inferShapes(OnnxModel &M) {
-  onnx::ModelProto Copy = M.proto;
+  // External initializers as inputs: ONNX cannot read their data anyway.
+  onnx::ModelProto Copy = withoutExternalData(M.proto);
   onnx::GraphProto *G = Copy.mutable_graph();
   // Bind symbolic dims on graph inputs (and outputs/value_info, so inference
   // does not merge a bound dim with a stale symbol).

@@ -10,13 +10,16 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/ExtractStages.h"
 
+#include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Transforms/OrtLayerAssignment.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 
 #include <onnx/shape_inference/implementation.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -25,30 +28,11 @@
 using namespace onnxp;
 namespace fs = std::filesystem;
 
-void onnxp::rebaseExternalData(onnx::GraphProto &G, const std::string &FromDir, const std::string &ToDir) {
-  std::error_code EC;
-  fs::path To = fs::absolute(ToDir.empty() ? "." : ToDir, EC);
-  fs::path From = fs::absolute(FromDir.empty() ? "." : FromDir, EC);
-  for (auto &T : *G.mutable_initializer()) {
-    if (T.data_location() != onnx::TensorProto::EXTERNAL) continue;
-    for (auto &E : *T.mutable_external_data()) {
-      if (E.key() != "location") continue;
-      fs::path Target = (From / E.value()).lexically_normal();
-      fs::path Rel = Target.lexically_relative(To);
-      E.set_value(Rel.empty() ? Target.string() : Rel.string());
-    }
-  }
-  for (auto &N : *G.mutable_node())
-    for (auto &A : *N.mutable_attribute()) {
-      if (A.has_g()) rebaseExternalData(*A.mutable_g(), FromDir, ToDir);
-      for (auto &Sub : *A.mutable_graphs()) rebaseExternalData(Sub, FromDir, ToDir);
-    }
-}
-
 namespace {
 /// Name -> type of every tensor ONNX shape inference can type in M.
 std::map<std::string, onnx::TypeProto> inferTypes(const onnx::ModelProto &M) {
-  onnx::ModelProto Copy = M;
+  // External initializers as typed inputs: ONNX cannot read their data.
+  onnx::ModelProto Copy = withoutExternalData(M);
   try {
     onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
                                         /*enable_data_propagation=*/false);
@@ -116,6 +100,9 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
   for (const auto &I : G.input()) GraphInputs.insert(I.name());
   for (const auto &Out : G.output()) GraphOutputs.insert(Out.name());
 
+  std::vector<int> OriginalIndex(N, -1);
+  for (int I = 0, K = 0; I < N; ++I)
+    if (!P.inserted[I]) OriginalIndex[I] = K++;
   int S = P.numStages();
   std::vector<std::vector<int>> StageNodes(S);
   for (int I = 0; I < N; ++I) StageNodes[P.stage[I]].push_back(I);
@@ -146,6 +133,23 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
                                  {"elem_type", I.type().tensor_type().elem_type()},
                                  {"shape", shapeJson(I.type())}});
   }
+  // The annotated model in one ONNX Runtime session: its layer_ann values
+  // are the used devices' names.
+  std::vector<std::string> Used;
+  for (int St = 0; St < S; ++St)
+    if (P.stageDevice[St] >= 0 &&
+        std::find(Used.begin(), Used.end(), P.deviceNames[P.stageDevice[St]]) == Used.end())
+      Used.push_back(P.deviceNames[P.stageDevice[St]]);
+  J["ort"] = {{"annotation_key", "layer_ann"},
+              {"layer_assignment_settings", ortLayerAssignmentSettings(Used)},
+              {"one_session", fitsOneOrtSession(Used)}};
+  if (!O.prediction.algorithm.empty())
+    J["plan"] = {{"algorithm", O.prediction.algorithm},
+                 {"objective_kind", O.prediction.objectiveKind},
+                 {"objective", O.prediction.objective},
+                 {"time_unit", O.prediction.timeUnit}};
+  J["dims"] = nlohmann::json::object();
+  for (const auto &[Name, V] : O.dimBindings) J["dims"][Name] = V;
   J["stages"] = nlohmann::json::array();
   J["edges"] = nlohmann::json::array();
 
@@ -176,7 +180,13 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
 
     std::set<std::string> Produced, Added;
     for (int I : StageNodes[St]) {
-      *OG->add_node() = G.node(I);
+      onnx::NodeProto *Node = OG->add_node();
+      *Node = G.node(I);
+      // An unnamed original node gets the name the cost graph and reports
+      // give it (its op and index among the original nodes), so ONNX
+      // Runtime's profile of the stage (run_pipeline.js --profile) names
+      // it as `onnx-partition --profile` expects.
+      if (Node->name().empty() && !P.inserted[I]) Node->set_name(G.node(I).op_type() + "_" + std::to_string(OriginalIndex[I]));
       for (const std::string &T : G.node(I).output())
         if (!T.empty()) Produced.insert(T);
     }
@@ -186,6 +196,13 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
         if (Produced.count(In) || !Added.insert(In).second) continue;
         if (auto It = Initializers.find(In); It != Initializers.end()) {
           *OG->add_initializer() = *It->second;
+          // Before IR 4 every initializer must also be a graph input.
+          if (M.ir_version() < 4)
+            if (std::optional<onnx::TypeProto> T = TypeOf(In)) {
+              auto *VI = OG->add_input();
+              VI->set_name(In);
+              *VI->mutable_type() = *T;
+            }
           continue;
         }
         if (auto It = SparseInitializers.find(In); It != SparseInitializers.end()) {
@@ -240,17 +257,24 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
           VI->set_name(T);
           *VI->mutable_type() = It->second;
         }
-    rebaseExternalData(*OG, O.sourceDir, O.outputDir);
     if (SM.outputs.empty())
       return makeError("stage ", SM.name, " produces nothing any other stage or the user reads");
 
-    J["stages"].push_back({{"id", St},
-                           {"name", SM.name},
-                           {"device", P.deviceNames[SM.device]},
-                           {"file", SM.fileName},
-                           {"nodes", SM.numNodes},
-                           {"inputs", Inputs},
-                           {"outputs", Outputs}});
+    // What ONNX Runtime needs to run this stage on its device.
+    OrtDevice Ort = ortDeviceFor(P.deviceNames[SM.device]);
+    nlohmann::json Stage = {{"id", St},
+                            {"name", SM.name},
+                            {"device", P.deviceNames[SM.device]},
+                            {"file", SM.fileName},
+                            {"nodes", SM.numNodes},
+                            {"execution_provider", Ort.executionProvider},
+                            {"device_id", Ort.deviceId},
+                            {"layer_assignment_settings", ortLayerAssignmentSettings({P.deviceNames[SM.device]})},
+                            {"inputs", Inputs},
+                            {"outputs", Outputs}};
+    if (St < static_cast<int>(O.prediction.stageTime.size()))
+      Stage["predicted_time"] = O.prediction.stageTime[St];
+    J["stages"].push_back(std::move(Stage));
     R.stages.push_back(std::move(SM));
   }
   J["graph_outputs"] = nlohmann::json::array();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
+#include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/OrtSchemas.h"
@@ -25,13 +26,27 @@ using namespace onnxp;
 
 Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) {
   registerOrtOnnxDomainSchemas();
+  // ONNX 1.12 resolves external locations against the current directory and
+  // cannot infer through external tensors: both see them as graph inputs;
+  // the writer checks the references against the output's folder itself
+  // (checkWrittenReferences).
+  onnx::ModelProto Checked = withoutExternalData(M);
+  // A stage's boundary tensor can have an unknown rank (its shape depends on
+  // absent external data); ONNX Runtime takes such an input or output, the
+  // 1.12 checker insists on a shape field. It sees an empty one; inference
+  // below runs without it.
+  onnx::ModelProto ForChecker = Checked;
+  for (auto *List : {ForChecker.mutable_graph()->mutable_input(), ForChecker.mutable_graph()->mutable_output()})
+    for (auto &VI : *List)
+      if (VI.type().has_tensor_type() && !VI.type().tensor_type().has_shape())
+        VI.mutable_type()->mutable_tensor_type()->mutable_shape();
   try {
-    onnx::checker::check_model(M);
+    onnx::checker::check_model(ForChecker);
   } catch (const std::exception &Ex) {
     return makeError(What, ": ONNX checker: ", Ex.what());
   }
   try {
-    onnx::ModelProto Copy = M;
+    onnx::ModelProto Copy = Checked;
     onnx::ShapeInferenceOptions Options(/*check_type=*/true, /*error_mode=*/1,
                                         /*enable_data_propagation=*/false);
     onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);

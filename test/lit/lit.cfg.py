@@ -31,6 +31,9 @@ if os.path.isdir(os.path.join(config.shared_dir, "models")):
 if not os.environ.get("ONNXP_NO_ORT") and shutil.which("node") and os.path.isdir(
         os.path.join(config.onnxp_source_dir, "test", "ort", "node_modules", "onnxruntime-node")):
     config.available_features.add("ort")
+# Tests that render --dot pictures with Graphviz declare `REQUIRES: graphviz`.
+if shutil.which("dot"):
+    config.available_features.add("graphviz")
 if shutil.which("protoc"):
     config.available_features.add("protoc")
 config.environment["ONNXP_SHARED"] = config.shared_dir

@@ -8,10 +8,11 @@
 // produced, must reproduce the original model's outputs.
 //
 //   node test/ort/run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR
-//        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize]
+//        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize] [--layer-assignment]
 //
 // Graph inputs get seeded pseudo-random data (floats uniform in [-1, 1),
-// integers in [0, 16)); symbolic dims default to 1 unless bound with --dim.
+// integers in [0, 16)); symbolic and negative dims take --dim, else the
+// partitioner's binding, else 1.
 // For every graph output it reports the max abs error of the annotated
 // model and of the stage pipeline against the original, and the max error
 // relative to max(|reference|, 1); it prints PASS and exits 0 when every
@@ -21,6 +22,11 @@
 // stages execute the same kernels (errors are then exactly 0); --optimize
 // turns ONNX Runtime's optimizations on ('all'), which fuses differently
 // across stage boundaries and exercises the tolerance.
+//
+// --layer-assignment opens the annotated model's session with the session
+// option pipeline.json gives for it ("ort": "layer_assignment_settings"),
+// ONNX Runtime's own way to place nodes by their `layer_ann` metadata; a
+// rule naming a GPU the build lacks is skipped by ORT with a logged error.
 //
 // Needs `npm install --ignore-scripts` in test/ort (onnxruntime-node 1.30).
 //
@@ -33,17 +39,18 @@ const path = require('path');
 function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);
   process.stderr.write('usage: node run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR ' +
-                       '[--seed S] [--rtol R] [--dim NAME=V]... [--optimize]\n');
+                       '[--seed S] [--rtol R] [--dim NAME=V]... [--optimize] [--layer-assignment]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}, optimize: false};
+  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}, optimize: false, layerAssignment: false};
   for (let i = 0; i < argv.length; ++i) {
     const v = argv[i];
     if (v === '--seed') a.seed = Number(argv[++i]);
     else if (v === '--rtol') a.rtol = Number(argv[++i]);
     else if (v === '--optimize') a.optimize = true;
+    else if (v === '--layer-assignment') a.layerAssignment = true;
     else if (v === '--dim') {
       const [k, n] = String(argv[++i]).split('=');
       if (!k || !(Number(n) > 0)) usage(`--dim wants NAME=V, got '${argv[i]}'`);
@@ -77,7 +84,9 @@ const TYPES = {
 function makeInput(ort, spec, next, dims) {
   const t = TYPES[spec.elem_type];
   if (!t) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
-  const shape = (spec.shape || []).map(d => typeof d === 'number' ? d : (dims[d] || 1));
+  // Unknown dims -- a symbol, null, or the -1 some exporters write -- take
+  // --dim or the partitioner's binding (pipeline.json "dims"), else 1.
+  const shape = (spec.shape || []).map(d => typeof d === 'number' && d >= 0 ? d : ((typeof d === 'string' && dims[d]) || 1));
   const n = shape.reduce((x, y) => x * y, 1);
   const data = new t[1](n);
   for (let i = 0; i < n; ++i) {
@@ -114,13 +123,21 @@ async function main() {
     process.exit(2);
   }
   const pipeline = JSON.parse(fs.readFileSync(path.join(dir, 'pipeline.json'), 'utf8'));
+  a.dims = {...(pipeline.dims || {}), ...a.dims};
   const next = rng(a.seed);
   const feeds = {};
   for (const spec of pipeline.graph_inputs) feeds[spec.name] = makeInput(ort, spec, next, a.dims);
   const opts = {graphOptimizationLevel: a.optimize ? 'all' : 'disabled', intraOpNumThreads: 1};
 
   const ref = await (await ort.InferenceSession.create(original, opts)).run(feeds);
-  const annSession = await ort.InferenceSession.create(annotated, opts);
+  const annOpts = {...opts};
+  if (a.layerAssignment) {
+    const las = pipeline.ort && pipeline.ort.layer_assignment_settings;
+    if (!las) throw new Error(`${dir}/pipeline.json has no ort.layer_assignment_settings`);
+    annOpts.extra = {session: {layer_assignment_settings: las}};
+    console.log(`annotated model: session.layer_assignment_settings = ${las}`);
+  }
+  const annSession = await ort.InferenceSession.create(annotated, annOpts);
   const ann = await annSession.run(feeds);
 
   const pool = new Map(Object.entries(feeds));

@@ -11,6 +11,7 @@
 #include "WriteBack.h"
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
 
 #include <nlohmann/json.hpp>
@@ -124,6 +125,9 @@ int runInspect(int Argc, char **Argv) {
   if (MissingExternal)
     std::cout << "external data: absent for " << MissingExternal
               << " initializers (sizes taken from their dims)\n";
+  if (Ctx->model)
+    for (const std::string &Line : describeExternalData(Ctx->model->proto, modelFolder(Ctx->model->path)))
+      std::cout << "external file " << Line << "\n";
   std::cout << "ops:";
   for (auto &[Op, N] : Ops) std::cout << " " << Op << "=" << N;
   std::cout << "\n";

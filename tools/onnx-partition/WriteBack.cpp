@@ -1,19 +1,23 @@
 //===- tools/onnx-partition/WriteBack.cpp - -o and --emit-stages ---------===//
 //
 // Writes what the write-back passes (Pass/Passes/WriteBackPasses.cpp) built
-// and checked in memory: the annotated model to -o (external data paths
-// rebased to its folder) and the stage models and pipeline.json to
-// --emit-stages. Nothing is written before every pass succeeded, so a
+// and checked in memory: the annotated model to -o and the stage models and
+// pipeline.json to --emit-stages, each with its external data laid out
+// beside it (IR/ExternalData.h). Nothing is written before every pass succeeded, so a
 // failure leaves no output behind (DESIGN.md, "Quality bars").
 //
 //===----------------------------------------------------------------------===//
 #include "WriteBack.h"
 
+#include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
+#include "onnx-partition/Transforms/OrtLayerAssignment.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <ostream>
 
@@ -54,21 +58,58 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
                           "' ran no extract-stages");
   const OnnxModel &M = *Ctx.model;
   if (!O.output.empty()) {
-    onnx::ModelProto Out = *Ctx.annotated;
-    rebaseExternalData(*Out.mutable_graph(), dirOf(M.path), dirOf(O.output));
-    std::string Data;
-    if (!Out.SerializeToString(&Data)) return makeError("cannot serialize the output model");
-    ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.output, Data));
+    // How to run the annotated model in one ONNX Runtime session, if it can.
+    std::vector<std::string> Used;
+    for (int D : Ctx.placement->stageDevice)
+      if (D >= 0 && std::find(Used.begin(), Used.end(), Ctx.placement->deviceNames[D]) == Used.end())
+        Used.push_back(Ctx.placement->deviceNames[D]);
+    Ctx.notes.push_back(fitsOneOrtSession(Used)
+                            ? "ONNX Runtime: run " + O.output + " with session.layer_assignment_settings=" +
+                                  ortLayerAssignmentSettings(Used)
+                            : "ONNX Runtime: one session holds at most one GPU; run this plan's stage models "
+                              "(--emit-stages) with test/ort/run_pipeline.js");
   }
+
+  // Lay out each model's external data beside it (IR/ExternalData.h) and
+  // serialize, still writing nothing; then write the data files before the
+  // models that reference them.
+  struct Prepared {
+    std::string path, bytes;
+    ExternalDataLayout layout;
+  };
+  std::vector<Prepared> Files;
+  auto Prepare = [&](onnx::ModelProto Out, const std::string &Path) -> Error {
+    ExternalWriteOptions XO;
+    XO.sourceDir = dirOf(M.path);
+    XO.outputPath = Path;
+    Expected<ExternalDataLayout> L = layoutExternalData(Out, XO);
+    if (!L) return L.takeError();
+    ONNXP_RETURN_IF_ERROR(checkWrittenReferences(Out, dirOf(Path), *L, Path));
+    Prepared F{Path, "", std::move(*L)};
+    if (!Out.SerializeToString(&F.bytes)) return makeError("cannot serialize ", Path);
+    Files.push_back(std::move(F));
+    return Error::success();
+  };
+  if (!O.output.empty()) ONNXP_RETURN_IF_ERROR(Prepare(*Ctx.annotated, O.output));
+  if (!O.emitStages.empty())
+    for (const StageModel &S : Ctx.stages->stages)
+      ONNXP_RETURN_IF_ERROR(Prepare(S.model, (fs::path(O.emitStages) / S.fileName).string()));
   if (!O.emitStages.empty()) {
     std::error_code EC;
     fs::create_directory(O.emitStages, EC);
     if (EC) return makeError("--emit-stages: cannot create '", O.emitStages, "': ", EC.message());
-    for (const StageModel &S : Ctx.stages->stages) {
-      std::string Data;
-      if (!S.model.SerializeToString(&Data)) return makeError("cannot serialize stage ", S.name);
-      ONNXP_RETURN_IF_ERROR(writeFileAtomically((fs::path(O.emitStages) / S.fileName).string(), Data));
-    }
+  }
+  size_t Absent = 0;
+  for (const Prepared &F : Files) {
+    for (const std::string &W : F.layout.warnings) std::cerr << "warning: " << W << "\n";
+    Absent += !F.layout.absentLocations.empty();
+    ONNXP_RETURN_IF_ERROR(writeExternalDataFiles(F.layout));
+    ONNXP_RETURN_IF_ERROR(writeFileAtomically(F.path, F.bytes));
+  }
+  if (Absent)
+    Ctx.notes.push_back(std::to_string(Absent) + " written models reference external data absent from '" +
+                        dirOf(M.path) + "' under the same names (warnings above)");
+  if (!O.emitStages.empty()) {
     ONNXP_RETURN_IF_ERROR(
         writeFileAtomically((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));
     Ctx.notes.push_back("wrote " + std::to_string(Ctx.stages->stages.size()) +

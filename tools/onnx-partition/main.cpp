@@ -13,6 +13,7 @@
 
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Transforms/GraphDot.h"
 
 #include <cstring>
 #include <iostream>
@@ -63,6 +64,8 @@ int runPartition(int Argc, char **Argv) {
     if (Error E = checkWritable(O.report, "--report")) return reportError(E);
   if (!O.emitStages.empty())
     if (Error E = checkStagesDir(O.emitStages)) return reportError(E);
+  if (!O.dot.empty())
+    if (Error E = checkWritable(O.dot, "--dot")) return reportError(E);
 
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
@@ -80,6 +83,8 @@ int runPartition(int Argc, char **Argv) {
   if (Error E = writePartitionedOutputs(*Ctx, O)) return reportError(E);
   if (!O.report.empty())
     if (Error E = writeFileAtomically(O.report, planReportJson(*Ctx))) return reportError(E);
+  if (!O.dot.empty())
+    if (Error E = writeFileAtomically(O.dot, planToDot(Ctx->graph, *Ctx->plan, Ctx->platform))) return reportError(E);
   printRunSummary(std::cout, *Ctx, O);
   return 0;
 }

@@ -4,7 +4,8 @@
 // contiguous share of the graph). A stage model's inputs are the tensors it
 // reads from graph inputs or from earlier stages, its outputs the tensors
 // later stages or the user read; initializers it uses are copied in, with
-// external data references rebased to the stage's directory. Running the
+// their external data references as in M (the writer lays out each stage's
+// own data file: IR/ExternalData.h). Running the
 // stages in id order, feeding each the tensors earlier stages produced,
 // computes what the whole model computes (checked in ONNX Runtime by
 // test/ort/run_stages.js).
@@ -20,6 +21,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,10 +39,15 @@ struct StageModel {
 };
 
 struct ExtractOptions {
-  /// Directory the model's external data locations are relative to.
-  std::string sourceDir = ".";
-  /// Directory the stage models will be written to.
-  std::string outputDir = ".";
+  /// The plan's numbers for pipeline.json, so a runner can put measured
+  /// times beside them (empty algorithm: none).
+  struct Prediction {
+    std::string algorithm, objectiveKind, timeUnit;
+    double objective = 0;
+    std::vector<double> stageTime; ///< per stage id: compute time of its nodes
+  } prediction;
+  /// Symbolic dims the partitioner bound (--dim), recorded for runners.
+  std::map<std::string, int64_t> dimBindings;
   /// Type of a tensor that ONNX shape inference could not give (e.g. the
   /// outputs of contrib training ops), or nullopt.
   std::function<std::optional<onnx::TypeProto>(const std::string &)> fallbackType;
@@ -58,11 +65,6 @@ struct StagePipeline {
 Expected<StagePipeline> extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
                                       const std::vector<InsertedTransfer> &Transfers,
                                       const ExtractOptions &O);
-
-/// Rewrites the location of every external-data initializer of G (and its
-/// subgraphs) from relative to FromDir to relative to ToDir, so that a
-/// model written elsewhere still finds the same data files.
-void rebaseExternalData(onnx::GraphProto &G, const std::string &FromDir, const std::string &ToDir);
 
 } // namespace onnxp
 

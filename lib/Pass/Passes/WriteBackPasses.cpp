@@ -23,17 +23,9 @@
 #include "onnx-partition/Transforms/Placement.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
-#include <filesystem>
-
 using namespace onnxp;
-namespace fs = std::filesystem;
 
 namespace {
-std::string dirOf(const std::string &Path) {
-  fs::path P = fs::path(Path).parent_path();
-  return P.empty() ? "." : P.string();
-}
-
 /// A tensor type from the front end's completed shapes, for boundary
 /// tensors ONNX shape inference cannot type (contrib training ops).
 std::optional<onnx::TypeProto> frontEndType(const OnnxModel &M, const std::string &Name) {
@@ -146,8 +138,21 @@ public:
       return makeUsageError("pass 'extract-stages' needs the annotated model; run annotate-placement first");
     const OnnxModel &M = *Ctx.model;
     ExtractOptions EO;
-    EO.sourceDir = dirOf(M.path);
-    EO.outputDir = Ctx.options.stagesDir.empty() ? "." : Ctx.options.stagesDir;
+    // The plan's numbers for pipeline.json: per stage, the compute time of
+    // its cost nodes on its device (none when derived nodes have no stage).
+    const Plan &Pl = *Ctx.plan;
+    EO.prediction.algorithm = Pl.algorithm;
+    EO.prediction.objectiveKind = objectiveName(Pl.objectiveKind);
+    EO.prediction.timeUnit = Ctx.graph.timeUnit;
+    EO.prediction.objective = Pl.objective;
+    if (Pl.stage.size() == Ctx.graph.numNodes()) {
+      EO.prediction.stageTime.assign(Ctx.placement->numStages(), 0.0);
+      for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) {
+        const CostNode &N = Ctx.graph.node(V);
+        EO.prediction.stageTime[Pl.stage[V]] += Ctx.platform.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
+      }
+    }
+    EO.dimBindings = M.dimBindings;
     EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
     Expected<StagePipeline> SP = extractStages(*Ctx.annotated, *Ctx.placement, Ctx.transfers, EO);
     if (!SP) return SP.takeError();

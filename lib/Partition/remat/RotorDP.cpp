@@ -1,0 +1,167 @@
+//===- Partition/remat/RotorDP.cpp - Rotor's persistent DP ---------------===//
+//
+// Optimal persistent rematerialization on a heterogeneous chain (Beaumont,
+// Eyraud-Dubois, Herrmann, Joly, Shilova, Inria RR-9302, the DP of §4), the
+// special case of seed 001 with offloading off. Written here in rotor's own
+// 0-based terms: block b reads x_b and writes x_{b+1}; b = L is the loss.
+// cw[b] = |x_b| (also |delta_b|), cbw[b] = |xbar_b|, both in slots, with
+// cw[L+1] = cbw[L+1] = 0. opt[m][i][j] is the fastest way to run blocks
+// i..j forward and backward when x_i is already stored (outside m) and m
+// slots are free:
+//   opt[m][i][i] = fw_i + bw_i     if m >= max(cw[i+1] + cbw[i+1] + ftmp_i,
+//                                              cw[i] + cw[i+1] + cbw[i+1] + btmp_i)
+//   opt[m][i][j] = min( fw_i + bw_i + opt[m - cbw[i+1]][i+1][j]      (F_all)
+//                       min_k fw_i..fw_{k-1} + opt[m - cw[k]][k][j]
+//                                            + opt[m][i][k-1] )      (F_ck)
+// and infinity below mmin(i, j), the least memory any forward sweep of i..j
+// needs while delta_{j+1} is held. The answer is opt[M - cw[0]][0][L].
+//
+//===----------------------------------------------------------------------===//
+#include "RematChain.h"
+#include "RematSequence.h"
+
+#include "onnx-partition/Partition/Remat.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace onnxp;
+using namespace onnxp::remat;
+
+namespace {
+
+constexpr double Inf = std::numeric_limits<double>::infinity();
+
+class RotorTable {
+public:
+  explicit RotorTable(const SlotChain &S) : S(S), N(S.L + 1), MMax(S.budget) {
+    // Rotor's arrays, 0-based: block b = layer b+1; block L = the loss.
+    Fw.assign(N + 1, 0);
+    Bw.assign(N + 1, 0);
+    Cw.assign(N + 2, 0);
+    Cbw.assign(N + 2, 0);
+    Ftmp.assign(N + 1, 0);
+    Btmp.assign(N + 1, 0);
+    for (int B = 0; B < N; ++B) {
+      Fw[B] = S.uF[B + 1];
+      Bw[B] = S.uB[B + 1];
+      Ftmp[B] = S.oF[B + 1];
+      Btmp[B] = S.oB[B + 1];
+    }
+    for (int B = 0; B <= N; ++B) Cw[B] = S.a[B];
+    for (int B = 1; B <= N; ++B) Cbw[B] = S.abar[B];
+    Opt.assign(size_t(MMax + 1) * N * N, Inf);
+    What.assign(size_t(MMax + 1) * N * N, 0);
+  }
+
+  void solve() {
+    int Last = N - 1; // the loss block
+    for (int I = 0; I <= Last; ++I) {
+      // F_all(I) holds delta_{I+1}'s place and xbar_{I+1}; B(I) holds delta_{I+1},
+      // xbar_{I+1} and writes delta_I (x_I is outside m).
+      int Limit = std::max(Cw[I + 1] + Cbw[I + 1] + Ftmp[I], Cw[I] + Cw[I + 1] + Cbw[I + 1] + Btmp[I]);
+      for (int M = Limit; M <= MMax; ++M) at(M, I, I) = Fw[I] + Bw[I];
+    }
+    for (int D = 1; D <= Last; ++D) {
+      for (int I = 0; I + D <= Last; ++I) {
+        int J = I + D;
+        int MMin = Cw[J + 1] + Cw[I + 1] + Ftmp[I];
+        for (int K = I + 1; K < J; ++K) MMin = std::max(MMin, Cw[J + 1] + Cw[K] + Cw[K + 1] + Ftmp[K]);
+        for (int M = std::max(MMin, 0); M <= MMax; ++M) {
+          double Best = Inf;
+          int Choice = 0;
+          // Leaf checkpoint: F_ck(I), F_nograd(I+1..K-1), keep x_K. Rotor prefers
+          // it on ties; so do we, so sequences match rotor's.
+          double FwSum = 0;
+          for (int K = I + 1; K <= J; ++K) {
+            FwSum += Fw[K - 1];
+            if (M < Cw[K]) continue;
+            double V = FwSum + at(M - Cw[K], K, J) + at(M, I, K - 1);
+            if (V < Best) {
+              Best = V;
+              Choice = K;
+            }
+          }
+          // Chain checkpoint: F_all(I) keeps xbar_{I+1} until B(I).
+          if (M >= Cbw[I + 1] && at(M, I, I) < Inf) {
+            double V = at(M, I, I) + at(M - Cbw[I + 1], I + 1, J);
+            if (V < Best) {
+              Best = V;
+              Choice = -1;
+            }
+          }
+          at(M, I, J) = Best;
+          what(M, I, J) = Choice;
+        }
+      }
+    }
+  }
+
+  double value(int M, int I, int J) const { return M < 0 ? Inf : Opt[idx(M, I, J)]; }
+
+  /// Rotor's sequence for blocks I..J with M free slots, in 1-based layers.
+  void sequence(int M, int I, int J, std::vector<RematOp> &Ops) const {
+    if (I == J) {
+      if (I == N - 1) {
+        Ops.push_back({RematOpKind::Loss, I + 1});
+      } else {
+        Ops.push_back({RematOpKind::ForwardAll, I + 1});
+        Ops.push_back({RematOpKind::Backward, I + 1});
+      }
+      return;
+    }
+    int Choice = What[idx(M, I, J)];
+    if (Choice < 0) {
+      Ops.push_back({RematOpKind::ForwardAll, I + 1});
+      sequence(M - Cbw[I + 1], I + 1, J, Ops);
+      Ops.push_back({RematOpKind::Backward, I + 1});
+      return;
+    }
+    int K = Choice;
+    Ops.push_back({RematOpKind::ForwardCheck, I + 1});
+    for (int B = I + 1; B < K; ++B) Ops.push_back({RematOpKind::ForwardNoGrad, B + 1});
+    sequence(M - Cw[K], K, J, Ops);
+    sequence(M, I, K - 1, Ops);
+  }
+
+  int blocks() const { return N; }
+
+private:
+  size_t idx(int M, int I, int J) const { return (size_t(M) * N + I) * N + J; }
+  double &at(int M, int I, int J) { return Opt[idx(M, I, J)]; }
+  double at(int M, int I, int J) const { return M < 0 ? Inf : Opt[idx(M, I, J)]; }
+  int &what(int M, int I, int J) { return What[idx(M, I, J)]; }
+
+  const SlotChain &S;
+  int N, MMax;
+  std::vector<double> Fw, Bw;
+  std::vector<int> Cw, Cbw, Ftmp, Btmp;
+  std::vector<double> Opt;
+  std::vector<int> What;
+};
+
+} // namespace
+
+Expected<RematPlan> onnxp::planRotor(const Chain &C, const RematOptions &Options) {
+  RematOptions O = Options;
+  O.offload = false;
+  Expected<SlotChain> S = discretize(C, O);
+  if (!S) return S.takeError();
+  if (size_t(S->budget + 1) * (S->L + 1) * (S->L + 1) > size_t(400) * 1000 * 1000)
+    return makeUsageError("rotor: the table of ", S->budget + 1, " x ", S->L + 1, "^2 entries is too large; use fewer "
+                          "memory slots");
+  RematPlan P;
+  P.slotBytes = S->slotBytes;
+  P.budgetSlots = S->budget;
+  P.offload = false;
+  RotorTable T(*S);
+  T.solve();
+  int M = S->budget - S->a[0];
+  double V = M < 0 ? std::numeric_limits<double>::infinity() : T.value(M, 0, S->L);
+  P.statesExplored = size_t(S->budget + 1) * (S->L + 1) * (S->L + 2) / 2;
+  P.makespanMs = V;
+  P.feasible = V < std::numeric_limits<double>::infinity();
+  if (P.feasible) T.sequence(M, 0, S->L, P.ops);
+  finishPlan(C, *S, P);
+  return P;
+}

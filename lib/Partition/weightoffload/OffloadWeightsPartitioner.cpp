@@ -1,0 +1,95 @@
+//===- Partition/weightoffload/OffloadWeightsPartitioner.cpp - --algo ------===//
+//
+// `--algo offload-weights`: seed 002 on the chain of the linearize pass (or
+// a chain file). One accelerator of memory M_GPU = the platform's
+// accelerator memory, a host link of bandwidth beta = the platform's host
+// link bandwidth in each direction. Every block runs on accelerator 0; the
+// plan's schedule (Plan::schedule) is the offload report JSON of
+// OffloadReport.cpp, which the price function replays with the independent
+// simulator to set the objective (iteration time) and the peak memory.
+//
+// Options: --offload-planner greedy (default) | greedy-paper | greedy-star |
+// l2l | exhaustive; --offload-bound 1 also solves the §6 MILP (with
+// --time-limit and --gap) and reports it as the plan's lower bound.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/WeightOffload.h"
+#include "onnx-partition/Partition/WeightOffloadSimulator.h"
+
+using namespace onnxp;
+
+namespace onnxp {
+Expected<Plan> partitionOffloadWeights(const Chain &C, const Platform &P, const PartitionOptions &O);
+Error priceOffloadWeights(const Chain &C, const Platform &P, Plan &Pl);
+} // namespace onnxp
+
+static Expected<OffloadInstance> instanceFor(const Chain &C, const Platform &P) {
+  // Platform bandwidths are bytes per second; the chain's times are ms.
+  return makeOffloadInstance(C, P.accMemory(), P.hostLinkBandwidth / 1000);
+}
+
+Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P, const PartitionOptions &O) {
+  Expected<OffloadInstance> I = instanceFor(C, P);
+  if (!I) return I.takeError();
+  std::string Which = O.paramString("offload-planner", "greedy");
+  Expected<OffloadPlan> Pl = makeUsageError("--offload-planner must be greedy, greedy-paper, greedy-star, l2l or "
+                                            "exhaustive, not '", Which, "'");
+  if (Which == "greedy") Pl = planGreedyOffload(*I);
+  else if (Which == "greedy-paper") Pl = planGreedyOffload(*I, /*Margins=*/false);
+  else if (Which == "greedy-star") Pl = planGreedyStarOffload(*I);
+  else if (Which == "l2l") Pl = planL2LOffload(*I);
+  else if (Which == "exhaustive") Pl = planExhaustiveOffload(*I);
+  if (!Pl) return Pl.takeError();
+  Expected<long long> WantBound = O.paramInt("offload-bound", 0);
+  if (!WantBound) return WantBound.takeError();
+  std::optional<OffloadBound> Bound;
+  if (*WantBound) {
+    OffloadBoundOptions BO;
+    BO.timeLimitSeconds = O.timeLimitSeconds;
+    BO.relativeGap = O.relativeGap;
+    Expected<OffloadBound> B = offloadLowerBound(*I, BO);
+    if (!B) return B.takeError();
+    Bound = *B;
+  }
+
+  Plan Out;
+  Out.objectiveKind = Objective::IterationTime;
+  Out.memoryModel = MemoryModel::Schedule;
+  Out.accelerators = P.accelerators;
+  Out.cpus = P.cpus;
+  Out.device.assign(C.size(), 0);
+  Out.stage.assign(C.size(), 0);
+  Out.objective = Pl->cycleTime;
+  if (Bound) Out.lowerBound = Bound->bound;
+  Out.schedule = offloadReportJson(*I, *Pl, Bound ? &*Bound : nullptr);
+  int Chosen = Pl->selection.count(), Layers = 0;
+  for (int K = 1; K <= I->L; ++K) Layers += Pl->selection.any(K);
+  Out.stats["offloaded-layers"] = Layers;
+  Out.stats["offload-choices"] = Chosen;
+  Out.stats["transfers"] = (double)Pl->schedule.transfers.size();
+  Out.stats["idle-ms"] = Pl->idleTime;
+  Out.notes.push_back(std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " +
+                      std::to_string((long long)I->memory) + " bytes, beta " +
+                      std::to_string((long long)(I->bandwidth * 1000)) + " bytes/s each way; the iteration needs at "
+                      "least " + std::to_string((long long)I->minimumMemory()) + " bytes and offloads nothing from " +
+                      std::to_string((long long)I->noOffloadMemory()) + " bytes");
+  return Out;
+}
+
+Error onnxp::priceOffloadWeights(const Chain &C, const Platform &P, Plan &Pl) {
+  Expected<OffloadInstance> I = instanceFor(C, P);
+  if (!I) return I.takeError();
+  Expected<OffloadSchedule> S = parseOffloadScheduleJson(Pl.schedule, I->L);
+  if (!S) return S.takeError();
+  Expected<OffloadSimulation> Sim = simulateOffloadSchedule(*I, *S);
+  if (!Sim) return Sim.takeError();
+  Pl.objective = Sim->cycleTime;
+  Pl.usage.assign(std::max(1, P.numDevices()), DeviceUsage{});
+  Pl.usage[0].compute = Sim->computeBusy;
+  Pl.usage[0].commIn = Sim->linkInBusy;
+  Pl.usage[0].commOut = Sim->linkOutBusy;
+  Pl.usage[0].load = Sim->cycleTime;
+  Pl.usage[0].memory = Sim->peakMemory;
+  return Error::success();
+}
