@@ -166,3 +166,30 @@ Expected<double> onnxp::parseByteSize(const std::string &Text) {
     return makeUsageError("'", Text, "' is not a size (examples: 16GiB, 512MB, 1e9)");
   return Value * It->second;
 }
+
+Expected<Platform> onnxp::resolvePlatform(const PlatformRequest &R, const Platform *WorkloadPlatform) {
+  Platform Out;
+  bool PlatformGiven = R.platform != "default";
+  if (WorkloadPlatform && !PlatformGiven) {
+    Out = *WorkloadPlatform;
+  } else {
+    Expected<Platform> P = loadPlatform(R.platform);
+    if (!P) return P.takeError();
+    Out = *P;
+    if (WorkloadPlatform) {
+      Out.accelerators = WorkloadPlatform->accelerators;
+      Out.cpus = WorkloadPlatform->cpus;
+    }
+  }
+  if (R.devices >= 0) Out.accelerators = R.devices;
+  if (R.cpus >= 0) Out.cpus = R.cpus;
+  if (!R.memory.empty()) {
+    Expected<double> M = parseByteSize(R.memory);
+    if (!M) return M.takeError().withContext("--memory");
+    Out.accelerator.memoryBytes = *M;
+  }
+  if (R.overlapComm) Out.overlapComm = true;
+  if (Out.numDevices() == 0)
+    return makeUsageError("--devices and --cpus leave no device to place nodes on");
+  return Out;
+}

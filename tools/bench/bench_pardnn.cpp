@@ -215,7 +215,7 @@ double makespanOf(const CostGraph &G, const Platform &P, const std::vector<int> 
 }
 
 void compareOne(const std::string &Name, const CostGraph &G, int K, bool HaveDp,
-                Platform P) {
+                const Platform &P) {
   PartitionOptions O;
   O.timeLimitSeconds = 60;
   std::vector<int> Topo = *G.topologicalOrder();

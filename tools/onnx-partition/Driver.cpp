@@ -80,30 +80,15 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   if (!In) return In.takeError();
 
   // Platform: the workload's own numbers, then --platform, then flags.
-  bool PlatformGiven = O.platform != "default";
-  if (In->workload && !PlatformGiven) {
-    Ctx.platform = In->workload->platform;
-  } else {
-    Expected<Platform> P = loadPlatform(O.platform);
-    if (!P) return P.takeError();
-    Ctx.platform = *P;
-    // Presets have one accelerator and no CPU; a platform file keeps its
-    // own counts; a workload's counts win over both.
-    if (In->workload) {
-      Ctx.platform.accelerators = In->workload->platform.accelerators;
-      Ctx.platform.cpus = In->workload->platform.cpus;
-    }
-  }
-  if (O.devices >= 0) Ctx.platform.accelerators = O.devices;
-  if (O.cpus >= 0) Ctx.platform.cpus = O.cpus;
-  if (!O.memory.empty()) {
-    Expected<double> M = parseByteSize(O.memory);
-    if (!M) return M.takeError().withContext("--memory");
-    Ctx.platform.accelerator.memoryBytes = *M;
-  }
-  if (O.overlapComm) Ctx.platform.overlapComm = true;
-  if (Ctx.platform.numDevices() == 0)
-    return makeUsageError("--devices and --cpus leave no device to place nodes on");
+  PlatformRequest PR;
+  PR.platform = O.platform;
+  PR.devices = O.devices;
+  PR.cpus = O.cpus;
+  PR.memory = O.memory;
+  PR.overlapComm = O.overlapComm;
+  Expected<Platform> Pl = resolvePlatform(PR, In->workload ? &In->workload->platform : nullptr);
+  if (!Pl) return Pl.takeError();
+  Ctx.platform = std::move(*Pl);
 
   if (In->chain) {
     // A chain file: the chain planners plan on it directly; there is no

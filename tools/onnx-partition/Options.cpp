@@ -52,6 +52,42 @@ void onnxp::tool::addPlatformOptions(CLI::App &App, ToolOptions &O) {
   addCostOptions(App, O);
 }
 
+/// The options that are PartitionOptions fields (declared below with their
+/// checks); every other algorithm option comes from Partitioners.def.
+static const char *const SharedAlgorithmOptions[] = {
+    "replicate", "ideal-limit", "time-limit", "gap", "threads", "subgraphs-per-device",
+    "memory-headroom", "memory-heuristic", "seed", "restarts"};
+
+std::string onnxp::tool::algorithmHelp() {
+  std::string S = "Algorithms (--algo NAME; objectives, the first being the default; own options):";
+  for (const PartitionerInfo &P : partitioners()) {
+    S += std::string("\n  ") + P.name + ": " + P.summary + "\n      objectives: ";
+    for (size_t I = 0; I < P.objectives.size(); ++I) S += (I ? ", " : "") + std::string(objectiveName(P.objectives[I]));
+    if (P.input == PlannerInput::Chain) S += "; plans on the chain of the linearize pass";
+    if (!P.options.empty()) {
+      S += "; options:";
+      for (const std::string &Opt : P.options) S += " --" + Opt;
+    }
+  }
+  return S;
+}
+
+Error onnxp::tool::checkAlgorithmOptions(const CLI::App &App, const ToolOptions &O) {
+  Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);
+  if (!Info) return Error::success(); // the partition pass reports an unknown name
+  std::vector<std::string> Names(std::begin(SharedAlgorithmOptions), std::end(SharedAlgorithmOptions));
+  for (const AlgorithmOptionInfo &D : declaredAlgorithmOptions()) Names.push_back(D.name);
+  for (const std::string &Name : Names) {
+    const CLI::Option *Opt = App.get_option_no_throw("--" + Name);
+    if (!Opt || Opt->count() == 0 || (*Info)->reads(Name)) continue;
+    std::string Users;
+    for (const std::string &A : algorithmsReading(Name)) Users += (Users.empty() ? "" : ", ") + A;
+    return makeUsageError("--", Name, " means nothing to --algo ", O.algo, "; it is read by ",
+                          Users.empty() ? std::string("no algorithm") : Users);
+  }
+  return Error::success();
+}
+
 void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
   std::string Names;
   for (const PartitionerInfo &P : partitioners())
@@ -83,7 +119,19 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--memory-heuristic", O.partition.memoryHeuristic,
                  "pardnn: knapsack (heuristic I) or balance (heuristic II)")
       ->check(CLI::IsMember({"knapsack", "balance"}))->group("Algorithm");
-  App.add_option("--seed", O.partition.seed, "Seed of randomized methods")->type_name("N")->group("Algorithm");
+  App.add_option("--seed", O.partition.seed, "local-search: seed of the random starts")
+      ->type_name("N")->group("Algorithm");
+  App.add_option("--restarts", O.partition.restarts, "local-search: random starts (seed 004 §6)")
+      ->type_name("N")->check(CLI::Range(1, 1000000))->group("Algorithm");
+  // Options the algorithms declare themselves (Partitioners.def), kept as
+  // text for the algorithm to parse (PartitionOptions::param*).
+  for (const AlgorithmOptionInfo &D : declaredAlgorithmOptions()) {
+    if (App.get_option_no_throw("--" + D.name)) continue; // declared twice, or shared
+    std::string Name = D.name;
+    App.add_option_function<std::string>(
+           "--" + Name, [&O, Name](const std::string &V) { O.partition.params[Name] = V; }, D.help)
+        ->type_name(D.typeName)->group("Algorithm");
+  }
 }
 
 void onnxp::tool::addPipelineOptions(CLI::App &App, ToolOptions &O) {

@@ -71,7 +71,14 @@ void addPlatformOptions(CLI::App &App, ToolOptions &O);
 /// --cost-model, --cost-table, --profile, --profile-device, --optimizer
 /// (called by addPlatformOptions).
 void addCostOptions(CLI::App &App, ToolOptions &O);
+/// --algo, --objective, the shared algorithm options and every option an
+/// algorithm declares in Partitioners.def.
 void addAlgorithmOptions(CLI::App &App, ToolOptions &O);
+/// The --help section listing each algorithm's objectives and options.
+std::string algorithmHelp();
+/// A usage error for an algorithm option the user gave that --algo does not
+/// read, naming the algorithms that do.
+Error checkAlgorithmOptions(const CLI::App &App, const ToolOptions &O);
 void addPipelineOptions(CLI::App &App, ToolOptions &O);
 void addOutputOptions(CLI::App &App, ToolOptions &O);
 /// --emit-stages, --load-plan (called by addOutputOptions).

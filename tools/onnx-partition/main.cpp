@@ -62,6 +62,7 @@ int runPartition(int Argc, char **Argv) {
   App.name("onnx-partition");
   std::string Footer = "Subcommands (onnx-partition SUBCOMMAND --help):";
   for (const SubcommandInfo &S : Subcommands) Footer += std::string("\n  ") + S.name + ": " + S.summary;
+  Footer += "\n" + algorithmHelp();
   Footer += "\nPasses (--passes):";
   for (const PassInfo &P : registeredPasses()) Footer += std::string("\n  ") + P.name + ": " + P.summary;
   App.footer(Footer);
@@ -73,6 +74,8 @@ int runPartition(int Argc, char **Argv) {
   addPipelineOptions(App, O);
   addOutputOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
+  if (O.loadPlan.empty())
+    if (Error E = checkAlgorithmOptions(App, O)) return reportError(E);
 
   // Fail on unwritable outputs before a long run, not after it.
   if (!O.output.empty())

@@ -57,6 +57,22 @@ std::vector<std::string> platformPresetNames();
 /// A preset by name, or a JSON platform file (see docs/cost-model.md).
 Expected<Platform> loadPlatform(const std::string &NameOrFile);
 
+/// What the user says about the platform (--platform, --devices, --cpus,
+/// --memory, --overlap-comm) on top of the input's own numbers.
+struct PlatformRequest {
+  std::string platform = "default"; ///< preset name or JSON file
+  int devices = -1;                 ///< accelerators; -1: keep
+  int cpus = -1;                    ///< CPU cores; -1: keep
+  std::string memory;               ///< per accelerator, e.g. "16GiB"; empty: keep
+  bool overlapComm = false;
+};
+/// The platform a run uses. Precedence: a workload's own platform (when
+/// WorkloadPlatform is given) < --platform (presets have one accelerator
+/// and no CPU; a platform file keeps its counts; a workload's counts win
+/// over both) < --devices/--cpus/--memory/--overlap-comm. A platform with
+/// no device at all is a usage error.
+Expected<Platform> resolvePlatform(const PlatformRequest &R, const Platform *WorkloadPlatform);
+
 /// Parses "16GiB", "512MB", "1e9", "2.5 GB" into bytes.
 Expected<double> parseByteSize(const std::string &Text);
 

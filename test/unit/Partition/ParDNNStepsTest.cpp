@@ -158,6 +158,50 @@ TEST(ParDNNMapping, Figure2LflamByHand) {
   EXPECT_EQ(On1, "CFGHJK");
 }
 
+// Condition (c) of Algorithm 2's lookahead alone maps a secondary. Primary 1
+// is A1 -> A2 (1 each, transfer 20: length 22), primary 2 the lone B1 (10).
+// X (weight 1) sits between them, A1 -> X -> A2 with transfers of 6 (path
+// 1 + 6 + 1 + 6 = 14 < 22). X's span is [tl(A1) + 1, tl(A2)] = [1, 21]: A's
+// work in it is A2's 1, B's is 0 (B1 starts at 0), nothing else is unmapped,
+// CCR = 32 / 13 < 10 and X talks to A only (totally communicating):
+//  (a) unmapped work 0 < deficit (1 + 1) - 0 = 2: fails;
+//  (b) 1 + 1 > the largest work in the span, 1: fails;
+//  (c) communication 12 > max(weight 1, work 1, unmapped 0): holds.
+// So lookahead maps X to A's primary; without (c) it would fall through to
+// Eq. (1) (balanceMapped = 1, same device), which the counters tell apart.
+TEST(ParDNNMapping, ConditionCMapsAHeavilyCommunicatingSecondary) {
+  CostGraph G;
+  auto Node = [&](const std::string &Name, double T) {
+    CostNode N;
+    N.name = Name;
+    N.accTime = N.cpuTime = T;
+    return G.addNode(N);
+  };
+  auto Edge = [&](int A, int B, double Comm) {
+    CostEdge Ed;
+    Ed.src = A;
+    Ed.dst = B;
+    Ed.commTime = Comm;
+    G.addEdge(Ed);
+  };
+  int A1 = Node("A1", 1), A2 = Node("A2", 1), B1 = Node("B1", 10), X = Node("X", 1);
+  Edge(A1, A2, 20);
+  Edge(A1, X, 6);
+  Edge(X, A2, 6);
+  Platform P = accelerators(2);
+  Context C = *makeContext(G, P);
+  Slicing S = sliceGraph(C, 2);
+  ASSERT_EQ(S.numPrimary, 2);
+  EXPECT_EQ(names(G, S.clusters[0]), "A1A2");
+  EXPECT_EQ(names(G, S.clusters[1]), "B1");
+  MappingStats MS;
+  std::vector<int> D = mapClusters(C, S, &MS);
+  EXPECT_EQ(MS.lookaheadMapped, 1u);
+  EXPECT_EQ(MS.balanceMapped, 0u);
+  EXPECT_EQ(D[X], D[A1]);
+  EXPECT_NE(D[B1], D[A1]);
+}
+
 TEST(ParDNNEmulator, Figure2ScheduleByHand) {
   CostGraph G = figure2();
   Platform P = accelerators(2);
