@@ -10,8 +10,8 @@
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <sstream>
 
 using namespace onnxp;
@@ -277,6 +277,7 @@ Expected<Plan> onnxp::runChainPlanner(const std::string &Name, const Chain &C, c
   // The numbers reported are the simulator's, never the planner's own.
   Pl->objective = NAN;
   ONNXP_RETURN_IF_ERROR(Info.price(C, P, *Pl));
-  if (std::isnan(Pl->objective)) return makeInternalError("the simulator of --algo ", Name, " set no objective");
+  if (std::isnan(Pl->objective))
+    return makeInternalError("the simulator of --algo ", Name, " set no objective");
   return Pl;
 }

@@ -47,8 +47,8 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
   J["blocks"] = Blocks;
   nlohmann::json Devices = nlohmann::json::array();
   for (const DeviceUsage &U : P.usage)
-    Devices.push_back({{"load_ms", number(U.load)}, {"compute_ms", number(U.compute)},
-                       {"memory_bytes", number(U.memory)}});
+    Devices.push_back(
+        {{"load_ms", number(U.load)}, {"compute_ms", number(U.compute)}, {"memory_bytes", number(U.memory)}});
   J["devices"] = Devices;
   J["stats"] = P.stats;
   J["notes"] = P.notes;
@@ -60,8 +60,7 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
 
 int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   const Chain &C = *Ctx.chain;
-  if (O.verbose)
-    std::cerr << "onnx-partition: chain '" << C.name << "' of " << C.size() << " blocks\n";
+  if (O.verbose) std::cerr << "onnx-partition: chain '" << C.name << "' of " << C.size() << " blocks\n";
   if (!O.memorySweep.empty()) {
     if (Error E = writeMemorySweep(C, Ctx.platform, O)) return reportError(E);
     return 0;
@@ -99,8 +98,8 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   for (auto &[D, N] : Count) {
     OS << "  " << Ctx.platform.deviceName(D) << ": " << N << " blocks";
     if (D < (int)P->usage.size())
-      OS << ", load " << formatNumber(P->usage[D].load) << " ms, peak memory " << formatNumber(P->usage[D].memory)
-         << " bytes";
+      OS << ", load " << formatNumber(P->usage[D].load) << " ms, peak memory "
+         << formatNumber(P->usage[D].memory) << " bytes";
     OS << "\n";
   }
   for (const std::string &N : P->notes) OS << "  note: " << N << "\n";

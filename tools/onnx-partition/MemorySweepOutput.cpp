@@ -24,13 +24,15 @@ using namespace onnxp::tool;
 
 Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const ToolOptions &O) {
   if (O.algo != "pipeline-ilp")
-    return makeUsageError("--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
+    return makeUsageError(
+        "--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
   ONNXP_RETURN_IF_ERROR(C.validate());
   if (!(P.peerLinkBandwidth > 0)) return makeError("--memory-sweep needs a positive peer link bandwidth");
   PipelineTasks Tasks(C, P.peerLinkBandwidth);
   Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P.accelerators);
   if (!Base) return Base.takeError().withContext("--memory-sweep");
-  std::vector<double> Limits = memoryLimits(0.5 * Base->peakMemory(), 1.25 * Base->peakMemory(), O.sweepPoints);
+  std::vector<double> Limits =
+      memoryLimits(0.5 * Base->peakMemory(), 1.25 * Base->peakMemory(), O.sweepPoints);
   PipelineIlpOptions IO;
   IO.numGpus = P.accelerators;
   IO.timeLimitSeconds = O.partition.timeLimitSeconds;
@@ -40,7 +42,8 @@ Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const Too
   OS << "memory sweep of '" << C.name << "', " << P.accelerators << " GPUs (PipeDream " << P.accelerators
      << "-stage peak " << formatNumber(Base->peakMemory()) << " bytes)\n";
   OS << std::setw(14) << "limit_bytes" << std::setw(14) << "ilp_ms" << std::setw(14) << "bound_ms"
-     << std::setw(14) << "baseline_ms" << std::setw(8) << "stages" << "\n";
+     << std::setw(14) << "baseline_ms" << std::setw(8) << "stages"
+     << "\n";
   auto Row = [&](const MemorySweepPoint &Pt) {
     OS << std::setw(14) << formatNumber(Pt.memoryBytes) << std::setw(14)
        << (Pt.ilpInfeasible ? std::string("infeasible") : formatNumber(Pt.ilpPeriod)) << std::setw(14)

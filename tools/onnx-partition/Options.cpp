@@ -17,19 +17,28 @@ std::vector<std::string> objectiveNames() {
 } // namespace
 
 void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
-  App.add_option("MODEL", O.input,
-                 "ONNX model (binary or text syntax), JSON workload, or a chain for the chain planners: chain JSON "
-                 "(onnx-partition chain), PipeDream profile, Piper planner input")
-      ->type_name("FILE")->required()->group("Input");
-  App.add_option("--chain-recipe", O.chainRecipe,
-                 "PipeDream profile -> chain: separators (seed 000 §5, default) or layers (one block per layer, "
-                 "Size nodes dropped; rotor's convention)")
-      ->check(CLI::IsMember({"separators", "layers"}))->group("Input");
+  App.add_option(
+         "MODEL", O.input,
+         "ONNX model (binary or text syntax), JSON workload, or a chain for the chain planners: chain JSON "
+         "(onnx-partition chain), PipeDream profile, Piper planner input")
+      ->type_name("FILE")
+      ->required()
+      ->group("Input");
+  App.add_option(
+         "--chain-recipe", O.chainRecipe,
+         "PipeDream profile -> chain: separators (seed 000 §5, default) or layers (one block per layer, "
+         "Size nodes dropped; rotor's convention)")
+      ->check(CLI::IsMember({"separators", "layers"}))
+      ->group("Input");
   App.add_option("--batch-size", O.batchSize, "Piper input: samples per batch b (default 1)")
-      ->type_name("B")->check(CLI::PositiveNumber)->group("Input");
-  App.add_option("--piper-layer", O.piperLayer,
-                 "Piper input: keep only the nodes of this name, e.g. ParallelTransformerLayer (default: all)")
-      ->type_name("NAME")->group("Input");
+      ->type_name("B")
+      ->check(CLI::PositiveNumber)
+      ->group("Input");
+  App.add_option(
+         "--piper-layer", O.piperLayer,
+         "Piper input: keep only the nodes of this name, e.g. ParallelTransformerLayer (default: all)")
+      ->type_name("NAME")
+      ->group("Input");
   App.add_option("--dim", O.dims, "Bind a symbolic dimension, e.g. --dim batch_size=32 (repeatable)")
       ->type_name("NAME=VALUE")->group("Input");
   App.add_flag("--training", O.training,
@@ -157,13 +166,17 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--trace", O.trace,
                  "Write the plan's schedule as a Chrome trace (opens in ui.perfetto.dev): a chain planner's "
                  "simulated schedule, or for other algorithms the plan's stages as a 1F1B pipeline")
-      ->type_name("FILE.json")->group("Output");
-  App.add_option("--memory-sweep", O.memorySweep,
-                 "pipeline-ilp: period against memory limit for pipeline-ilp and PipeDream's pipelines, from 0.5x "
-                 "to 1.25x the memory PipeDream's P-stage pipeline needs; the table on stdout, the chart here")
-      ->type_name("OUT.svg")->group("Output");
+      ->type_name("FILE.json")
+      ->group("Output");
+  App.add_option(
+         "--memory-sweep", O.memorySweep,
+         "pipeline-ilp: period against memory limit for pipeline-ilp and PipeDream's pipelines, from 0.5x "
+         "to 1.25x the memory PipeDream's P-stage pipeline needs; the table on stdout, the chart here")
+      ->type_name("OUT.svg")
+      ->group("Output");
   App.add_option("--sweep-points", O.sweepPoints, "--memory-sweep: number of memory limits (default 6)")
-      ->type_name("N")->check(CLI::Range(2, 100))
+      ->type_name("N")
+      ->check(CLI::Range(2, 100))
       ->group("Output");
   addWriteBackOptions(App, O);
 }

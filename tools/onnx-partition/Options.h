@@ -28,8 +28,8 @@ struct ToolOptions {
   std::vector<std::string> dims; ///< NAME=VALUE
   bool training = false;
   std::string chainRecipe = "separators"; ///< --chain-recipe: PipeDream profiles as chains
-  double batchSize = 1;                    ///< --batch-size: Piper inputs
-  std::string piperLayer;                  ///< --piper-layer: Piper inputs
+  double batchSize = 1;                   ///< --batch-size: Piper inputs
+  std::string piperLayer;                 ///< --piper-layer: Piper inputs
   // Platform.
   int devices = -1; ///< -1: from the workload file or 1
   int cpus = -1;    ///< -1: from the workload file or 0
@@ -57,7 +57,7 @@ struct ToolOptions {
   // Output.
   std::string output;
   std::string report;
-  std::string trace; ///< --trace FILE.json: Chrome trace of the plan's schedule
+  std::string trace;       ///< --trace FILE.json: Chrome trace of the plan's schedule
   std::string memorySweep; ///< --memory-sweep OUT.svg (pipeline-ilp)
   int sweepPoints = 6;     ///< --sweep-points
   // Write-back and plan loading (WriteBackOptions.cpp).

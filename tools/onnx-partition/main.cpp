@@ -91,16 +91,19 @@ int runPartition(int Argc, char **Argv) {
   if (!O.memorySweep.empty()) {
     if (Error E = checkWritable(O.memorySweep, "--memory-sweep")) return reportError(E);
     if (O.algo != "pipeline-ilp")
-      return reportError(makeUsageError("--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give "
-                                        "--algo pipeline-ilp"));
+      return reportError(
+          makeUsageError("--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give "
+                         "--algo pipeline-ilp"));
   }
 
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
   if (Ctx->chain && !Ctx->hasGraph) {
     // A chain as MODEL: straight to the chain planner, nothing to write back.
-    if (!O.output.empty() || !O.emitStages.empty() || !O.dot.empty() || !O.loadPlan.empty() || !O.passes.empty())
-      return reportError(makeUsageError("'", O.input, "' is a chain, planned without an ONNX model: -o, "
+    if (!O.output.empty() || !O.emitStages.empty() || !O.dot.empty() || !O.loadPlan.empty() ||
+        !O.passes.empty())
+      return reportError(makeUsageError("'", O.input,
+                                        "' is a chain, planned without an ONNX model: -o, "
                                         "--emit-stages, --dot, --load-plan and --passes do not apply; use "
                                         "--report and --trace"));
     return runChainInput(*Ctx, O);

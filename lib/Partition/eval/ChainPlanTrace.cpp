@@ -32,7 +32,8 @@ Expected<ChromeTrace> onnxp::traceChainPlan(const Chain &C, const Platform &P, c
   } else if (J.contains("transfers")) {
     ONNXP_RETURN_IF_ERROR(traceOffloadWeights(C, P, BlockPlan, Trace));
   } else {
-    return makeUsageError("--trace: the schedule of '", BlockPlan.algorithm, "' is of no kind a simulator replays");
+    return makeUsageError("--trace: the schedule of '", BlockPlan.algorithm,
+                          "' is of no kind a simulator replays");
   }
   return Trace;
 }

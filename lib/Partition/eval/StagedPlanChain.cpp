@@ -45,8 +45,9 @@ Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, cons
     // Name each stage by the device most of its nodes run on.
     std::map<int, int> Count;
     for (int V : C.blocks[S].nodes) ++Count[Pl.device[V]];
-    int Dev = std::max_element(Count.begin(), Count.end(),
-                               [](auto &A, auto &B) { return A.second < B.second; })->first;
+    int Dev = std::max_element(Count.begin(), Count.end(), [](auto &A, auto &B) {
+                return A.second < B.second;
+              })->first;
     C.blocks[S].name = "stage " + std::to_string(S) + " (" + P.deviceName(Dev) + ")";
   }
   return C;
