@@ -46,8 +46,10 @@ Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const Too
      << "\n";
   auto Row = [&](const MemorySweepPoint &Pt) {
     OS << std::setw(14) << formatNumber(Pt.memoryBytes) << std::setw(14)
-       << (Pt.ilpInfeasible ? std::string("infeasible") : formatNumber(Pt.ilpPeriod)) << std::setw(14)
-       << formatNumber(Pt.ilpBound) << std::setw(14)
+       << (Pt.ilpInfeasible           ? std::string("infeasible")
+           : std::isnan(Pt.ilpPeriod) ? std::string("none found")
+                                      : formatNumber(Pt.ilpPeriod))
+       << std::setw(14) << formatNumber(Pt.ilpBound) << std::setw(14)
        << (std::isnan(Pt.baselinePeriod) ? std::string("none fits") : formatNumber(Pt.baselinePeriod))
        << std::setw(8) << Pt.baselineStages << "\n";
     OS.flush();
