@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/IR/SafeShapeInference.h"
 
 #include <onnx/defs/parser.h>
 #include <onnx/defs/schema.h>
@@ -175,6 +176,7 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
   M.path = Path;
   if (looksLikeOnnxText(Contents)) {
     M.format = "text";
+    ONNXP_RETURN_IF_ERROR(checkTextNesting(Contents, Path));
     onnx::Common::Status S = onnx::OnnxParser::Parse(M.proto, Contents.c_str());
     if (!S.IsOK()) {
       // A bare graph (no <...> header) is accepted too, with opset 18 defaults.
@@ -199,6 +201,11 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
       return makeError(Path, ": not an ONNX model (no graph or no valid ir_version)");
   }
   if (M.graph().node_size() == 0) return makeError(Path, ": the model's graph has no nodes");
+  ONNXP_RETURN_IF_ERROR(validateForShapeInference(M.proto, Path));
+  // ONNX Runtime accepts node lists out of order; ONNX's checker and every
+  // pass here want them sorted, so sort once on import.
+  if (sortNodesTopologically(*M.proto.mutable_graph()))
+    M.notes.push_back("the model's node list was not topologically sorted; nodes were reordered on import");
   collectMissingExternal(M);
   for (const auto &I : M.graph().initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto &I : M.graph().input())
@@ -294,13 +301,7 @@ Error onnxp::inferShapes(OnnxModel &M) {
   for (auto &VI : *G->mutable_input()) Bind(VI);
   for (auto &VI : *G->mutable_output()) Bind(VI);
   for (auto &VI : *G->mutable_value_info()) Bind(VI);
-  try {
-    onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
-                                        /*enable_data_propagation=*/true);
-    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
-  } catch (const std::exception &Ex) {
-    return makeError(M.path, ": shape inference failed: ", Ex.what());
-  }
+  ONNXP_RETURN_IF_ERROR(inferShapesSafely(Copy, M.path, M.notes));
   M.tensors.clear();
   for (const auto &I : G->initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto *List : {&G->input(), &G->value_info(), &G->output()})
