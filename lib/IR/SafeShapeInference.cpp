@@ -231,6 +231,26 @@ bool containsConvPool(const onnx::GraphProto &G, int Depth = 0) {
   return false;
 }
 
+/// Output types of ONNX Runtime contrib ops (com.microsoft) that ONNX has
+/// no schema for, from their definitions in ORT's contrib_defs.cc /
+/// training_op_defs.cc: output I has the type of input From[I] (-1: none).
+/// Registering real schemas would make the checker judge these nodes, so
+/// the rules live here and only feed inference.
+const std::vector<int> *contribTypeRule(const onnx::NodeProto &N) {
+  if (N.domain() != "com.microsoft") return nullptr;
+  static const std::unordered_map<std::string, std::vector<int>> Rules = {
+      {"FastGelu", {0}},          {"Gelu", {0}},          {"BiasGelu", {0}},
+      {"QuickGelu", {0}},         {"ReluGrad", {0}},      {"GeluGrad", {0}},
+      {"FastGeluGrad", {0}},      {"BiasGeluGrad_dX", {0}}, {"BiasFastGeluGrad_dX", {0}},
+      {"SoftmaxGrad", {0}},       {"SoftmaxGrad_13", {0}}, {"LogSoftmaxGrad", {0}},
+      {"LogSoftmaxGrad_13", {0}}, {"DropoutGrad", {0}},   {"BitmaskDropoutGrad", {0}},
+      {"SigmoidGrad", {0}},       {"TanhGrad", {0}},      {"ConvGrad", {1, 2}},
+      {"LayerNormalizationGrad", {1, 2, 2}}, {"SimplifiedLayerNormalizationGrad", {1, 2}},
+      {"InPlaceAccumulatorV2", {-1, 0}}};
+  auto It = Rules.find(N.op_type());
+  return It == Rules.end() ? nullptr : &It->second;
+}
+
 bool functionContainsConvPool(const onnx::FunctionProto &F) {
   onnx::GraphProto G;
   *G.mutable_node() = F.node();
@@ -407,7 +427,25 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std
         Opset == Opsets.end() ? nullptr
                               : onnx::OpSchemaRegistry::Schema(N.op_type(), Opset->second, Domain);
     auto Local = Functions.find(functionId(N.domain(), N.op_type()));
-    if (!Schema && Local == Functions.end()) continue; // unknown op: completed by name rules later
+    if (!Schema && Local == Functions.end()) {
+      if (const std::vector<int> *Rule = contribTypeRule(N))
+        for (int O = 0; O < N.output_size() && O < static_cast<int>(Rule->size()); ++O) {
+          int From = (*Rule)[O];
+          if (N.output(O).empty() || TypePtrs.count(N.output(O)) || From < 0 || From >= N.input_size()) continue;
+          auto It = TypePtrs.find(N.input(From));
+          if (It == TypePtrs.end()) continue;
+          Put(N.output(O), *It->second);
+          NewValueInfo.push_back(N.output(O));
+        }
+      continue; // other unknown ops: completed by gradient naming later
+    }
+
+    // An input with no type comes from an op nothing knows (com.microsoft
+    // without a schema): the outputs stay unknown, and that is no failure of
+    // this node. (ONNX 1.12's data propagators would even dereference null.)
+    bool AllInputsTyped = true;
+    for (const std::string &In : N.input()) AllInputsTyped &= In.empty() || TypePtrs.count(In) > 0;
+    if (!AllInputsTyped) continue;
 
     // Ranks are known here: check what convPoolShapeInference would index.
     if (isConvPoolFamily(N)) {
@@ -484,12 +522,7 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std
         Fail(N, Index, std::string("inferred type disagrees with the declared one: ") + Ex.what());
       }
     }
-    // ONNX 1.12's data propagators (Shape's among them) dereference the
-    // input types without a null check: an input produced by an op with no
-    // schema (com.microsoft) has none, so skip propagation there.
-    bool AllInputsTyped = true;
-    for (const std::string &In : N.input()) AllInputsTyped &= In.empty() || TypePtrs.count(In) > 0;
-    if (AllInputsTyped && Schema && Schema->has_data_propagation_function()) {
+    if (Schema && Schema->has_data_propagation_function()) {
       try {
         onnx::shape_inference::DataPropagationContextImpl DP(N, TypePtrs, Data, ShapeData);
         Schema->GetDataPropagationFunction()(DP);

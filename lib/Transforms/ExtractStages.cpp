@@ -186,6 +186,11 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
         if (Produced.count(In) || !Added.insert(In).second) continue;
         if (auto It = Initializers.find(In); It != Initializers.end()) {
           *OG->add_initializer() = *It->second;
+          // Before IR 4 every initializer must also be a graph input (the
+          // checker rejects the stage otherwise; onnx/light models are IR 3).
+          if (M.ir_version() < 4)
+            for (const auto &GI : G.input())
+              if (GI.name() == In) *OG->add_input() = GI;
           continue;
         }
         if (auto It = SparseInitializers.find(In); It != SparseInitializers.end()) {
