@@ -46,7 +46,7 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
       ->group("Algorithm");
   App.add_option("--ideal-limit", O.partition.idealLimit,
                  "dp: refuse graphs with more ideals than this and suggest dpl")
-      ->type_name("N")->group("Algorithm");
+      ->type_name("N")->check(CLI::Range(1.0, 1e12))->group("Algorithm");
   App.add_option("--time-limit", O.partition.timeLimitSeconds, "ip*: solver time limit in seconds")
       ->type_name("SECONDS")->check(CLI::PositiveNumber)->group("Algorithm");
   App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")
@@ -62,7 +62,8 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--memory-heuristic", O.partition.memoryHeuristic,
                  "pardnn: knapsack (heuristic I) or balance (heuristic II)")
       ->check(CLI::IsMember({"knapsack", "balance"}))->group("Algorithm");
-  App.add_option("--seed", O.partition.seed, "Seed of randomized methods")->type_name("N")->group("Algorithm");
+  App.add_option("--seed", O.partition.seed, "Seed of randomized methods")
+      ->type_name("N")->check(CLI::Range(0.0, 4294967295.0))->group("Algorithm");
 }
 
 void onnxp::tool::addPipelineOptions(CLI::App &App, ToolOptions &O) {
