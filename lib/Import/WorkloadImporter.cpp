@@ -47,7 +47,7 @@ Expected<double> readNumber(const json &Obj, const char *Key, const std::string 
   }
   if (!It->is_number()) return makeError(Where, ": field '", Key, "' must be a number");
   double V = It->get<double>();
-  if (!(V >= 0) || std::isinf(V)) return makeError(Where, ": field '", Key, "' must be a finite number >= 0, got ", V);
+  if (!(V >= 0) || std::isinf(V)) return makeError(Where, ": field '", Key, "' must be >= 0 and finite, got ", V);
   return V;
 }
 } // namespace
