@@ -22,10 +22,11 @@ using namespace onnxp;
 using nlohmann::json;
 
 bool onnxp::looksLikeWorkload(const std::string &Text) {
+  // Any JSON object is read as a workload, so a truncated or malformed one
+  // gets a JSON message; a binary ONNX model never starts with '{' (0x7b
+  // would be a protobuf group tag, which ModelProto does not use).
   size_t I = Text.find_first_not_of(" \t\r\n");
-  if (I == std::string::npos || Text[I] != '{') return false;
-  return Text.find("\"nodes\"") != std::string::npos &&
-         Text.find("\"edges\"") != std::string::npos;
+  return I != std::string::npos && Text[I] == '{';
 }
 
 namespace {

@@ -66,6 +66,10 @@ def cases():
     C.append(("model: a directory", {}, ["{d}"]))
     # Workloads.
     C.append(("workload: truncated JSON", {"w.json": workload()[:-20]}, ["{d}/w.json"]))
+    C.append(("workload: truncated early (no 'edges' yet)", {"w.json": '{"nodes": [{"id"'}, ["{d}/w.json"]))
+    C.append(("workload: a JSON object without nodes", {"w.json": '{"accelerators": 2}'}, ["{d}/w.json"]))
+    C.append(("workload: does not fit, --algo single", {"w.json": workload(maxFPGAs=1, maxSizePerFPGA=10, nodes=[{"id": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 20}, {"id": 2, "cpuLatency": 1, "fpgaLatency": 1, "size": 5}])}, ["{d}/w.json", "--algo", "single"]))
+    C.append(("workload: does not fit, --algo dp", {"w.json": workload(maxFPGAs=1, maxSizePerFPGA=10, nodes=[{"id": 1, "cpuLatency": 1, "fpgaLatency": 1, "size": 20}, {"id": 2, "cpuLatency": 1, "fpgaLatency": 1, "size": 5}])}, ["{d}/w.json", "--algo", "dp"]))
     C.append(("workload: maxFPGAs 1e300", {"w.json": workload(maxFPGAs=1e300)}, ["{d}/w.json"]))
     C.append(("workload: maxFPGAs 1e8", {"w.json": workload(maxFPGAs=1e8)}, ["{d}/w.json"]))
     C.append(("workload: maxFPGAs 2.5", {"w.json": workload(maxFPGAs=2.5)}, ["{d}/w.json"]))
@@ -131,6 +135,7 @@ def cases():
     opt("-o into a missing folder", "-o", "{d}/no/such/dir/out.onnx")
     opt("--load-plan missing file", "--load-plan", "{d}/absent.json", "-o", "{d}/out.onnx")
     C.append(("option: no MODEL", {}, []))
+    C.append(("option: --dim before MODEL, bad value", {"m.onnxtxt": GOOD_MODEL}, ["--dim", "n=x", "{d}/m.onnxtxt"]))
     C.append(("option: unknown flag", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--frobnicate"]))
     return C
 

@@ -11,8 +11,9 @@ using namespace onnxp::tool;
 void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("MODEL", O.input, "ONNX model (binary or text syntax) or JSON workload")
       ->type_name("FILE")->required()->group("Input");
+  // One value per --dim, so `--dim N=4 MODEL` does not take MODEL as a second binding.
   App.add_option("--dim", O.dims, "Bind a symbolic dimension, e.g. --dim batch_size=32 (repeatable)")
-      ->type_name("NAME=VALUE")->group("Input");
+      ->type_name("NAME=VALUE")->allow_extra_args(false)->group("Input");
   App.add_flag("--training", O.training,
                "Treat a forward-only model as training: derive one backward node per forward node")
       ->group("Input");
