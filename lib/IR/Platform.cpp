@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 using namespace onnxp;
@@ -121,9 +122,14 @@ Expected<Platform> onnxp::loadPlatform(const std::string &NameOrFile) {
     return makeUsageError("--platform '", NameOrFile,
                           "' is neither a preset (", Names, ") nor a readable file");
   }
+  std::string Text((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
+  return parsePlatform(Text, NameOrFile);
+}
+
+Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::string &NameOrFile) {
   nlohmann::json J;
   try {
-    J = nlohmann::json::parse(In);
+    J = nlohmann::json::parse(Text);
   } catch (const std::exception &Ex) {
     return makeError(NameOrFile, ": not valid JSON: ", Ex.what());
   }

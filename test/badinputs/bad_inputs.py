@@ -134,6 +134,17 @@ def cases():
     opt("--print-after nosuch", "--print-after", "nosuch")
     opt("-o into a missing folder", "-o", "{d}/no/such/dir/out.onnx")
     opt("--load-plan missing file", "--load-plan", "{d}/absent.json", "-o", "{d}/out.onnx")
+    plan = lambda assignment: json.dumps({"algorithm": "hand", "assignment": assignment})
+    for name, body in [("stage 2^40", plan([{"node": "Neg_0", "device": "acc0", "stage": 1 << 40}, {"node": "Relu_1", "device": "acc0", "stage": 0}])),
+                       ("stage -1", plan([{"node": "Neg_0", "device": "acc0", "stage": -1}, {"node": "Relu_1", "device": "acc0"}])),
+                       ("device acc7", plan([{"node": "Neg_0", "device": "acc7"}, {"node": "Relu_1", "device": "acc0"}])),
+                       ("node of another model", plan([{"node": "Conv_9", "device": "acc0"}])),
+                       ("node placed twice", plan([{"node": "Neg_0", "device": "acc0"}, {"node": "Neg_0", "device": "acc0"}])),
+                       ("a node missing", plan([{"node": "Neg_0", "device": "acc0"}])),
+                       ("split with node id 99", json.dumps({"fpgas": [{"nodes": [99]}], "cpus": []})),
+                       ("truncated", plan([])[:-5])]:
+        C.append(("plan: " + name, {"m.onnxtxt": GOOD_MODEL, "p.json": body},
+                  ["{d}/m.onnxtxt", "--load-plan", "{d}/p.json", "-o", "{d}/out.onnx"]))
     C.append(("option: no MODEL", {}, []))
     C.append(("option: --dim before MODEL, bad value", {"m.onnxtxt": GOOD_MODEL}, ["--dim", "n=x", "{d}/m.onnxtxt"]))
     C.append(("option: unknown flag", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--frobnicate"]))

@@ -67,7 +67,14 @@ Expected<Plan> planFromJson(const std::string &File, const std::string &Text, co
                        " CPUs; see --devices/--cpus)");
     if (P.device[It->second] >= 0) return makeError(File, ": node '", Node, "' is placed twice");
     P.device[It->second] = D;
-    if (A.contains("stage") && A["stage"].is_number_integer()) P.stage[It->second] = A["stage"].get<int>();
+    if (A.contains("stage") && A["stage"].is_number_integer()) {
+      // A stage number sizes per-stage arrays later: at most one per node.
+      int64_t S = A["stage"].get<int64_t>();
+      if (S < 0 || S >= static_cast<int64_t>(G.numNodes()))
+        return makeError(File, ": node '", Node, "' has stage ", A["stage"].dump(), "; stages are 0 to ",
+                         G.numNodes() - 1);
+      P.stage[It->second] = static_cast<int>(S);
+    }
   }
   for (size_t V = 0; V < G.numNodes(); ++V)
     if (P.device[V] < 0) return makeError(File, ": the plan does not cover node '", G.node(V).name, "'");

@@ -57,6 +57,10 @@ std::vector<std::string> platformPresetNames();
 /// A preset by name, or a JSON platform file (see docs/cost-model.md).
 Expected<Platform> loadPlatform(const std::string &NameOrFile);
 
+/// Parses the text of a platform file; Name is used in messages and as the
+/// default platform name.
+Expected<Platform> parsePlatform(const std::string &Text, const std::string &Name);
+
 /// Parses "16GiB", "512MB", "1e9", "2.5 GB" into bytes.
 Expected<double> parseByteSize(const std::string &Text);
 
