@@ -1,24 +1,107 @@
-//===- Partition/Partitioner.cpp - Registry and the run-validate-price path ===//
+//===- Partition/Partitioner.cpp - Registry and the run-then-finalize path ===//
+//
+// The registry is built from Partitioners.def alone: each line declares its
+// entry point here, so this file includes no algorithm's header (adding a
+// partitioner never touches it). Every plan leaves through finalizePlan.
+//
+//===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/Partitioner.h"
 
-#include "onnx-partition/Partition/Baselines.h"
-#include "onnx-partition/Partition/IdealDP.h"
-#include "onnx-partition/Partition/IpPartitioner.h"
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
-#include "onnx-partition/Partition/ThroughputBaselines.h"
+#include "onnx-partition/Partition/eval/FinalizePlan.h"
 
+#include <algorithm>
 #include <chrono>
+#include <sstream>
 
 using namespace onnxp;
 
-const std::vector<PartitionerInfo> &onnxp::partitioners() {
-  static const std::vector<PartitionerInfo> All = {
-#define ONNXP_PARTITIONER(NAME, FN, CONTIG, SUMMARY) {NAME, &FN, CONTIG, SUMMARY},
+namespace onnxp {
+#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                \
+  Expected<Plan> FN(const CostGraph &, const Platform &, const PartitionOptions &);
+#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                             \
+  Expected<Plan> FN(const Chain &, const Platform &, const PartitionOptions &);                          \
+  Error SIM(const Chain &, const Platform &, Plan &);
+#include "onnx-partition/Partition/Partitioners.def"
+} // namespace onnxp
+
+namespace {
+std::vector<std::string> splitList(const char *List) {
+  std::vector<std::string> Out;
+  std::stringstream SS(List);
+  std::string Item;
+  while (std::getline(SS, Item, ';'))
+    if (!Item.empty()) Out.push_back(Item);
+  return Out;
+}
+
+std::vector<Objective> objectiveList(const char *Algo, const char *List) {
+  std::vector<Objective> Out;
+  for (const std::string &Name : splitList(List)) {
+    std::optional<Objective> O = parseObjective(Name);
+    assert(O && "Partitioners.def names an unknown objective");
+    (void)Algo;
+    if (O) Out.push_back(*O);
+  }
+  assert(!Out.empty() && "every partitioner optimises at least one objective");
+  return Out;
+}
+
+PartitionerInfo graphEntry(const char *Name, PartitionFn Fn, bool Contig, const char *Objectives,
+                           const char *Options, const char *Summary) {
+  PartitionerInfo I{Name, PlannerInput::CostGraph};
+  I.run = Fn;
+  I.contiguous = Contig;
+  I.objectives = objectiveList(Name, Objectives);
+  I.options = splitList(Options);
+  I.summary = Summary;
+  return I;
+}
+
+[[maybe_unused]] PartitionerInfo chainEntry(const char *Name, ChainPartitionFn Fn, ChainPriceFn Sim, const char *Objectives,
+                           const char *Options, const char *Summary) {
+  PartitionerInfo I{Name, PlannerInput::Chain};
+  I.runChain = Fn;
+  I.price = Sim;
+  I.objectives = objectiveList(Name, Objectives);
+  I.options = splitList(Options);
+  I.summary = Summary;
+  return I;
+}
+
+std::vector<PartitionerInfo> buildRegistry() {
+  std::vector<PartitionerInfo> All = {
+#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                \
+  graphEntry(NAME, &FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY),
+#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                             \
+  chainEntry(NAME, &FN, &SIM, OBJECTIVES, OPTIONS, SUMMARY),
 #include "onnx-partition/Partition/Partitioners.def"
   };
+  auto Stat = [&](const char *Algo, const char *Key, const char *Description) {
+    for (PartitionerInfo &I : All)
+      if (std::string(I.name) == Algo) I.statistics.push_back({Key, Description});
+  };
+#define ONNXP_PARTITIONER_STATISTIC(ALGO, KEY, DESCRIPTION) Stat(ALGO, KEY, DESCRIPTION);
+#include "onnx-partition/Partition/Partitioners.def"
+  return All;
+}
+} // namespace
+
+bool PartitionerInfo::optimises(Objective O) const {
+  return std::find(objectives.begin(), objectives.end(), O) != objectives.end();
+}
+
+bool PartitionerInfo::reads(const std::string &Option) const {
+  return std::find(options.begin(), options.end(), Option) != options.end();
+}
+
+std::string PartitionerInfo::describeStatistic(const std::string &Key) const {
+  for (const AlgorithmStatisticInfo &S : statistics)
+    if (S.key == Key) return S.description;
+  return Key;
+}
+
+const std::vector<PartitionerInfo> &onnxp::partitioners() {
+  static const std::vector<PartitionerInfo> All = buildRegistry();
   return All;
 }
 
@@ -31,41 +114,131 @@ Expected<const PartitionerInfo *> onnxp::findPartitioner(const std::string &Name
   return makeUsageError("unknown algorithm '", Name, "' for --algo (available: ", Names, ")");
 }
 
-Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G,
-                                     const Platform &P, const PartitionOptions &O) {
-  Expected<const PartitionerInfo *> Info = findPartitioner(Name);
-  if (!Info) return Info.takeError();
+const std::vector<AlgorithmOptionInfo> &onnxp::declaredAlgorithmOptions() {
+  static const std::vector<AlgorithmOptionInfo> All = {
+#define ONNXP_PARTITIONER_OPTION(NAME, TYPE, HELP) {NAME, TYPE, HELP},
+#include "onnx-partition/Partition/Partitioners.def"
+  };
+  return All;
+}
+
+std::vector<std::string> onnxp::algorithmsReading(const std::string &Option) {
+  std::vector<std::string> Out;
+  for (const PartitionerInfo &I : partitioners())
+    if (I.reads(Option)) Out.push_back(I.name);
+  return Out;
+}
+
+Expected<double> PartitionOptions::paramDouble(const std::string &Name, double Default) const {
+  auto It = params.find(Name);
+  if (It == params.end()) return Default;
+  size_t Pos = 0;
+  double V = 0;
+  try {
+    V = std::stod(It->second, &Pos);
+  } catch (...) {
+    Pos = 0;
+  }
+  if (Pos == 0 || Pos != It->second.size())
+    return makeUsageError("--", Name, " '", It->second, "' must be a number");
+  return V;
+}
+
+Expected<long long> PartitionOptions::paramInt(const std::string &Name, long long Default) const {
+  auto It = params.find(Name);
+  if (It == params.end()) return Default;
+  size_t Pos = 0;
+  long long V = 0;
+  try {
+    V = std::stoll(It->second, &Pos);
+  } catch (...) {
+    Pos = 0;
+  }
+  if (Pos == 0 || Pos != It->second.size())
+    return makeUsageError("--", Name, " '", It->second, "' must be an integer");
+  return V;
+}
+
+std::string PartitionOptions::paramString(const std::string &Name, const std::string &Default) const {
+  auto It = params.find(Name);
+  return It == params.end() ? Default : It->second;
+}
+
+Expected<Objective> onnxp::resolveObjective(const PartitionerInfo &Info, const PartitionOptions &O) {
+  if (!O.objective) return Info.objectives.front();
+  if (Info.optimises(*O.objective)) return *O.objective;
+  std::string Names;
+  for (Objective Obj : Info.objectives) Names += (Names.empty() ? "" : ", ") + std::string(objectiveName(Obj));
+  return makeUsageError("--algo ", Info.name, ": objective '", objectiveName(*O.objective),
+                        "' is not supported (", Info.name, " optimises ", Names, ")");
+}
+
+Expected<Plan> onnxp::expandChainPlan(const CostGraph &G, const Chain &C, const Plan &BlockPlan) {
+  if (BlockPlan.device.size() != C.size())
+    return makeInternalError("plan from '", BlockPlan.algorithm, "' places ", BlockPlan.device.size(),
+                             " blocks, the chain has ", C.size());
+  Plan Pl = BlockPlan;
+  Pl.device.assign(G.numNodes(), -1);
+  Pl.stage.assign(BlockPlan.stage.empty() ? 0 : G.numNodes(), -1);
+  for (size_t B = 0; B < C.size(); ++B)
+    for (int V : C.blocks[B].nodes) {
+      if (V < 0 || static_cast<size_t>(V) >= G.numNodes() || Pl.device[V] >= 0)
+        return makeInternalError("chain block '", C.blocks[B].name, "' names node ", V,
+                                 ", which is out of range or in two blocks");
+      Pl.device[V] = BlockPlan.device[B];
+      if (!Pl.stage.empty()) Pl.stage[V] = BlockPlan.stage[B];
+    }
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (Pl.device[V] < 0)
+      return makeInternalError("cost node '", G.node(V).name, "' is in no block of chain '", C.name, "'");
+  return Pl;
+}
+
+Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G, const Platform &P,
+                                     const PartitionOptions &O, const Chain *C) {
+  Expected<const PartitionerInfo *> Found = findPartitioner(Name);
+  if (!Found) return Found.takeError();
+  const PartitionerInfo &Info = **Found;
+  Expected<Objective> Obj = resolveObjective(Info, O);
+  if (!Obj) return Obj.takeError();
+  PartitionOptions Resolved = O;
+  Resolved.objective = *Obj;
+
+  FinalizeOptions FO;
+  FO.requireContiguous = Info.contiguous;
+  // Baselines that never look at memory: an overfull device means the
+  // model does not fit that way, not that the algorithm is broken.
+  FO.memoryIsUsersProblem = Name == "single" || Name == "pipedream";
+
   auto Start = std::chrono::steady_clock::now();
-  Expected<Plan> Pl = (*Info)->run(G, P, O);
+  Expected<Plan> Pl = makeInternalError("unreachable");
+  std::optional<Plan> BlockPlan;
+  if (Info.input == PlannerInput::Chain) {
+    if (!C)
+      return makeUsageError("--algo ", Name, " plans on a chain of blocks and needs the linearize pass, "
+                            "which this pipeline did not run");
+    Expected<Plan> B = Info.runChain(*C, P, Resolved);
+    if (!B) return B.takeError();
+    B->algorithm = Name;
+    B->objectiveKind = *Obj;
+    B->memoryModel = MemoryModel::Schedule;
+    BlockPlan = std::move(*B);
+    Pl = expandChainPlan(G, *C, *BlockPlan);
+    FO.chain = C;
+    FO.chainSimulator = Info.price;
+    FO.blockPlan = &*BlockPlan;
+  } else {
+    Pl = Info.run(G, P, Resolved);
+  }
   if (!Pl) return Pl.takeError();
   double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
   Pl->algorithm = Name;
   Pl->accelerators = P.accelerators;
   Pl->cpus = P.cpus;
   if (Pl->solveSeconds == 0) Pl->solveSeconds = Seconds;
-  ValidationOptions VO;
-  VO.requireContiguous = (*Info)->contiguous;
-  ONNXP_RETURN_IF_ERROR(validatePlan(G, P, *Pl, VO));
-  // The reported objective is always recomputed here, never taken from the
-  // algorithm (an algorithm may keep its own value in stats for comparison).
-  const std::string Objective =
-      Pl->objectiveKind == "max-load" || Pl->objectiveKind == "gpipe" ? O.objective : "max-load";
-  if (Pl->objectiveKind == "max-load" || Pl->objectiveKind == "gpipe") {
-    Pl->objectiveKind = Objective;
-    ONNXP_RETURN_IF_ERROR(evaluateInto(G, P, *Pl, Objective));
-  } else {
-    // Other objectives (latency, makespan) are priced by their own
-    // evaluators; still fill per-device usage from the max-load model.
-    Expected<Evaluation> Ev = evaluatePlan(G, P, *Pl, "max-load");
-    if (!Ev) return Ev.takeError();
-    Pl->usage = Ev->usage;
-  }
-  if (Pl->memoryModel == "peak") {
-    // Report the memory the validator checked: the emulated peak per device.
-    Expected<Schedule> S = emulateSchedule(G, P, *Pl);
-    if (!S) return S.takeError();
-    for (size_t D = 0; D < Pl->usage.size() && D < S->peakMemory.size(); ++D)
-      Pl->usage[D].memory = S->peakMemory[D];
-  }
+  // The plan is priced under the objective it was made for, whatever the
+  // algorithm wrote (its own value may stay in stats for comparison).
+  Pl->objectiveKind = *Obj;
+  ONNXP_RETURN_IF_ERROR(finalizePlan(G, P, *Pl, FO));
   return Pl;
 }

@@ -1,5 +1,9 @@
-//===- Pass/PassContext.cpp - Counters for --stats ----------------------===//
+//===- Pass/PassContext.cpp - Counters for --stats, the plan report -----===//
 #include "onnx-partition/Pass/PassContext.h"
+
+#include "onnx-partition/Partition/io/PlanIO.h"
+
+#include <nlohmann/json.hpp>
 
 using namespace onnxp;
 
@@ -16,4 +20,11 @@ double PassContext::counter(const std::string &Pass, const std::string &Descript
   for (const Statistic &S : stats)
     if (S.pass == Pass && S.description == Description) return S.value;
   return 0;
+}
+
+std::string onnxp::planReportJson(const PassContext &Ctx) {
+  // The library's report, plus the run's own notes (assumptions, fallbacks).
+  nlohmann::json J = planToReportJson(Ctx.graph, Ctx.platform, *Ctx.plan);
+  for (const std::string &N : Ctx.notes) J["notes"].push_back(N);
+  return J.dump(2) + "\n";
 }

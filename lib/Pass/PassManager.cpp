@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Pass/PassManager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <iomanip>
 #include <ostream>
@@ -46,7 +47,7 @@ void onnxp::printDump(std::ostream &OS, const PassContext &Ctx, const std::strin
   if (Ctx.plan) {
     const Plan &P = *Ctx.plan;
     OS << "plan algorithm=" << P.algorithm << " objective=" << formatNumber(P.objective)
-       << " kind=" << P.objectiveKind << "\n";
+       << " kind=" << objectiveName(P.objectiveKind) << "\n";
     for (size_t V = 0; V < P.device.size(); ++V)
       OS << "place " << V << " '" << Ctx.graph.node(V).name << "' "
          << Ctx.platform.deviceName(P.device[V]) << "\n";
@@ -70,13 +71,65 @@ Error PassManager::run(PassContext &Ctx, const Instrumentation &I) {
   return Error::success();
 }
 
-std::string onnxp::defaultPipeline(bool IsOnnx, bool Training, bool WithPartition) {
-  std::string P;
-  if (IsOnnx) {
-    P = "infer-shapes,build-cost-graph,classify-training";
-    if (Training) P += ",derive-backward";
-    P += ",estimate-costs";
+namespace {
+/// The plan step and the write-back passes R asks for, in order.
+std::vector<std::string> backEnd(const PipelineRequest &R) {
+  std::vector<std::string> P;
+  if (R.plan) P.push_back(R.loadPlan ? "load-plan" : "partition");
+  if (R.onnx && (R.writeModel || R.writeStages)) {
+    P.push_back("insert-transfers");
+    P.push_back("annotate-placement");
+    if (R.writeStages) P.push_back("extract-stages");
+    P.push_back("verify-output");
   }
-  if (WithPartition) P += std::string(P.empty() ? "" : ",") + "partition";
   return P;
+}
+
+std::string join(const std::vector<std::string> &Names) {
+  std::string S;
+  for (const std::string &N : Names) S += (S.empty() ? "" : ",") + N;
+  return S;
+}
+} // namespace
+
+std::string onnxp::defaultPipeline(const PipelineRequest &R) {
+  std::vector<std::string> P;
+  if (R.onnx) {
+    P = {"infer-shapes", "build-cost-graph", "classify-training"};
+    if (R.training) P.push_back("derive-backward");
+    P.push_back("estimate-costs");
+  }
+  for (const std::string &N : backEnd(R)) P.push_back(N);
+  return join(P);
+}
+
+std::string onnxp::defaultPipeline(bool IsOnnx, bool Training, bool WithPartition) {
+  PipelineRequest R;
+  R.onnx = IsOnnx;
+  R.training = Training;
+  R.plan = WithPartition;
+  return defaultPipeline(R);
+}
+
+std::string onnxp::completePipeline(const std::string &Pipeline, const PipelineRequest &R) {
+  std::vector<std::string> Have;
+  std::stringstream SS(Pipeline);
+  std::string Name;
+  while (std::getline(SS, Name, ',')) {
+    size_t B = Name.find_first_not_of(" \t"), E = Name.find_last_not_of(" \t");
+    Have.push_back(B == std::string::npos ? "" : Name.substr(B, E - B + 1));
+  }
+  std::string Out = Pipeline;
+  bool HasPlanStep = false;
+  for (const std::string &H : Have) HasPlanStep |= H == "partition" || H == "load-plan";
+  // A user's pipeline that makes no plan stays as it is: the tool then says
+  // there is nothing to write.
+  if (!HasPlanStep && !R.loadPlan) return Pipeline;
+  for (const std::string &N : backEnd(R)) {
+    bool IsPlanStep = N == "partition" || N == "load-plan";
+    if (IsPlanStep && HasPlanStep) continue;
+    if (std::find(Have.begin(), Have.end(), N) != Have.end()) continue;
+    Out += (Out.empty() ? "" : ",") + N;
+  }
+  return Out;
 }

@@ -230,6 +230,14 @@ Expected<Plan> onnxp::planFromAnnotatedModel(const onnx::ModelProto &Annotated, 
     nlohmann::json J = nlohmann::json::parse(R->planJson, nullptr, false);
     if (J.is_object() && J.contains("algorithm") && J["algorithm"].is_string())
       Out.algorithm = J["algorithm"].get<std::string>();
+    // The objective and memory model it was made for: a reloaded plan is
+    // priced the way it was when written.
+    if (J.is_object() && J.contains("objective_kind") && J["objective_kind"].is_string())
+      if (std::optional<Objective> O = parseObjective(J["objective_kind"].get<std::string>()))
+        Out.objectiveKind = *O;
+    if (J.is_object() && J.contains("memory_model") && J["memory_model"].is_string())
+      if (std::optional<MemoryModel> MM = parseMemoryModel(J["memory_model"].get<std::string>()))
+        Out.memoryModel = *MM;
   }
   return Out;
 }

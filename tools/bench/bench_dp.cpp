@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"
-#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
 
 #include <chrono>

@@ -25,10 +25,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"
-#include "onnx-partition/Partition/ParDNN.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 #include "onnx-partition/Partition/Partitioner.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
-#include "onnx-partition/Partition/SyntheticGraphs.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "SyntheticGraphs.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -2,7 +2,7 @@
 #include "Driver.h"
 
 #include "onnx-partition/Import/InputLoader.h"
-#include "onnx-partition/Partition/PlanIO.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Pass/PassManager.h"
 
 #include <nlohmann/json.hpp>
@@ -53,7 +53,15 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.profileDevice = O.profileDevice;
   Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
+  Ctx.options.loadPlan = O.loadPlan;
+  Ctx.options.outputPath = O.output;
+  Ctx.options.stagesDir = O.emitStages;
   Ctx.options.partition = O.partition;
+  if (!O.objective.empty()) {
+    std::optional<Objective> Obj = parseObjective(O.objective);
+    if (!Obj) return makeUsageError("--objective '", O.objective, "' is not an objective");
+    Ctx.options.partition.objective = *Obj;
+  }
   Ctx.options.partition.verbose = O.verbose;
   // Long solves (the IPs) report incumbent and bound as they go: shown with
   // -v, and whenever stderr is a terminal, so a person watching sees progress
@@ -118,9 +126,17 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
 }
 
 Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool WithPartition) {
-  std::string Pipeline = O.passes.empty()
-                             ? defaultPipeline(Ctx.model.has_value(), O.training, WithPartition)
-                             : O.passes;
+  // Options -> pipeline: the plan step and the write-back passes the
+  // requested outputs need (added to a --passes pipeline that lacks them).
+  PipelineRequest R;
+  R.onnx = Ctx.model.has_value();
+  R.training = O.training;
+  R.loadPlan = !O.loadPlan.empty();
+  R.plan = WithPartition || R.loadPlan;
+  // (Subcommands that make no plan use -o for their own files.)
+  R.writeModel = R.plan && !O.output.empty();
+  R.writeStages = R.plan && !O.emitStages.empty();
+  std::string Pipeline = O.passes.empty() ? defaultPipeline(R) : completePipeline(O.passes, R);
   if (Pipeline.empty()) return Error::success();
   Expected<PassManager> PM = PassManager::parse(Pipeline);
   if (!PM) return PM.takeError();
@@ -145,11 +161,4 @@ Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool With
       std::cerr << std::setw(8) << formatNumber(S.value) << " " << S.pass << " - " << S.description << "\n";
   }
   return E;
-}
-
-std::string onnxp::tool::planReportJson(const PassContext &Ctx) {
-  // The library's report, plus the run's own notes (assumptions, fallbacks).
-  nlohmann::json J = planToReportJson(Ctx.graph, Ctx.platform, *Ctx.plan);
-  for (const std::string &N : Ctx.notes) J["notes"].push_back(N);
-  return J.dump(2) + "\n";
 }

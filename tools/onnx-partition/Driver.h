@@ -14,15 +14,13 @@ namespace onnxp::tool {
 Expected<PassContext> loadContext(const ToolOptions &O);
 
 /// Runs --passes, or the default pipeline (with "partition" when
-/// WithPartition), with the instrumentation the flags ask for; prints
-/// --stats at the end.
+/// WithPartition, "load-plan" with --load-plan, and the write-back passes
+/// -o and --emit-stages need), with the instrumentation the flags ask for;
+/// prints --stats at the end.
 Error runPipeline(PassContext &Ctx, const ToolOptions &O, bool WithPartition);
 
 /// Prints "error: <message>" and returns the exit code for E.
 int reportError(const Error &E);
-
-/// The plan report: objective, bound, per-device usage, assignment.
-std::string planReportJson(const PassContext &Ctx);
 
 } // namespace onnxp::tool
 

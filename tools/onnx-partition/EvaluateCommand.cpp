@@ -10,10 +10,9 @@
 #include "Driver.h"
 #include "Options.h"
 
-#include "onnx-partition/Partition/LatencyEvaluator.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanIO.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/FinalizePlan.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Support/FileIO.h"
 
 #include <iostream>
@@ -34,7 +33,8 @@ int runEvaluate(int Argc, char **Argv) {
                  "Split to price: {\"fpgas\":[{\"nodes\":[ids]}],\"cpus\":[...]}, node ids as in "
                  "the workload file (else node indices)")
       ->type_name("SPLIT.json")->required();
-  App.add_option("--objective", O.partition.objective,
+  O.objective = "max-load";
+  App.add_option("--objective", O.objective,
                  "max-load (time per sample), gpipe (training: max FW + max BW) or latency "
                  "(single-sample latency, seed 004 §4)")
       ->check(CLI::IsMember({"max-load", "gpipe", "latency"}));
@@ -57,27 +57,19 @@ int runEvaluate(int Argc, char **Argv) {
   if (!Text) return reportError(Text.takeError());
   Expected<Plan> Pl = planFromSplitJson(*Text, G, P);
   if (!Pl) return reportError(Pl.takeError().withContext(SplitFile));
+  // One validate-and-price path for every plan (eval/FinalizePlan.h);
+  // contiguity is reported here, not required.
+  Pl->objectiveKind = *parseObjective(O.objective);
+  if (Error E = finalizePlan(G, P, *Pl)) return reportError(E.withContext(SplitFile));
   ValidationOptions VO;
-  if (Error E = validatePlan(G, P, *Pl, VO)) return reportError(E.withContext(SplitFile));
   VO.requireContiguous = true;
   Error Contig = validatePlan(G, P, *Pl, VO);
-  Pl->objectiveKind = O.partition.objective;
-  const bool Latency = O.partition.objective == "latency";
-  // Per-device usage always comes from the max-load model; the latency
-  // objective is the single-sample schedule of LatencyEvaluator.
-  if (Error E = evaluateInto(G, P, *Pl, Latency ? "max-load" : O.partition.objective))
-    return reportError(E);
-  if (Latency) {
-    Expected<double> L = evaluateLatency(G, P, *Pl);
-    if (!L) return reportError(L.takeError().withContext(SplitFile));
-    Pl->objective = *L;
-  }
 
   std::ostream &OS = std::cout;
   OS << "split " << SplitFile << " on " << G.numNodes() << " nodes, " << P.accelerators
      << " accelerator(s), " << P.cpus << " CPU(s)\n";
   OS << "contiguous: " << (Contig ? "no" : "yes") << "\n";
-  OS << "objective (" << O.partition.objective << "): " << formatNumber(Pl->objective) << "\n";
+  OS << "objective (" << O.objective << "): " << formatNumber(Pl->objective) << "\n";
   for (int D = 0; D < P.numDevices(); ++D) {
     const DeviceUsage &U = Pl->usage[D];
     OS << "  " << P.deviceName(D) << " load=" << formatNumber(U.load)

@@ -8,6 +8,14 @@
 using namespace onnxp;
 using namespace onnxp::tool;
 
+namespace {
+std::vector<std::string> objectiveNames() {
+  std::vector<std::string> Names;
+  for (Objective O : allObjectives()) Names.push_back(objectiveName(O));
+  return Names;
+}
+} // namespace
+
 void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("MODEL", O.input, "ONNX model (binary or text syntax) or JSON workload")
       ->type_name("FILE")->required()->group("Input");
@@ -39,9 +47,11 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
   for (const PartitionerInfo &P : partitioners())
     Names += std::string("\n  ") + P.name + ": " + P.summary;
   App.add_option("--algo", O.algo, "Partitioner:" + Names)->type_name("NAME")->group("Algorithm");
-  App.add_option("--objective", O.partition.objective,
-                 "Training objective: max-load (max over devices of FW+BW) or gpipe (max FW + max BW)")
-      ->check(CLI::IsMember({"max-load", "gpipe"}))->group("Algorithm");
+  App.add_option("--objective", O.objective,
+                 "What to minimise; default: the algorithm's own (the first it lists). max-load (max "
+                 "over devices of FW+BW), gpipe (max FW + max BW), latency, makespan, pipeline-period, "
+                 "iteration-time")
+      ->check(CLI::IsMember(objectiveNames()))->group("Algorithm");
   App.add_flag("--replicate", O.partition.replicate,
                "dp: a stage may be replicated over several accelerators (seed 004 App. C.2)")
       ->group("Algorithm");

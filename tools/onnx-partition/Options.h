@@ -41,6 +41,7 @@ struct ToolOptions {
   std::string optimizer = "adam";
   // Algorithm.
   std::string algo = "single";
+  std::string objective; ///< --objective; empty: the algorithm's own
   PartitionOptions partition;
   // Pipeline and debugging.
   std::string passes;

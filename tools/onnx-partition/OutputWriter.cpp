@@ -21,7 +21,7 @@ void onnxp::tool::printRunSummary(std::ostream &OS, const PassContext &Ctx, cons
   const CostGraph &G = Ctx.graph;
   OS << "onnx-partition: " << O.input << ": " << G.numNodes() << " nodes, " << G.numEdges()
      << " edges" << (G.isTraining() ? " (training)" : " (inference)") << "\n";
-  OS << "  algorithm " << P.algorithm << ": " << P.objectiveKind << " " << formatNumber(P.objective)
+  OS << "  algorithm " << P.algorithm << ": " << objectiveName(P.objectiveKind) << " " << formatNumber(P.objective)
      << " " << G.timeUnit;
   if (!std::isnan(P.lowerBound)) OS << ", lower bound " << formatNumber(P.lowerBound);
   OS << ", solved in " << formatNumber(P.solveSeconds) << " s\n";

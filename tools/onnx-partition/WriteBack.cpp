@@ -1,24 +1,17 @@
 //===- tools/onnx-partition/WriteBack.cpp - -o and --emit-stages ---------===//
 //
-// The last step of the pipeline (DESIGN.md: "annotate + insert nodes ->
-// write"): map the plan onto the ONNX nodes, insert Transfer nodes, annotate,
-// and cut stage models. Everything is built and checked in memory first --
-// the ONNX checker with strict shape inference and the writer's verifier on
-// the annotated model and on every stage model -- and only then written, so
-// a failure leaves no output behind (DESIGN.md, "Quality bars").
+// Writes what the write-back passes (Pass/Passes/WriteBackPasses.cpp) built
+// and checked in memory: the annotated model to -o (external data paths
+// rebased to its folder) and the stage models and pipeline.json to
+// --emit-stages. Nothing is written before every pass succeeded, so a
+// failure leaves no output behind (DESIGN.md, "Quality bars").
 //
 //===----------------------------------------------------------------------===//
 #include "WriteBack.h"
 
-#include "Driver.h"
-
 #include "onnx-partition/Support/FileIO.h"
-#include "onnx-partition/Transforms/AnnotatePlacement.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
-#include "onnx-partition/Transforms/InsertTransfers.h"
-#include "onnx-partition/Transforms/Placement.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
-#include "onnx-partition/Transforms/VerifyOutput.h"
 
 #include <filesystem>
 #include <map>
@@ -32,25 +25,6 @@ namespace {
 std::string dirOf(const std::string &Path) {
   fs::path P = fs::path(Path).parent_path();
   return P.empty() ? "." : P.string();
-}
-
-/// A tensor type from the front end's completed shapes, for boundary
-/// tensors ONNX shape inference cannot type (contrib training ops).
-std::optional<onnx::TypeProto> frontEndType(const OnnxModel &M, const std::string &Name) {
-  const TensorInfo *I = M.tensor(Name);
-  if (!I || I->elemType == 0) return std::nullopt;
-  onnx::TypeProto T;
-  auto *TT = T.mutable_tensor_type();
-  TT->set_elem_type(I->elemType);
-  if (I->hasShape) {
-    auto *S = TT->mutable_shape();
-    for (size_t D = 0; D < I->dims.size(); ++D) {
-      auto *Dim = S->add_dim();
-      if (D < I->symbols.size() && !I->symbols[D].empty()) Dim->set_dim_param(I->symbols[D]);
-      else if (I->dims[D] >= 0) Dim->set_dim_value(I->dims[D]);
-    }
-  }
-  return T;
 }
 } // namespace
 
@@ -71,82 +45,34 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
   if (O.output.empty() && O.emitStages.empty()) return Error::success();
   if (!Ctx.model)
     return makeUsageError("-o and --emit-stages write ONNX models but '", O.input, "' is a JSON workload");
-  if (!Ctx.plan) return makeInternalError("no plan to write");
+  // The write-back passes made and checked every model; only files remain.
+  if (!Ctx.annotated || !Ctx.annotationsCurrent)
+    return makeUsageError("-o and --emit-stages need the annotated model; the pipeline '", O.passes,
+                          "' ran no annotate-placement");
+  if (!O.emitStages.empty() && !Ctx.stages)
+    return makeUsageError("--emit-stages needs the stage models; the pipeline '", O.passes,
+                          "' ran no extract-stages");
   const OnnxModel &M = *Ctx.model;
-
-  Expected<ModelPlacement> P = placementFromPlan(M, Ctx.graph, *Ctx.plan, Ctx.platform);
-  if (!P) return P.takeError();
-  // The report and the model's plan JSON list the stages the model records
-  // (one stage vector for every reader); derived nodes without an ONNX node
-  // have no written stage, and then the plan keeps none.
-  bool AllMapped = true;
-  for (const CostNode &N : Ctx.graph.nodes()) AllMapped &= !N.onnxNodes.empty();
-  if (AllMapped) {
-    Ctx.plan->stage.assign(Ctx.graph.numNodes(), 0);
-    for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
-      Ctx.plan->stage[V] = P->stage[Ctx.graph.node(V).onnxNodes.front()];
-  } else {
-    Ctx.plan->stage.clear();
-  }
-  onnx::ModelProto Annotated = M.proto;
-  auto Bytes = [&](const std::string &T) -> double {
-    const TensorInfo *I = M.tensor(T);
-    std::optional<double> B = I ? I->bytes() : std::nullopt;
-    return B ? *B : 0.0;
-  };
-  Expected<TransferResult> TR = insertTransfers(Annotated, *P, Bytes);
-  if (!TR) return TR.takeError();
-  if (TR->previousIrVersion >= 0)
-    Ctx.notes.push_back("ir_version raised from " + std::to_string(TR->previousIrVersion) +
-                        " to 8: the inserted ai.onnx.partition ops are model-local functions, which need IR 8");
-  if (!TR->transfers.empty()) {
-    double Total = 0;
-    for (const InsertedTransfer &T : TR->transfers) Total += T.bytes;
-    Ctx.notes.push_back(std::to_string(TR->transfers.size()) + " Transfer nodes inserted, " +
-                        formatNumber(Total) + " bytes per sample; " + std::to_string(P->numStages()) +
-                        " stages");
-  }
-  ONNXP_RETURN_IF_ERROR(annotatePlacement(Annotated, *P, planReportJson(Ctx)));
-  std::string What = O.output.empty() ? "the annotated model" : O.output;
-  ONNXP_RETURN_IF_ERROR(checkModelFull(Annotated, What));
-  ONNXP_RETURN_IF_ERROR(verifyPartitionedModel(M.proto, Annotated));
-
-  std::optional<StagePipeline> Stages;
-  if (!O.emitStages.empty()) {
-    ExtractOptions EO;
-    EO.sourceDir = dirOf(M.path);
-    EO.outputDir = O.emitStages;
-    EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
-    Expected<StagePipeline> SP = extractStages(Annotated, *P, TR->transfers, EO);
-    if (!SP) return SP.takeError();
-    for (const StageModel &S : SP->stages) {
-      ONNXP_RETURN_IF_ERROR(checkModelFull(S.model, O.emitStages + "/" + S.fileName));
-      ONNXP_RETURN_IF_ERROR(verifyStageModel(S.model, S.stage, P->deviceNames[S.device]));
-    }
-    Stages = std::move(*SP);
-  }
-
-  // Everything is checked; write.
   if (!O.output.empty()) {
-    onnx::ModelProto Out = Annotated;
+    onnx::ModelProto Out = *Ctx.annotated;
     rebaseExternalData(*Out.mutable_graph(), dirOf(M.path), dirOf(O.output));
     std::string Data;
     if (!Out.SerializeToString(&Data)) return makeError("cannot serialize the output model");
     ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.output, Data));
   }
-  if (Stages) {
+  if (!O.emitStages.empty()) {
     std::error_code EC;
     fs::create_directory(O.emitStages, EC);
     if (EC) return makeError("--emit-stages: cannot create '", O.emitStages, "': ", EC.message());
-    for (const StageModel &S : Stages->stages) {
+    for (const StageModel &S : Ctx.stages->stages) {
       std::string Data;
       if (!S.model.SerializeToString(&Data)) return makeError("cannot serialize stage ", S.name);
       ONNXP_RETURN_IF_ERROR(writeFileAtomically((fs::path(O.emitStages) / S.fileName).string(), Data));
     }
     ONNXP_RETURN_IF_ERROR(
-        writeFileAtomically((fs::path(O.emitStages) / "pipeline.json").string(), Stages->json));
-    Ctx.notes.push_back("wrote " + std::to_string(Stages->stages.size()) + " stage models and pipeline.json to " +
-                        O.emitStages);
+        writeFileAtomically((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));
+    Ctx.notes.push_back("wrote " + std::to_string(Ctx.stages->stages.size()) +
+                        " stage models and pipeline.json to " + O.emitStages);
   }
   return Error::success();
 }

@@ -66,10 +66,7 @@ int runPartition(int Argc, char **Argv) {
   if ((!O.output.empty() || !O.emitStages.empty()) && !Ctx->model)
     return reportError(makeUsageError("-o and --emit-stages write ONNX models but '", O.input,
                                       "' is a JSON workload; use --report"));
-  bool LoadPlan = !O.loadPlan.empty();
-  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/!LoadPlan)) return reportError(E);
-  if (LoadPlan)
-    if (Error E = applyLoadedPlan(*Ctx, O.loadPlan)) return reportError(E);
+  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/true)) return reportError(E);
   if (!Ctx->plan) {
     if (!O.output.empty() || !O.report.empty())
       return reportError(makeUsageError("the pipeline '", O.passes,

@@ -11,10 +11,38 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace onnxp {
+
+/// What a plan's objective measures. Every plan is priced under one of these
+/// by finalizePlan (Partition/eval/FinalizePlan.h), whoever made it.
+enum class Objective {
+  MaxLoad,        ///< time per sample: max over devices of the load (seed 004 §3, App. A)
+  Gpipe,          ///< max forward load + max backward load (seed 004 App. A)
+  Latency,        ///< single-sample latency (seed 004 §4, eval/LatencyEvaluator.h)
+  Makespan,       ///< emulated makespan of one iteration (seed 003, eval/ScheduleEmulator.h)
+  PipelinePeriod, ///< period of a periodic 1F1B schedule (seed 000), priced by the planner's simulator
+  IterationTime,  ///< time of one training iteration with offloading/remat (seeds 001, 002)
+};
+/// The kebab-case name ("max-load", "pipeline-period", ...), as on the
+/// command line and in reports.
+const char *objectiveName(Objective O);
+/// The objective with that name, or nullopt.
+std::optional<Objective> parseObjective(const std::string &Name);
+/// Every objective, in enum order (for --help and error messages).
+const std::vector<Objective> &allObjectives();
+
+/// How the validator checks accelerator memory.
+enum class MemoryModel {
+  Sum,      ///< every node's memBytes held for the whole iteration
+  Peak,     ///< peak over time under the FIFO scheduler emulation (seed 003 Eq. (2); pardnn)
+  Schedule, ///< checked by the chain planner's own simulator (weights, stashes, buffers over time)
+};
+const char *memoryModelName(MemoryModel M); ///< "sum", "peak", "schedule"
+std::optional<MemoryModel> parseMemoryModel(const std::string &Name);
 
 /// Load and memory of one device under a plan (seed 004 §3: an accelerator's
 /// load is incoming transfers + processing + outgoing transfers).
@@ -28,14 +56,12 @@ struct DeviceUsage {
 
 struct Plan {
   std::string algorithm;
-  /// What `objective` measures: "max-load" (time per sample), "latency",
-  /// "makespan", "period", ...
-  std::string objectiveKind = "max-load";
-  /// How the validator checks accelerator memory: "sum" (every node's
-  /// memBytes held for the whole iteration) or "peak" (memory over time
-  /// under the FIFO scheduler emulation of seed 003 Eq. (2), recomputed
-  /// with emulateSchedule; pardnn).
-  std::string memoryModel = "sum";
+  /// The objective the plan was made for and is priced under; reports and
+  /// annotated models record it, so a reloaded plan is priced the same way.
+  Objective objectiveKind = Objective::MaxLoad;
+  /// How the validator checks accelerator memory (pardnn: Peak, recomputed
+  /// with emulateSchedule; chain planners: Schedule).
+  MemoryModel memoryModel = MemoryModel::Sum;
   int accelerators = 0;
   int cpus = 0;
 
@@ -54,6 +80,11 @@ struct Plan {
   std::map<std::string, double> stats;
   /// Human-readable notes for the report (assumptions, fallbacks).
   std::vector<std::string> notes;
+  /// Chain planners: the schedule the plan was made with (periodic 1F1B
+  /// pattern, offload/prefetch points, recomputations) as the planner's own
+  /// JSON text. Its simulator replays it to price the plan; the report and
+  /// the annotated model carry it, so --load-plan can replay it again.
+  std::string schedule;
 
   double gap() const {
     if (std::isnan(objective) || std::isnan(lowerBound) || objective == 0)

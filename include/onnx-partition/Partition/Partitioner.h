@@ -1,30 +1,44 @@
 //===- Partition/Partitioner.h - Partitioner interface and registry -*- C++ -*-===//
 //
-// A partitioner turns (CostGraph, Platform, PartitionOptions) into a Plan.
-// Each one is listed once in Partitioners.def; `--algo NAME` looks it up
-// there. Partitioners never print: progress goes through the Progress
-// callback in PartitionOptions, counters into Plan::stats.
+// A partitioner turns (CostGraph, Platform, PartitionOptions) into a Plan; a
+// chain planner turns (Chain, Platform, PartitionOptions) into a Plan over
+// the chain's blocks. Each one is listed once in Partitioners.def, with the
+// objectives it optimises, the options it reads and the counters it keeps;
+// `--algo NAME` looks it up there. Partitioners never print: progress goes
+// through the Progress callback in PartitionOptions, counters into
+// Plan::stats (keys declared in Partitioners.def, shown by --stats).
+//
+// Whatever made a plan, runPartitioner hands it to finalizePlan
+// (eval/FinalizePlan.h), which validates it and prices it under its
+// objective; the numbers reported never come from the algorithm itself.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_PARTITIONER_H
 #define ONNXP_PARTITION_PARTITIONER_H
 
+#include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace onnxp {
 
-/// Options shared by the partitioners. Each field says who reads it.
+/// Options shared by the partitioners. Each field says who reads it; the
+/// registry (Partitioners.def) says it again per algorithm, which is what
+/// --help shows and what rejects an option the chosen algorithm ignores.
 struct PartitionOptions {
-  /// Training objective (seed 004 App. A): "max-load" = max over devices of
-  /// FW+BW; "gpipe" = max FW + max BW. Latency partitioners use "latency".
-  std::string objective = "max-load";
+  /// The objective asked for (--objective); empty = the algorithm's first
+  /// objective in Partitioners.def. runPartitioner rejects one the algorithm
+  /// does not optimise and sets it before calling the algorithm, so inside
+  /// an algorithm it is always engaged.
+  std::optional<Objective> objective;
   bool replicate = false;           ///< dp: stages may be replicated (App. C.2)
   size_t idealLimit = 2000000;      ///< dp: more ideals than this -> suggest dpl
   double timeLimitSeconds = 600;    ///< ip*: solver time limit
@@ -37,18 +51,69 @@ struct PartitionOptions {
   unsigned seed = 1;                ///< randomized methods (local-search)
   int restarts = 10;                ///< local-search
   bool verbose = false;
+  /// Options an algorithm declares itself (ONNXP_PARTITIONER_OPTION in
+  /// Partitioners.def), by name without "--", as the user typed them. Read
+  /// them with param*(), which turn a malformed value into a usage error.
+  std::map<std::string, std::string> params;
   /// Progress lines for long runs ("incumbent 12.3, bound 11.0"); may be empty.
   std::function<void(const std::string &)> progress;
+
+  /// The declared option Name as a number / integer / string; Default when
+  /// the user did not give it.
+  Expected<double> paramDouble(const std::string &Name, double Default) const;
+  Expected<long long> paramInt(const std::string &Name, long long Default) const;
+  std::string paramString(const std::string &Name, const std::string &Default) const;
 };
 
-using PartitionFn = Expected<Plan> (*)(const CostGraph &, const Platform &,
-                                       const PartitionOptions &);
+/// What an algorithm plans on.
+enum class PlannerInput {
+  CostGraph, ///< the cost graph (every partitioner of seeds 003, 004)
+  Chain,     ///< a chain of blocks (IR/Chain.h; seeds 000, 001, 002), from the linearize pass
+};
+
+using PartitionFn = Expected<Plan> (*)(const CostGraph &, const Platform &, const PartitionOptions &);
+/// A chain planner: returns a Plan whose `device` and `stage` have one entry
+/// per chain *block*; runPartitioner maps them onto the blocks' cost-graph
+/// nodes (ChainBlock::nodes). Plan::schedule carries its schedule.
+using ChainPartitionFn = Expected<Plan> (*)(const Chain &, const Platform &, const PartitionOptions &);
+/// A chain planner's independent simulator: replays Pl (block-indexed, with
+/// Pl.schedule) on C, checks dependencies and memory, and sets Pl.objective
+/// and per-device Pl.usage (memory = simulated peak). Never trusts the
+/// planner's own numbers.
+using ChainPriceFn = Error (*)(const Chain &, const Platform &, Plan &);
+
+/// An option an algorithm reads: its flag name without "--", the value's
+/// type name for --help, and the help text.
+struct AlgorithmOptionInfo {
+  std::string name;
+  std::string typeName;
+  std::string help;
+};
+
+/// A counter an algorithm keeps in Plan::stats, shown by --stats.
+struct AlgorithmStatisticInfo {
+  std::string key;
+  std::string description;
+};
 
 struct PartitionerInfo {
   const char *name;
-  PartitionFn run;
-  bool contiguous; ///< its plans promise contiguity (validated)
+  PlannerInput input;
+  PartitionFn run = nullptr;           ///< input == CostGraph
+  ChainPartitionFn runChain = nullptr; ///< input == Chain
+  ChainPriceFn price = nullptr;        ///< input == Chain: its simulator
+  bool contiguous = false;             ///< its plans promise contiguity (validated)
+  /// The objectives it optimises; the first is the default.
+  std::vector<Objective> objectives;
+  /// The options it reads (names without "--"), shared ones and its own.
+  std::vector<std::string> options;
+  std::vector<AlgorithmStatisticInfo> statistics;
   const char *summary;
+
+  bool optimises(Objective O) const;
+  bool reads(const std::string &Option) const;
+  /// The description of a Plan::stats key, or the key itself if undeclared.
+  std::string describeStatistic(const std::string &Key) const;
 };
 
 /// All registered partitioners, in Partitioners.def order.
@@ -56,10 +121,27 @@ const std::vector<PartitionerInfo> &partitioners();
 /// Lookup by name, or a usage error listing the available names.
 Expected<const PartitionerInfo *> findPartitioner(const std::string &Name);
 
-/// Runs a partitioner by name, then validates and evaluates its plan (the
-/// objective reported is always the evaluator's, never the algorithm's own).
-Expected<Plan> runPartitioner(const std::string &Name, const CostGraph &G,
-                              const Platform &P, const PartitionOptions &O);
+/// The options algorithms declare for themselves (ONNXP_PARTITIONER_OPTION);
+/// the tool offers each as --NAME VALUE into PartitionOptions::params.
+const std::vector<AlgorithmOptionInfo> &declaredAlgorithmOptions();
+/// Help for every algorithm option, shared (the PartitionOptions fields,
+/// declared by the tool) and declared: for --help and error messages.
+std::vector<std::string> algorithmsReading(const std::string &Option);
+
+/// Resolves the objective for algorithm Info: O.objective if given (a usage
+/// error if Info does not optimise it), else Info's default.
+Expected<Objective> resolveObjective(const PartitionerInfo &Info, const PartitionOptions &O);
+
+/// Runs a partitioner by name, then validates and prices its plan with
+/// finalizePlan (the objective reported is always the evaluator's, never the
+/// algorithm's own). Chain planners need Chain (from the linearize pass); a
+/// null Chain for them is a usage error saying so.
+Expected<Plan> runPartitioner(const std::string &Name, const CostGraph &G, const Platform &P,
+                              const PartitionOptions &O, const Chain *Chain = nullptr);
+
+/// Maps a chain planner's block-indexed plan onto the cost-graph nodes of
+/// the blocks (every node must belong to exactly one block).
+Expected<Plan> expandChainPlan(const CostGraph &G, const Chain &C, const Plan &BlockPlan);
 
 } // namespace onnxp
 

@@ -1,18 +1,25 @@
 //===- Pass/PassContext.h - What passes read and write ----------*- C++ -*-===//
 //
 // The state a pipeline threads through its passes: the ONNX model (absent for
-// JSON workloads), the cost graph, the platform, the plan, the options the
-// user gave, counters for --stats, and notes for the run summary.
+// JSON workloads), the cost graph, the chain (for chain planners), the
+// platform, the plan, the written-back models (annotated model, stage
+// models), the options the user gave, counters for --stats, and notes for
+// the run summary. The whole compiler, from import to the models the tool
+// writes, is a pipeline over one PassContext; the tool only writes files.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PASS_PASSCONTEXT_H
 #define ONNXP_PASS_PASSCONTEXT_H
 
+#include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Transforms/ExtractStages.h"
+#include "onnx-partition/Transforms/InsertTransfers.h"
+#include "onnx-partition/Transforms/Placement.h"
 
 #include <map>
 #include <optional>
@@ -32,6 +39,9 @@ struct PipelineOptions {
   std::string costTable;                      ///< --cost-table FILE (CSV or JSON)
   std::string profile;                        ///< --profile FILE (ONNX Runtime profile)
   std::string profileDevice = "acc";          ///< --profile-device acc|cpu
+  std::string loadPlan;   ///< --load-plan FILE (the load-plan pass reads it)
+  std::string outputPath; ///< -o FILE: where the annotated model will go (external data paths, messages)
+  std::string stagesDir;  ///< --emit-stages DIR: where stage models will go
 };
 
 /// One --stats line: "<value> <pass> - <description>".
@@ -48,6 +58,16 @@ struct PassContext {
   bool costed = false;            ///< every node and edge has been priced
   Platform platform;
   std::optional<Plan> plan;
+  /// The chain of blocks chain planners plan on (the linearize pass, or a
+  /// chain file given as input).
+  std::optional<Chain> chain;
+  // Write-back (annotate-placement, insert-transfers, extract-stages):
+  std::optional<ModelPlacement> placement;    ///< the plan mapped onto the ONNX nodes
+  std::optional<onnx::ModelProto> annotated;  ///< the model as -o writes it
+  bool annotationsCurrent = false;            ///< annotate-placement ran after the last change
+  std::vector<InsertedTransfer> transfers;    ///< Transfer nodes inserted
+  bool transfersInserted = false;
+  std::optional<StagePipeline> stages;        ///< stage models and pipeline.json
   PipelineOptions options;
   std::vector<Statistic> stats;
   std::vector<std::string> notes; ///< lines for the run summary
@@ -57,6 +77,10 @@ struct PassContext {
   /// The counter's value, 0 if absent.
   double counter(const std::string &Pass, const std::string &Description) const;
 };
+
+/// The plan report (--report, and the plan JSON inside the annotated model):
+/// the library's report of Ctx.plan plus the run's notes.
+std::string planReportJson(const PassContext &Ctx);
 
 } // namespace onnxp
 

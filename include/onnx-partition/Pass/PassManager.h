@@ -33,9 +33,27 @@ private:
   std::vector<std::unique_ptr<Pass>> Passes;
 };
 
-/// The default pipeline for the input: ONNX models get the front end,
-/// workloads only what follows costing. `WithPartition` adds "partition".
+/// What a run asks of the compiler; the pipeline follows from it.
+struct PipelineRequest {
+  bool onnx = true;         ///< the input is an ONNX model (else a JSON workload)
+  bool training = false;    ///< --training: derive the backward pass
+  bool plan = true;         ///< make a plan ("partition", or "load-plan" with loadPlan)
+  bool loadPlan = false;    ///< --load-plan: read the plan instead of partitioning
+  bool writeModel = false;  ///< -o: insert-transfers, annotate-placement, verify-output
+  bool writeStages = false; ///< --emit-stages: the same plus extract-stages
+};
+
+/// The default pipeline for R: ONNX models get the front end, workloads
+/// only what follows costing; then the plan step and the write-back passes
+/// the outputs need.
+std::string defaultPipeline(const PipelineRequest &R);
+/// The same for the common case without outputs. `WithPartition` adds
+/// "partition".
 std::string defaultPipeline(bool IsOnnx, bool Training, bool WithPartition);
+/// Pipeline (a user's --passes) plus the plan and write-back passes R needs
+/// that it lacks, appended in default order: -o on a --passes pipeline that
+/// stops at partition still writes a verified model.
+std::string completePipeline(const std::string &Pipeline, const PipelineRequest &R);
 
 /// Prints the cost-graph dump with its fixed banner.
 void printDump(std::ostream &OS, const PassContext &Ctx, const std::string &After);

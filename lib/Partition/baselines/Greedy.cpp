@@ -10,7 +10,7 @@
 // entry does not promise contiguity).
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ThroughputBaselines.h"
+#include "onnx-partition/Partition/baselines/Baselines.h"
 
 #include "../dp/UnitGraph.h"
 

@@ -14,9 +14,9 @@
 // the evaluator's transfer groups (array-based, no maps).
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ThroughputBaselines.h"
+#include "onnx-partition/Partition/baselines/Baselines.h"
 
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <algorithm>
 #include <random>

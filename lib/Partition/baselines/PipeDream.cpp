@@ -13,7 +13,7 @@
 // the same cost model as everything else.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ThroughputBaselines.h"
+#include "onnx-partition/Partition/baselines/Baselines.h"
 
 #include "../dp/DPCore.h"
 #include "../dp/UnitGraph.h"

@@ -27,7 +27,7 @@
 #include "UnitGraph.h"
 
 #include "onnx-partition/IR/Platform.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <cstdint>
 #include <vector>

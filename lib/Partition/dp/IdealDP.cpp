@@ -35,12 +35,12 @@
 // becomes a stage, numbered in chain order (Plan::stage).
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 
 #include "DPCore.h"
 #include "UnitGraph.h"
 
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <algorithm>
 #include <chrono>
@@ -252,13 +252,13 @@ Expected<Plan> onnxp::dp::solveOnUnits(const CostGraph &G, const Platform &P,
                                        const PartitionOptions &O, const UnitGraph &UG) {
   Expected<IdealLattice> L = buildIdealLattice(UG, O.idealLimit);
   if (!L) return L.takeError();
-  Solution Sol = O.objective == "gpipe" ? solveGpipeDP(G, P, O, UG, *L, kInfinity)
+  Solution Sol = O.objective == Objective::Gpipe ? solveGpipeDP(G, P, O, UG, *L, kInfinity)
                                         : MaxLoadDP(G, P, O, UG, *L).solve(kInfinity);
   if (std::isinf(Sol.Value))
     return makeError("no split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
                      " CPU(s) respects the memory limit and accelerator support");
   Plan Pl = toPlan(G, P, UG, *L, Sol);
-  Pl.objectiveKind = O.objective;
+  Pl.objectiveKind = O.objective.value_or(Objective::MaxLoad);
   Pl.objective = Sol.Value;
   Pl.stats["ideals"] = static_cast<double>(L->count());
   Pl.stats["units"] = UG.numUnits();
@@ -269,8 +269,8 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
                                  const PartitionOptions &O, bool Linearize,
                                  const IdealDPTuning &Tuning) {
   auto Start = std::chrono::steady_clock::now();
-  if (O.objective != "max-load" && O.objective != "gpipe")
-    return makeUsageError("dp: unknown objective '", O.objective, "' (max-load, gpipe)");
+  if (O.objective && *O.objective != Objective::MaxLoad && *O.objective != Objective::Gpipe)
+    return makeUsageError("dp: objective '", objectiveName(*O.objective), "' is not max-load or gpipe");
   if (O.replicate && P.accelerators > 255)
     return makeUsageError("dp: replication supports at most 255 accelerators");
   Expected<std::vector<int>> Order = G.topologicalOrder();
@@ -288,12 +288,12 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
   const bool SinksFit = !O.replicate && TotalMem <= P.accMemory();
   const Reductions Absorb = !Tuning.absorbFreeSinks ? Reductions::None
                             : !SinksFit             ? Reductions::FreeUnits
-                            : O.objective == "gpipe" ? Reductions::FreeUnitsAndForwardReadSinks
+                            : O.objective == Objective::Gpipe ? Reductions::FreeUnitsAndForwardReadSinks
                                                      : Reductions::FreeUnitsAndSinks;
   UnitGraph Chain = buildUnitGraph(G, /*Linearize=*/true, Absorb);
   Expected<IdealLattice> ChainL = buildIdealLattice(Chain, Chain.numUnits() + 1);
   if (!ChainL) return ChainL.takeError();
-  const bool Gpipe = O.objective == "gpipe";
+  const bool Gpipe = O.objective == Objective::Gpipe;
   auto Solve = [&](const UnitGraph &UG, const IdealLattice &L, double UB) {
     return Gpipe ? solveGpipeDP(G, P, O, UG, L, UB) : MaxLoadDP(G, P, O, UG, L).solve(UB);
   };
@@ -338,7 +338,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
                      P.cpus == 0 ? " (try --cpus)" : "");
 
   Plan Pl = toPlan(G, P, *UsedUG, *UsedL, Best);
-  Pl.objectiveKind = O.objective;
+  Pl.objectiveKind = O.objective.value_or(Objective::MaxLoad);
   Pl.objective = Best.Value;
   if (!Linearize) Pl.lowerBound = Best.Value; // optimal over contiguous splits
   Pl.stats["ideals"] = Ideals;

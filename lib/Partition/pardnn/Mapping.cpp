@@ -43,7 +43,7 @@
 // forward layer with its backward layer) onto one device.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <algorithm>
 #include <cmath>

@@ -26,8 +26,8 @@
 // overflow) is kept.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 
 #include <algorithm>
 #include <queue>

@@ -17,8 +17,8 @@
 // their class to the first CPU and stay there.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 
 #include <algorithm>
 #include <chrono>
@@ -191,8 +191,8 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P,
   Pl.stats["single_device_fallback"] = Pl.stats.count("clustered_makespan") ? 1 : 0;
 
   Pl.device = std::move(Device);
-  Pl.objectiveKind = "makespan";
-  Pl.memoryModel = "peak";
+  Pl.objectiveKind = Objective::Makespan;
+  Pl.memoryModel = MemoryModel::Peak;
   Pl.objective = Sched->makespan;
   Pl.stats["makespan"] = Sched->makespan;
   bool UsesCpu = std::any_of(Pl.device.begin(), Pl.device.end(), [&](int D) { return P.isCpu(D); });

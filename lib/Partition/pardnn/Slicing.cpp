@@ -18,7 +18,7 @@
 // following iterations"), so that is what this file does.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <algorithm>
 #include <map>

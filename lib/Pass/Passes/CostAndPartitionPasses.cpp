@@ -1,9 +1,11 @@
-//===- Pass/Passes/CostAndPartitionPasses.cpp - estimate-costs, partition ===//
+//===- Pass/Passes/CostAndPartitionPasses.cpp - estimate-costs, partition, ===//
+//                                               load-plan
 //
 // estimate-costs refuses to price a graph whose tensor sizes depend on a
 // symbolic dim nobody bound: a silently wrong byte count would make every
 // plan wrong. partition runs the --algo partitioner through runPartitioner,
-// which validates and re-prices the plan.
+// which validates and re-prices the plan (linearizing first for chain
+// planners); load-plan reads --load-plan FILE instead, priced the same way.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Cost/AnalyticalCosts.h"
@@ -11,6 +13,7 @@
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PlaceholderCosts.h"
 #include "onnx-partition/Pass/Passes.h"
+#include "onnx-partition/Pass/PlanLoading.h"
 
 using namespace onnxp;
 
@@ -121,10 +124,28 @@ public:
       return makeUsageError("pass 'partition' needs a cost graph; run build-cost-graph first");
     if (!Ctx.costed)
       return makeUsageError("pass 'partition' needs a priced cost graph; run estimate-costs first");
-    Expected<Plan> P = runPartitioner(Ctx.options.algorithm, Ctx.graph, Ctx.platform,
-                                      Ctx.options.partition);
+    Expected<const PartitionerInfo *> Info = findPartitioner(Ctx.options.algorithm);
+    if (!Info) return Info.takeError();
+    if ((*Info)->input == PlannerInput::Chain && !Ctx.chain) {
+      // Chain planners plan on the chain of the linearize pass; the
+      // partition step runs it when the pipeline has not.
+      Expected<std::unique_ptr<Pass>> Linearize = createPass("linearize");
+      if (!Linearize)
+        return makeUsageError("--algo ", Ctx.options.algorithm,
+                              " plans on a chain of blocks and needs the linearize pass, which this "
+                              "build does not have yet");
+      Expected<bool> Ran = (*Linearize)->run(Ctx);
+      if (!Ran) return Ran.takeError().withContext("linearize");
+      if (!Ctx.chain) return makeInternalError("the linearize pass made no chain");
+    }
+    Expected<Plan> P = runPartitioner(Ctx.options.algorithm, Ctx.graph, Ctx.platform, Ctx.options.partition,
+                                      Ctx.chain ? &*Ctx.chain : nullptr);
     if (!P) return P.takeError();
     Ctx.plan = std::move(*P);
+    // The algorithm's own counters, declared in Partitioners.def, next to
+    // the pass counters (--stats).
+    for (const auto &[Key, Value] : Ctx.plan->stats)
+      Ctx.count(Ctx.options.algorithm, (*Info)->describeStatistic(Key), Value);
     int Used = 0;
     std::vector<char> Seen(Ctx.platform.numDevices(), 0);
     for (int D : Ctx.plan->device)
@@ -133,7 +154,21 @@ public:
     return true;
   }
 };
+
+class LoadPlanPass final : public Pass {
+public:
+  const char *name() const override { return "load-plan"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    if (Ctx.options.loadPlan.empty())
+      return makeUsageError("pass 'load-plan' needs a plan file; give --load-plan FILE");
+    if (!Ctx.hasGraph)
+      return makeUsageError("--load-plan needs a cost graph; include build-cost-graph in --passes");
+    ONNXP_RETURN_IF_ERROR(loadPlanInto(Ctx, Ctx.options.loadPlan));
+    return true;
+  }
+};
 } // namespace
 
 std::unique_ptr<Pass> onnxp::createEstimateCostsPass() { return std::make_unique<EstimateCostsPass>(); }
 std::unique_ptr<Pass> onnxp::createPartitionPass() { return std::make_unique<PartitionPass>(); }
+std::unique_ptr<Pass> onnxp::createLoadPlanPass() { return std::make_unique<LoadPlanPass>(); }

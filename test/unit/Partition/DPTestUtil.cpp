@@ -2,8 +2,8 @@
 #include "DPTestUtil.h"
 
 #include "onnx-partition/IR/Plan.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -146,7 +146,7 @@ bool formsPipeline(const CostGraph &G, const std::vector<int> &Device, int D) {
 } // namespace
 
 double onnxp::test::bruteForceContiguous(const CostGraph &G, const Platform &P,
-                                         const std::string &Objective) {
+                                         Objective Obj) {
   const int C = G.numClasses(), D = P.numDevices();
   std::vector<int> ClassOf(G.numNodes());
   for (size_t V = 0; V < G.numNodes(); ++V) ClassOf[V] = G.classOf(V);
@@ -159,7 +159,7 @@ double onnxp::test::bruteForceContiguous(const CostGraph &G, const Platform &P,
   while (true) {
     for (size_t V = 0; V < G.numNodes(); ++V) Pl.device[V] = Assign[ClassOf[V]];
     if (!validatePlan(G, P, Pl, VO) && formsPipeline(G, Pl.device, D)) {
-      Expected<Evaluation> Ev = evaluatePlan(G, P, Pl, Objective);
+      Expected<Evaluation> Ev = evaluatePlan(G, P, Pl, Obj);
       if (Ev) Best = std::min(Best, Ev->objective);
     }
     int I = 0;

@@ -15,6 +15,7 @@
 #define ONNXP_TEST_UNIT_PARTITION_DPTESTUTIL_H
 
 #include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 
 #include <random>
@@ -36,7 +37,7 @@ CostGraph randomGraph(std::mt19937 &Rng, const RandomGraphSpec &S);
 /// Best value over the DP's search space by exhaustive enumeration, or
 /// +infinity when no split qualifies.
 double bruteForceContiguous(const CostGraph &G, const Platform &P,
-                            const std::string &Objective = "max-load");
+                            Objective Obj = Objective::MaxLoad);
 
 } // namespace onnxp::test
 

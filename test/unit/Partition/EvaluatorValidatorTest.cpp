@@ -1,6 +1,6 @@
 //===- unit/Partition/EvaluatorValidatorTest.cpp - Pricing and checking -===//
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <gtest/gtest.h>
 

@@ -8,10 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "DPTestUtil.h"
 
-#include "onnx-partition/Partition/IdealDP.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <gtest/gtest.h>
 
@@ -29,7 +29,7 @@ Platform platform(int K, int L, double Mem = kInfinity) {
 }
 
 /// Runs the oracle comparison on Count random instances.
-void checkAgainstOracle(unsigned Seed, int Count, bool Training, const std::string &Objective,
+void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj,
                         bool Overlap = false) {
   std::mt19937 Rng(Seed);
   int Feasible = 0;
@@ -51,9 +51,9 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, const std::stri
     P.overlapComm = Overlap;
     P.fullDuplex = Overlap && T % 2;
     PartitionOptions O;
-    O.objective = Objective;
+    O.objective = Obj;
 
-    double Want = bruteForceContiguous(G, P, Objective);
+    double Want = bruteForceContiguous(G, P, Obj);
     Expected<Plan> Got = runPartitioner("dp", G, P, O);
     std::ostringstream Dump;
     G.print(Dump);
@@ -80,21 +80,21 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, const std::stri
 } // namespace
 
 TEST(IdealDP, MatchesBruteForceOnInference) {
-  checkAgainstOracle(11, 150, /*Training=*/false, "max-load");
+  checkAgainstOracle(11, 150, /*Training=*/false, Objective::MaxLoad);
 }
 
 TEST(IdealDP, MatchesBruteForceOnTraining) {
-  checkAgainstOracle(22, 150, /*Training=*/true, "max-load");
+  checkAgainstOracle(22, 150, /*Training=*/true, Objective::MaxLoad);
 }
 
 TEST(IdealDP, MatchesBruteForceOnGpipeObjective) {
-  checkAgainstOracle(44, 100, /*Training=*/true, "gpipe");
-  checkAgainstOracle(45, 40, /*Training=*/false, "gpipe");
+  checkAgainstOracle(44, 100, /*Training=*/true, Objective::Gpipe);
+  checkAgainstOracle(45, 40, /*Training=*/false, Objective::Gpipe);
 }
 
 TEST(IdealDP, MatchesBruteForceWithOverlappedCommunication) {
-  checkAgainstOracle(33, 80, /*Training=*/false, "max-load", /*Overlap=*/true);
-  checkAgainstOracle(34, 60, /*Training=*/true, "max-load", /*Overlap=*/true);
+  checkAgainstOracle(33, 80, /*Training=*/false, Objective::MaxLoad, /*Overlap=*/true);
+  checkAgainstOracle(34, 60, /*Training=*/true, Objective::MaxLoad, /*Overlap=*/true);
 }
 
 // a -> b -> c, 2 units of compute each, transfers of 1.5 on both edges.

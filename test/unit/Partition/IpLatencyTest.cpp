@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
 
-#include "onnx-partition/Partition/IpPartitioner.h"
-#include "onnx-partition/Partition/LatencyEvaluator.h"
+#include "onnx-partition/Partition/ip/LatencyIp.h"
+#include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 
 #include <gtest/gtest.h>
 
@@ -127,7 +127,7 @@ TEST(LatencyIp, MatchesBruteForce) {
     Expected<Plan> Pl = runPartitioner("latency-ip", G, P, O);
     std::string Label = "trial " + std::to_string(Trial) + " q=" + std::to_string(Q);
     ASSERT_TRUE(static_cast<bool>(Pl)) << Label << ": " << Pl.takeError().message();
-    EXPECT_EQ(Pl->objectiveKind, "latency");
+    EXPECT_EQ(Pl->objectiveKind, Objective::Latency);
     EXPECT_NEAR(Pl->objective, Best, 1e-6 * std::max(1.0, Best)) << Label;
     EXPECT_NEAR(Pl->lowerBound, Best, 1e-6 * std::max(1.0, Best)) << Label;
     // The evaluator never prices the plan above the solver's value.

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
 
-#include "onnx-partition/Partition/IpPartitioner.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/ip/MaxLoadIp.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <gtest/gtest.h>
 
@@ -145,7 +145,7 @@ TEST(IpMaxLoad, RejectsOtherObjectivesAndImpossiblePlacements) {
   CostGraph G = randomDag(Rng, 4, 0.5);
   Platform P = makePlatform(2, 0);
   PartitionOptions O;
-  O.objective = "gpipe";
+  O.objective = Objective::Gpipe;
   Expected<Plan> Pl = runPartitioner("ip", G, P, O);
   ASSERT_FALSE(static_cast<bool>(Pl));
   EXPECT_EQ(Pl.takeError().kind(), Error::Kind::Usage);

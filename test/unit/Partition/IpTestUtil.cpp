@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
 
-#include "onnx-partition/Partition/LatencyEvaluator.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/LatencyEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <map>
 

@@ -5,9 +5,9 @@
 // same input gives the same plan.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
-#include "onnx-partition/Partition/SyntheticGraphs.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "SyntheticGraphs.h"
 
 #include <gtest/gtest.h>
 

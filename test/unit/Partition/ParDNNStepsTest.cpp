@@ -13,9 +13,9 @@
 // figure's 13, because the edge weights differ.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ParDNN.h"
-#include "onnx-partition/Partition/ScheduleEmulator.h"
-#include "onnx-partition/Partition/SyntheticGraphs.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "SyntheticGraphs.h"
 
 #include <gtest/gtest.h>
 
@@ -183,7 +183,7 @@ TEST(ParDNNEmulator, Figure2ScheduleByHand) {
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
   ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
-  EXPECT_EQ(Pl->objectiveKind, "makespan");
+  EXPECT_EQ(Pl->objectiveKind, Objective::Makespan);
   EXPECT_EQ(Pl->objective, 11);
   EXPECT_EQ(Pl->device, D);
   // Lower bound: max(longest path without communication 8, 17 / 2).

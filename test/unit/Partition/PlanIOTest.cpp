@@ -1,7 +1,7 @@
 //===- unit/Partition/PlanIOTest.cpp - Split and report JSON round trips ===//
-#include "onnx-partition/Partition/PlanIO.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Partition/Partitioner.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 // contiguous iff that search never re-enters it.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
-#include "onnx-partition/Partition/ScheduleEmulator.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 
 #include <algorithm>
 #include <map>
@@ -92,7 +92,7 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
     }
   }
 
-  if (O.checkMemory && Pl.memoryModel == "peak") {
+  if (O.checkMemory && Pl.memoryModel == MemoryModel::Peak) {
     // Memory over time: recomputed by the scheduler emulator, which knows
     // nothing about the partitioner that made the plan.
     Expected<Schedule> S = emulateSchedule(G, P, Pl);
@@ -102,7 +102,8 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
         return Fail(P.deviceName(Dev), " peaks at ", formatNumber(S->peakMemory[Dev]),
                     " bytes in the emulated schedule, over its memory of ",
                     formatNumber(P.accMemory()));
-  } else if (O.checkMemory) {
+  } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Sum) {
+    // (MemoryModel::Schedule: the chain planner's simulator checks memory.)
     std::vector<double> Mem(D, 0);
     for (size_t V = 0; V < G.numNodes(); ++V)
       if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;

@@ -41,11 +41,11 @@
 // in stats["solver_objective"]).
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/IpPartitioner.h"
+#include "onnx-partition/Partition/ip/LatencyIp.h"
 
 #include "IpWarmStart.h"
-#include "onnx-partition/Partition/LatencyEvaluator.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/LatencyEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <algorithm>
@@ -385,7 +385,7 @@ std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &
 
 Plan LatencyIp::planOf(const std::vector<double> &Values) const {
   Plan Pl;
-  Pl.objectiveKind = "latency";
+  Pl.objectiveKind = Objective::Latency;
   Pl.device.assign(N, K);
   Pl.stage.assign(N, 0);
   for (int V = 0; V < N; ++V)
@@ -406,7 +406,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
   const int N = static_cast<int>(G.numNodes());
   if (N == 0) {
     Plan Pl;
-    Pl.objectiveKind = "latency";
+    Pl.objectiveKind = Objective::Latency;
     Pl.objective = Pl.lowerBound = 0;
     return Pl;
   }
@@ -464,7 +464,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
                      "the memory (", formatNumber(P.accMemory()), " bytes per accelerator)");
   } else if (Warm) {
     Pl = *Warm;
-    Pl.objectiveKind = "latency";
+    Pl.objectiveKind = Objective::Latency;
     Pl.notes.push_back("the IP found no solution within the time limit; returning the warm "
                        "start from '" + Warm->algorithm + "'");
   } else {

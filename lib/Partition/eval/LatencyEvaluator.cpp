@@ -14,10 +14,10 @@
 // leaves the subgraph.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/LatencyEvaluator.h"
+#include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <algorithm>
 #include <map>

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "IpPolish.h"
 
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <chrono>
 #include <map>

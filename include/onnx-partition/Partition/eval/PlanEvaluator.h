@@ -69,13 +69,14 @@ double deviceLoad(const Platform &P, bool Accelerator, double Compute, double Co
                   double CommOut, int R = 1, double AllReduce = 0);
 
 /// Prices Pl on G and P. Errors on a plan that does not fit the graph.
+/// Objective is MaxLoad or Gpipe (others are priced by finalizePlan).
 Expected<Evaluation> evaluatePlan(const CostGraph &G, const Platform &P,
                                   const Plan &Pl,
-                                  const std::string &Objective = "max-load");
+                                  Objective Obj = Objective::MaxLoad);
 
 /// Evaluates and stores objective and usage into Pl.
 Error evaluateInto(const CostGraph &G, const Platform &P, Plan &Pl,
-                   const std::string &Objective = "max-load");
+                   Objective Obj = Objective::MaxLoad);
 
 } // namespace onnxp
 

@@ -3,7 +3,8 @@
 // Two JSON forms of a plan:
 //  - the report (`--report FILE`): objective, lower bound, algorithm,
 //    per-device load and memory, assignment by node name and id, solve time;
-//    the same keys as the tool's report, so either can read the other;
+//    planFromReportJson reads it back (the objective and memory model it
+//    records included);
 //  - the split of the seed 004 reference code (msr-fiddle/dnn-partitioning),
 //    {"cpus":[{"load","nodes"}],"fpgas":[{"load","nodes"}]}, whose node ids
 //    are CostNode::externalId when the graph has them (workload files), else
@@ -26,6 +27,12 @@ namespace onnxp {
 
 /// The report of a priced plan (Plan::usage filled by the evaluator).
 nlohmann::json planToReportJson(const CostGraph &G, const Platform &P, const Plan &Pl);
+
+/// A plan in the report format ("assignment": [{node, device, stage?}],
+/// "objective_kind", "memory_model"), or, when the text has "fpgas"/"cpus"
+/// and no "assignment", a split in the reference format. Every node must be
+/// placed exactly once, by name. The caller validates and prices it.
+Expected<Plan> planFromReportJson(const std::string &Text, const CostGraph &G, const Platform &P);
 
 /// The reference code's split format; loads are the evaluator's device loads.
 std::string planToSplitJson(const CostGraph &G, const Platform &P, const Plan &Pl);

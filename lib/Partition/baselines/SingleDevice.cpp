@@ -1,5 +1,5 @@
 //===- Partition/SingleDevice.cpp - The "single" baseline ---------------===//
-#include "onnx-partition/Partition/Baselines.h"
+#include "onnx-partition/Partition/baselines/Baselines.h"
 
 using namespace onnxp;
 

@@ -42,12 +42,12 @@
 //    into the symmetry-broken form.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/IpPartitioner.h"
+#include "onnx-partition/Partition/ip/MaxLoadIp.h"
 
 #include "IpPolish.h"
 #include "IpWarmStart.h"
-#include "onnx-partition/Partition/PlanEvaluator.h"
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <algorithm>
@@ -389,11 +389,11 @@ std::vector<int> MaxLoadIp::devicesOf(const std::vector<double> &Values) const {
 Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
                                      const PartitionOptions &O, bool Contiguous,
                                      const Plan *Warm) {
-  if (O.objective != "max-load")
-    return makeUsageError("the ip partitioners minimise max-load; objective '", O.objective,
+  if (O.objective && *O.objective != Objective::MaxLoad)
+    return makeUsageError("the ip partitioners minimise max-load; objective '", objectiveName(*O.objective),
                           "' is not supported (use --objective max-load)");
   Plan Result;
-  Result.objectiveKind = "max-load";
+  Result.objectiveKind = Objective::MaxLoad;
   Result.device.assign(G.numNodes(), 0);
   if (G.numNodes() == 0) {
     Result.objective = Result.lowerBound = 0;

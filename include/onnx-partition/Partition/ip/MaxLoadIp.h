@@ -24,9 +24,6 @@ Expected<Plan> partitionIp(const CostGraph &G, const Platform &P, const Partitio
 /// `ip-contig`: contiguous max-load IP (Fig. 6 with Lemma 4.1).
 Expected<Plan> partitionIpContiguous(const CostGraph &G, const Platform &P,
                                      const PartitionOptions &O);
-/// `latency-ip`: single-sample latency IP (Fig. 3 / Fig. 4).
-Expected<Plan> partitionLatencyIp(const CostGraph &G, const Platform &P,
-                                  const PartitionOptions &O);
 
 /// The max-load IP with an explicit warm start (tests use it to exercise the
 /// warm-start path independently of which partitioners are registered).

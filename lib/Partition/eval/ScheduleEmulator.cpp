@@ -10,7 +10,7 @@
 // the lifetimes are documented in the header) to find its peak.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ScheduleEmulator.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 
 #include <algorithm>
 #include <deque>

@@ -14,7 +14,7 @@
 // forward activation stashed for the backward pass), else forward.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <algorithm>
 #include <map>
@@ -98,9 +98,9 @@ struct SplitUsage {
 } // namespace
 
 Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
-                                         const Plan &Pl, const std::string &Objective) {
-  if (Objective != "max-load" && Objective != "gpipe")
-    return makeUsageError("unknown objective '", Objective, "' (max-load, gpipe)");
+                                         const Plan &Pl, Objective Obj) {
+  if (Obj != Objective::MaxLoad && Obj != Objective::Gpipe)
+    return makeUsageError("evaluatePlan prices max-load and gpipe, not '", objectiveName(Obj), "'");
   if (Pl.device.size() != G.numNodes())
     return makeError("plan places ", Pl.device.size(), " nodes but the graph has ",
                      G.numNodes());
@@ -165,7 +165,7 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
         std::max(Ev.maxBackwardLoad,
                  deviceLoad(P, Acc, S.Bw.compute, S.Bw.commIn, S.Bw.commOut, R, AllReduce));
   }
-  if (Objective == "max-load") {
+  if (Obj == Objective::MaxLoad) {
     for (const DeviceUsage &Tot : Ev.usage) Ev.objective = std::max(Ev.objective, Tot.load);
   } else {
     Ev.objective = Ev.maxForwardLoad + Ev.maxBackwardLoad;
@@ -173,9 +173,8 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
   return Ev;
 }
 
-Error onnxp::evaluateInto(const CostGraph &G, const Platform &P, Plan &Pl,
-                          const std::string &Objective) {
-  Expected<Evaluation> Ev = evaluatePlan(G, P, Pl, Objective);
+Error onnxp::evaluateInto(const CostGraph &G, const Platform &P, Plan &Pl, Objective Obj) {
+  Expected<Evaluation> Ev = evaluatePlan(G, P, Pl, Obj);
   if (!Ev) return Ev.takeError();
   Pl.objective = Ev->objective;
   Pl.usage = Ev->usage;

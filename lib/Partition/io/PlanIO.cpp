@@ -4,9 +4,10 @@
 // memory) are written as null, which JSON can carry and NaN cannot.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/PlanIO.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 using namespace onnxp;
@@ -24,7 +25,8 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   json J;
   J["algorithm"] = Pl.algorithm;
   J["objective"] = num(Pl.objective);
-  J["objective_kind"] = Pl.objectiveKind;
+  J["objective_kind"] = objectiveName(Pl.objectiveKind);
+  J["memory_model"] = memoryModelName(Pl.memoryModel);
   J["lower_bound"] = num(Pl.lowerBound);
   J["gap"] = num(Pl.gap());
   J["solve_seconds"] = Pl.solveSeconds;
@@ -111,4 +113,60 @@ Expected<Plan> onnxp::planFromSplitJson(const std::string &Text, const CostGraph
     if (Pl.device[V] < 0)
       return makeError("split: node id ", idOf(G, V), " ('", G.node(V).name, "') is not placed");
   return Pl;
+}
+
+Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGraph &G, const Platform &Pl) {
+  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
+  if (J.is_discarded() || !J.is_object()) return makeError("not a JSON object");
+  if (!J.contains("assignment") && (J.contains("fpgas") || J.contains("cpus"))) {
+    Expected<Plan> Split = planFromSplitJson(Text, G, Pl);
+    return Split;
+  }
+  if (!J.contains("assignment") || !J["assignment"].is_array())
+    return makeError("not a plan: no \"assignment\" list of {node, device} (the --report format) "
+                           "and no \"fpgas\"/\"cpus\" split (the reference code's format)");
+  std::map<std::string, int> NodeIndex;
+  for (size_t V = 0; V < G.numNodes(); ++V) NodeIndex[G.node(V).name] = static_cast<int>(V);
+  Plan P;
+  P.algorithm = J.contains("algorithm") && J["algorithm"].is_string() ? J["algorithm"].get<std::string>()
+                                                                       : "loaded";
+  // The objective and memory model the plan was made for, so it is priced
+  // the same way again (older reports without them: max-load, sum).
+  if (J.contains("objective_kind") && J["objective_kind"].is_string()) {
+    std::optional<Objective> O = parseObjective(J["objective_kind"].get<std::string>());
+    if (!O) return makeError("unknown objective_kind '", J["objective_kind"].get<std::string>(), "'");
+    P.objectiveKind = *O;
+  }
+  if (J.contains("memory_model") && J["memory_model"].is_string()) {
+    std::optional<MemoryModel> M = parseMemoryModel(J["memory_model"].get<std::string>());
+    if (!M) return makeError("unknown memory_model '", J["memory_model"].get<std::string>(), "'");
+    P.memoryModel = *M;
+  }
+  P.device.assign(G.numNodes(), -1);
+  P.stage.assign(G.numNodes(), -1);
+  for (const auto &A : J["assignment"]) {
+    if (!A.is_object() || !A.contains("node") || !A["node"].is_string() || !A.contains("device") ||
+        !A["device"].is_string())
+      return makeError("an assignment entry lacks \"node\" or \"device\"");
+    std::string Node = A["node"].get<std::string>();
+    auto It = NodeIndex.find(Node);
+    if (It == NodeIndex.end())
+      return makeError("the plan is for a different model: node '", Node, "' is not in this model");
+    int D = Pl.deviceIndex(A["device"].get<std::string>());
+    if (D < 0)
+      return makeError("node '", Node, "' is placed on ", A["device"].get<std::string>(),
+                       ", which this platform lacks (", Pl.accelerators, " accelerators, ", Pl.cpus,
+                       " CPUs; see --devices/--cpus)");
+    if (P.device[It->second] >= 0) return makeError("node '", Node, "' is placed twice");
+    P.device[It->second] = D;
+    if (A.contains("stage") && A["stage"].is_number_integer()) P.stage[It->second] = A["stage"].get<int>();
+  }
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (P.device[V] < 0) return makeError("the plan does not cover node '", G.node(V).name, "'");
+  for (int S : P.stage)
+    if (S < 0) {
+      P.stage.clear();
+      break;
+    }
+  return P;
 }

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "IpWarmStart.h"
 
-#include "onnx-partition/Partition/PlanValidator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 using namespace onnxp;
 
@@ -23,7 +23,7 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
                                                 std::vector<std::string> &Notes) {
   PartitionOptions Quiet = O;
   Quiet.progress = nullptr;
-  Quiet.objective = "max-load";
+  Quiet.objective = Objective::MaxLoad;
   std::vector<Plan> Out;
   for (const std::string &Name : ipWarmStartAlgorithms()) {
     if (!findPartitioner(Name)) continue;

@@ -6,7 +6,7 @@
 // libraries.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/SyntheticGraphs.h"
+#include "SyntheticGraphs.h"
 
 #include <algorithm>
 #include <random>

@@ -1,0 +1,88 @@
+//===- Partition/eval/FinalizePlan.cpp - Validate, then price by objective ===//
+//
+// See FinalizePlan.h. Validation runs twice on purpose: first everything but
+// memory (a failure there is a broken algorithm: internal error), then memory
+// alone, whose failure is the input's infeasibility when the plan comes from
+// something that never promised to respect memory.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/eval/FinalizePlan.h"
+
+#include "onnx-partition/Partition/eval/LatencyEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+
+using namespace onnxp;
+
+namespace {
+Error validate(const CostGraph &G, const Platform &P, const Plan &Pl, const FinalizeOptions &O) {
+  ValidationOptions Structure;
+  Structure.requireContiguous = O.requireContiguous;
+  Structure.checkMemory = false;
+  ONNXP_RETURN_IF_ERROR(validatePlan(G, P, Pl, Structure));
+  ValidationOptions Memory;
+  Memory.checkColocation = false;
+  Error E = validatePlan(G, P, Pl, Memory);
+  if (!E || !O.memoryIsUsersProblem) return E;
+  std::string Why = E.message();
+  size_t At = Why.find("is invalid: ");
+  if (At != std::string::npos) Why = Why.substr(At + 12);
+  return makeError("the plan of '", Pl.algorithm, "' does not fit: ", Why,
+                   "; try an algorithm that respects memory (e.g. --algo greedy or dp), more devices "
+                   "(--devices) or more memory (--memory)");
+}
+
+/// The chain planner's simulator prices the block plan; the node plan takes
+/// its objective and its per-device peak memory.
+Error priceOnChain(const Platform &P, Plan &Pl, const FinalizeOptions &O) {
+  if (!O.chain || !O.chainSimulator || !O.blockPlan)
+    return makeUsageError("objective '", objectiveName(Pl.objectiveKind),
+                          "' is priced by the simulator of the chain planner that made the plan, which "
+                          "needs the chain of the linearize pass; '",
+                          Pl.algorithm, "' provides none here");
+  Plan Block = *O.blockPlan;
+  ONNXP_RETURN_IF_ERROR(O.chainSimulator(*O.chain, P, Block));
+  Pl.objective = Block.objective;
+  for (size_t D = 0; D < Pl.usage.size() && D < Block.usage.size(); ++D)
+    Pl.usage[D].memory = Block.usage[D].memory;
+  return Error::success();
+}
+} // namespace
+
+Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const FinalizeOptions &O) {
+  ONNXP_RETURN_IF_ERROR(validate(G, P, Pl, O));
+  const Objective Obj = Pl.objectiveKind;
+  // Per-device compute and transfers from the max-load model for every
+  // objective (the gpipe objective shares the same usage).
+  ONNXP_RETURN_IF_ERROR(evaluateInto(G, P, Pl, Obj == Objective::Gpipe ? Objective::Gpipe : Objective::MaxLoad));
+  switch (Obj) {
+  case Objective::MaxLoad:
+  case Objective::Gpipe:
+    break;
+  case Objective::Latency: {
+    Expected<double> L = evaluateLatency(G, P, Pl);
+    if (!L) return L.takeError();
+    Pl.objective = *L;
+    break;
+  }
+  case Objective::Makespan: {
+    Expected<Schedule> S = emulateSchedule(G, P, Pl);
+    if (!S) return S.takeError();
+    Pl.objective = S->makespan;
+    break;
+  }
+  case Objective::PipelinePeriod:
+  case Objective::IterationTime:
+    ONNXP_RETURN_IF_ERROR(priceOnChain(P, Pl, O));
+    break;
+  }
+  if (Pl.memoryModel == MemoryModel::Peak) {
+    // Report the memory the validator checked: the emulated peak per device.
+    Expected<Schedule> S = emulateSchedule(G, P, Pl);
+    if (!S) return S.takeError();
+    for (size_t D = 0; D < Pl.usage.size() && D < S->peakMemory.size(); ++D)
+      Pl.usage[D].memory = S->peakMemory[D];
+  }
+  return Error::success();
+}

@@ -1,0 +1,187 @@
+//===- Pass/Passes/WriteBackPasses.cpp - insert-transfers, annotate-placement, ===//
+//                                         extract-stages, verify-output
+//
+// The last steps of the compiler (DESIGN.md: "annotate + insert nodes ->
+// write") as passes over PassContext, so --passes, --print-after, --stats
+// and --time-passes cover the whole compiler and nothing outside the
+// library has to repeat the sequence. They build models in memory only;
+// the tool writes Ctx.annotated and Ctx.stages once every pass succeeded,
+// so a failure leaves no output behind (DESIGN.md, "Quality bars").
+//
+// Order: insert-transfers (the plan onto the ONNX nodes, Transfer nodes on
+// every tensor crossing devices), annotate-placement (device, stage and the
+// plan report in the model), extract-stages (one model per stage and
+// pipeline.json), verify-output (the ONNX checker with strict shape
+// inference and the writer's verifier on every model made).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Pass/Passes.h"
+
+#include "onnx-partition/Transforms/AnnotatePlacement.h"
+#include "onnx-partition/Transforms/ExtractStages.h"
+#include "onnx-partition/Transforms/InsertTransfers.h"
+#include "onnx-partition/Transforms/Placement.h"
+#include "onnx-partition/Transforms/VerifyOutput.h"
+
+#include <filesystem>
+
+using namespace onnxp;
+namespace fs = std::filesystem;
+
+namespace {
+std::string dirOf(const std::string &Path) {
+  fs::path P = fs::path(Path).parent_path();
+  return P.empty() ? "." : P.string();
+}
+
+/// A tensor type from the front end's completed shapes, for boundary
+/// tensors ONNX shape inference cannot type (contrib training ops).
+std::optional<onnx::TypeProto> frontEndType(const OnnxModel &M, const std::string &Name) {
+  const TensorInfo *I = M.tensor(Name);
+  if (!I || I->elemType == 0) return std::nullopt;
+  onnx::TypeProto T;
+  auto *TT = T.mutable_tensor_type();
+  TT->set_elem_type(I->elemType);
+  if (I->hasShape) {
+    auto *S = TT->mutable_shape();
+    for (size_t D = 0; D < I->dims.size(); ++D) {
+      auto *Dim = S->add_dim();
+      if (D < I->symbols.size() && !I->symbols[D].empty()) Dim->set_dim_param(I->symbols[D]);
+      else if (I->dims[D] >= 0) Dim->set_dim_value(I->dims[D]);
+    }
+  }
+  return T;
+}
+
+Error needPlanAndModel(const PassContext &Ctx, const char *Pass) {
+  if (!Ctx.model)
+    return makeUsageError("pass '", Pass, "' writes ONNX models back but the input '", Ctx.graph.sourceName,
+                          "' is a JSON workload");
+  if (!Ctx.plan) return makeUsageError("pass '", Pass, "' needs a plan; run partition or load-plan first");
+  return Error::success();
+}
+
+/// Maps the plan onto the ONNX nodes once (the first write-back pass to run
+/// does it) and starts the output model as a copy of the input.
+Error ensurePlacement(PassContext &Ctx) {
+  if (Ctx.placement) return Error::success();
+  const OnnxModel &M = *Ctx.model;
+  Expected<ModelPlacement> P = placementFromPlan(M, Ctx.graph, *Ctx.plan, Ctx.platform);
+  if (!P) return P.takeError();
+  // The report and the model's plan JSON list the stages the model records
+  // (one stage vector for every reader); derived nodes without an ONNX node
+  // have no written stage, and then the plan keeps none.
+  bool AllMapped = true;
+  for (const CostNode &N : Ctx.graph.nodes()) AllMapped &= !N.onnxNodes.empty();
+  if (AllMapped) {
+    Ctx.plan->stage.assign(Ctx.graph.numNodes(), 0);
+    for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
+      Ctx.plan->stage[V] = P->stage[Ctx.graph.node(V).onnxNodes.front()];
+  } else {
+    Ctx.plan->stage.clear();
+  }
+  Ctx.placement = std::move(*P);
+  Ctx.annotated = M.proto;
+  return Error::success();
+}
+
+class InsertTransfersPass final : public Pass {
+public:
+  const char *name() const override { return "insert-transfers"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
+    if (Ctx.transfersInserted) return false;
+    if (Ctx.annotationsCurrent)
+      return makeUsageError("pass 'insert-transfers' must run before annotate-placement, which records "
+                            "every node's device (the Transfer nodes included)");
+    ONNXP_RETURN_IF_ERROR(ensurePlacement(Ctx));
+    const OnnxModel &M = *Ctx.model;
+    auto Bytes = [&](const std::string &T) -> double {
+      const TensorInfo *I = M.tensor(T);
+      std::optional<double> B = I ? I->bytes() : std::nullopt;
+      return B ? *B : 0.0;
+    };
+    Expected<TransferResult> TR = insertTransfers(*Ctx.annotated, *Ctx.placement, Bytes);
+    if (!TR) return TR.takeError();
+    Ctx.transfersInserted = true;
+    Ctx.transfers = TR->transfers;
+    if (TR->previousIrVersion >= 0)
+      Ctx.notes.push_back("ir_version raised from " + std::to_string(TR->previousIrVersion) +
+                          " to 8: the inserted ai.onnx.partition ops are model-local functions, which need IR 8");
+    double Total = 0;
+    for (const InsertedTransfer &T : TR->transfers) Total += T.bytes;
+    if (!TR->transfers.empty())
+      Ctx.notes.push_back(std::to_string(TR->transfers.size()) + " Transfer nodes inserted, " +
+                          formatNumber(Total) + " bytes per sample; " +
+                          std::to_string(Ctx.placement->numStages()) + " stages");
+    Ctx.count(name(), "Number of Transfer nodes inserted", TR->transfers.size());
+    Ctx.count(name(), "Number of bytes transferred per sample", Total);
+    return !TR->transfers.empty();
+  }
+};
+
+class AnnotatePlacementPass final : public Pass {
+public:
+  const char *name() const override { return "annotate-placement"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
+    if (Ctx.annotationsCurrent) return false;
+    ONNXP_RETURN_IF_ERROR(ensurePlacement(Ctx));
+    ONNXP_RETURN_IF_ERROR(annotatePlacement(*Ctx.annotated, *Ctx.placement, planReportJson(Ctx)));
+    Ctx.annotationsCurrent = true;
+    int Stages = 0;
+    for (int D : Ctx.placement->stageDevice) Stages += D >= 0;
+    Ctx.count(name(), "Number of nodes annotated", Ctx.annotated->graph().node_size());
+    Ctx.count(name(), "Number of stages", Stages);
+    return true;
+  }
+};
+
+class ExtractStagesPass final : public Pass {
+public:
+  const char *name() const override { return "extract-stages"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
+    if (!Ctx.annotationsCurrent)
+      return makeUsageError("pass 'extract-stages' needs the annotated model; run annotate-placement first");
+    const OnnxModel &M = *Ctx.model;
+    ExtractOptions EO;
+    EO.sourceDir = dirOf(M.path);
+    EO.outputDir = Ctx.options.stagesDir.empty() ? "." : Ctx.options.stagesDir;
+    EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
+    Expected<StagePipeline> SP = extractStages(*Ctx.annotated, *Ctx.placement, Ctx.transfers, EO);
+    if (!SP) return SP.takeError();
+    Ctx.stages = std::move(*SP);
+    Ctx.count(name(), "Number of stage models", Ctx.stages->stages.size());
+    return true;
+  }
+};
+
+class VerifyOutputPass final : public Pass {
+public:
+  const char *name() const override { return "verify-output"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    if (!Ctx.annotated)
+      return makeUsageError("pass 'verify-output' has no output model to check; run annotate-placement first");
+    const std::string &Out = Ctx.options.outputPath;
+    ONNXP_RETURN_IF_ERROR(checkModelFull(*Ctx.annotated, Out.empty() ? "the annotated model" : Out));
+    ONNXP_RETURN_IF_ERROR(verifyPartitionedModel(Ctx.model->proto, *Ctx.annotated));
+    size_t Checked = 1;
+    if (Ctx.stages) {
+      const std::string Dir = Ctx.options.stagesDir.empty() ? "." : Ctx.options.stagesDir;
+      for (const StageModel &S : Ctx.stages->stages) {
+        ONNXP_RETURN_IF_ERROR(checkModelFull(S.model, Dir + "/" + S.fileName));
+        ONNXP_RETURN_IF_ERROR(verifyStageModel(S.model, S.stage, Ctx.placement->deviceNames[S.device]));
+        ++Checked;
+      }
+    }
+    Ctx.count(name(), "Number of models checked", Checked);
+    return false;
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> onnxp::createInsertTransfersPass() { return std::make_unique<InsertTransfersPass>(); }
+std::unique_ptr<Pass> onnxp::createAnnotatePlacementPass() { return std::make_unique<AnnotatePlacementPass>(); }
+std::unique_ptr<Pass> onnxp::createExtractStagesPass() { return std::make_unique<ExtractStagesPass>(); }
+std::unique_ptr<Pass> onnxp::createVerifyOutputPass() { return std::make_unique<VerifyOutputPass>(); }

@@ -1,0 +1,66 @@
+//===- Pass/PlanLoading.cpp - --load-plan and the load-plan pass --------===//
+//
+// A plan can come back from three kinds of files, told apart by content: an
+// ONNX model written by -o (its annotations are the plan, ReadPlacement.h),
+// a JSON plan in the --report format ("assignment": [{node, device,
+// stage?}]), or the seed 004 reference code's split JSON ({"cpus": [...],
+// "fpgas": [...]}); Partition/io/PlanIO.h reads both JSON forms. Either
+// way the plan must belong to this model -- every node named, no unknown
+// node -- and it goes through finalizePlan like a partitioner's plan,
+// under the objective it records, before anything uses it.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Pass/PlanLoading.h"
+
+#include "onnx-partition/Partition/eval/FinalizePlan.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
+#include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Transforms/ReadPlacement.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+using namespace onnxp;
+
+namespace {
+bool looksLikeJson(const std::string &S) {
+  for (char C : S) {
+    if (C == ' ' || C == '\n' || C == '\r' || C == '\t') continue;
+    return C == '{';
+  }
+  return false;
+}
+} // namespace
+
+Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
+  if (!Ctx.hasGraph) return makeUsageError("--load-plan needs a cost graph; include build-cost-graph in --passes");
+  Expected<std::string> Text = readFile(File);
+  if (!Text) return Text.takeError();
+  Expected<Plan> P = makeError("unreachable");
+  if (looksLikeJson(*Text)) {
+    P = planFromReportJson(*Text, Ctx.graph, Ctx.platform);
+    if (!P) return P.takeError().withContext(File);
+  } else {
+    if (!Ctx.model)
+      return makeUsageError("--load-plan '", File, "' is an ONNX model, but the input is a JSON workload");
+    Expected<OnnxModel> Annotated = loadOnnxModel(File, *Text);
+    if (!Annotated) return Annotated.takeError();
+    P = planFromAnnotatedModel(Annotated->proto, *Ctx.model, Ctx.graph, Ctx.platform);
+    if (!P) return P.takeError().withContext(File);
+  }
+  if (!P) return P.takeError();
+  P->accelerators = Ctx.platform.accelerators;
+  P->cpus = Ctx.platform.cpus;
+  P->notes.push_back("plan loaded from " + File);
+  if (Ctx.options.algorithm != "single")
+    P->notes.push_back("--algo " + Ctx.options.algorithm + " ignored: the plan comes from --load-plan");
+  // Priced under the objective it was made for (recorded in the report and
+  // the annotated model), unless the user asks for another one.
+  if (Ctx.options.partition.objective) P->objectiveKind = *Ctx.options.partition.objective;
+  FinalizeOptions FO;
+  FO.memoryIsUsersProblem = true;
+  ONNXP_RETURN_IF_ERROR(finalizePlan(Ctx.graph, Ctx.platform, *P, FO).withContext("--load-plan " + File));
+  Ctx.plan = std::move(*P);
+  return Error::success();
+}
