@@ -145,6 +145,10 @@ def cases():
                        ("truncated", plan([])[:-5])]:
         C.append(("plan: " + name, {"m.onnxtxt": GOOD_MODEL, "p.json": body},
                   ["{d}/m.onnxtxt", "--load-plan", "{d}/p.json", "-o", "{d}/out.onnx"]))
+    C.append(("option: -o names the input", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "-o", "{d}/m.onnxtxt"]))
+    C.append(("option: --report names -o", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "-o", "{d}/o.onnx", "--report", "{d}/./o.onnx"]))
+    C.append(("option: --report names the input", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--report", "{d}/m.onnxtxt"]))
+    C.append(("option: --emit-stages names -o", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "-o", "{d}/o", "--emit-stages", "{d}/o"]))
     C.append(("option: no MODEL", {}, []))
     C.append(("option: --dim before MODEL, bad value", {"m.onnxtxt": GOOD_MODEL}, ["--dim", "n=x", "{d}/m.onnxtxt"]))
     C.append(("option: unknown flag", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--frobnicate"]))

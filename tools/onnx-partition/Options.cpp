@@ -92,6 +92,9 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("-o,--output", O.output, "Write the annotated ONNX model here")
       ->type_name("OUT.onnx")->group("Output");
   App.add_option("--report", O.report, "Write the plan as JSON here")->type_name("FILE")->group("Output");
+  App.add_flag("--timings", O.timings,
+               "Add a \"timings\" section (solve seconds) to --report; without it, outputs are byte-reproducible")
+      ->group("Output");
   addWriteBackOptions(App, O);
 }
 

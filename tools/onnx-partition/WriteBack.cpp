@@ -41,7 +41,7 @@ Error onnxp::tool::checkStagesDir(const std::string &Dir) {
   return Error::success();
 }
 
-Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O) {
+Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O, OutputTransaction &Files) {
   if (O.output.empty() && O.emitStages.empty()) return Error::success();
   if (!Ctx.model)
     return makeUsageError("-o and --emit-stages write ONNX models but '", O.input, "' is a JSON workload");
@@ -58,7 +58,7 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
     rebaseExternalData(*Out.mutable_graph(), dirOf(M.path), dirOf(O.output));
     std::string Data;
     if (!Out.SerializeToString(&Data)) return makeError("cannot serialize the output model");
-    ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.output, Data));
+    ONNXP_RETURN_IF_ERROR(Files.add(O.output, Data));
   }
   if (!O.emitStages.empty()) {
     std::error_code EC;
@@ -67,10 +67,10 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
     for (const StageModel &S : Ctx.stages->stages) {
       std::string Data;
       if (!S.model.SerializeToString(&Data)) return makeError("cannot serialize stage ", S.name);
-      ONNXP_RETURN_IF_ERROR(writeFileAtomically((fs::path(O.emitStages) / S.fileName).string(), Data));
+      ONNXP_RETURN_IF_ERROR(Files.add((fs::path(O.emitStages) / S.fileName).string(), Data));
     }
-    ONNXP_RETURN_IF_ERROR(
-        writeFileAtomically((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));
+    ONNXP_RETURN_IF_ERROR(Files.add((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));
+    Files.replaceStagesIn(O.emitStages); // stale stage files of an earlier run go
     Ctx.notes.push_back("wrote " + std::to_string(Ctx.stages->stages.size()) +
                         " stage models and pipeline.json to " + O.emitStages);
   }
