@@ -5,7 +5,7 @@
 // on 2 accelerators and 1 CPU.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/PlanIO.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 
 #include <cstddef>
 #include <cstdint>
