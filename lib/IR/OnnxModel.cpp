@@ -179,11 +179,21 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
   if (looksLikeOnnxText(Contents)) {
     M.format = "text";
     ONNXP_RETURN_IF_ERROR(checkTextNesting(Contents, Path));
-    onnx::Common::Status S = onnx::OnnxParser::Parse(M.proto, Contents.c_str());
+    // ONNX 1.12's parser throws std::invalid_argument / out_of_range from
+    // std::stoll and friends on malformed numbers (found by fuzz-onnx-text).
+    auto Parse = [&](auto &Proto) -> onnx::Common::Status {
+      try {
+        return onnx::OnnxParser::Parse(Proto, Contents.c_str());
+      } catch (const std::exception &Ex) {
+        return onnx::Common::Status(onnx::Common::NONE, onnx::Common::FAIL,
+                                    std::string("malformed number or literal (") + Ex.what() + ")");
+      }
+    };
+    onnx::Common::Status S = Parse(M.proto);
     if (!S.IsOK()) {
       // A bare graph (no <...> header) is accepted too, with opset 18 defaults.
       onnx::GraphProto G;
-      onnx::Common::Status SG = onnx::OnnxParser::Parse(G, Contents.c_str());
+      onnx::Common::Status SG = Parse(G);
       if (!SG.IsOK())
         return makeError(Path, ": cannot parse ONNX text: ", S.ErrorMessage());
       M.proto = onnx::ModelProto();

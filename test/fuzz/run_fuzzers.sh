@@ -7,7 +7,7 @@
 # Prints, per fuzzer, libFuzzer's final line (executions, coverage). Exits
 # non-zero on the first finding; the crashing input is left in $OUT/crash-*.
 set -euo pipefail
-BUILD=$1
+BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
 shift 2
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,7 +39,7 @@ for F in $FUZZERS; do
   echo "== fuzz-$F (${SECONDS_EACH}s, seeds: $(ls $C/$F | wc -l))"
   (cd $OUT/$F && "$BUILD/test/fuzz/fuzz-$F" -max_total_time=$SECONDS_EACH -print_final_stats=1 \
      -rss_limit_mb=4096 -timeout=30 $C/$F 2>&1) | tee $OUT/$F.log | grep -E '^#[0-9]+ *DONE|^stat::number_of_executed_units|ERROR|SUMMARY' || true
-  if ls $OUT/$F/crash-* $OUT/$F/leak-* $OUT/$F/timeout-* $OUT/$F/oom-* >/dev/null 2>&1; then
+  if [ -n "$(find $OUT/$F -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))" ]; then
     echo "fuzz-$F: finding in $OUT/$F"; exit 1
   fi
 done
