@@ -19,8 +19,9 @@ std::vector<std::string> objectiveNames() {
 void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("MODEL", O.input, "ONNX model (binary or text syntax) or JSON workload")
       ->type_name("FILE")->required()->group("Input");
+  // One value per --dim, so `--dim N=4 MODEL` does not take MODEL as a second binding.
   App.add_option("--dim", O.dims, "Bind a symbolic dimension, e.g. --dim batch_size=32 (repeatable)")
-      ->type_name("NAME=VALUE")->group("Input");
+      ->type_name("NAME=VALUE")->allow_extra_args(false)->group("Input");
   App.add_flag("--training", O.training,
                "Treat a forward-only model as training: derive one backward node per forward node")
       ->group("Input");
@@ -92,7 +93,7 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
       ->group("Algorithm");
   App.add_option("--ideal-limit", O.partition.idealLimit,
                  "dp: refuse graphs with more ideals than this and suggest dpl")
-      ->type_name("N")->group("Algorithm");
+      ->type_name("N")->check(CLI::Range(1.0, 1e12))->group("Algorithm");
   App.add_option("--time-limit", O.partition.timeLimitSeconds, "ip*: solver time limit in seconds")
       ->type_name("SECONDS")->check(CLI::PositiveNumber)->group("Algorithm");
   App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")
@@ -109,7 +110,7 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
                  "pardnn: knapsack (heuristic I) or balance (heuristic II)")
       ->check(CLI::IsMember({"knapsack", "balance"}))->group("Algorithm");
   App.add_option("--seed", O.partition.seed, "local-search: seed of the random starts")
-      ->type_name("N")->group("Algorithm");
+      ->type_name("N")->check(CLI::Range(0.0, 4294967295.0))->group("Algorithm");
   App.add_option("--restarts", O.partition.restarts, "local-search: random starts (seed 004 §6)")
       ->type_name("N")->check(CLI::Range(1, 1000000))->group("Algorithm");
   // Options the algorithms declare themselves (Partitioners.def), kept as
@@ -143,6 +144,9 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("-o,--output", O.output, "Write the annotated ONNX model here")
       ->type_name("OUT.onnx")->group("Output");
   App.add_option("--report", O.report, "Write the plan as JSON here")->type_name("FILE")->group("Output");
+  App.add_flag("--timings", O.timings,
+               "Add a \"timings\" section (solve seconds) to --report; without it, outputs are byte-reproducible")
+      ->group("Output");
   addWriteBackOptions(App, O);
 }
 

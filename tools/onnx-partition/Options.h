@@ -54,6 +54,7 @@ struct ToolOptions {
   // Output.
   std::string output;
   std::string report;
+  bool timings = false; ///< --timings: add the solve time to --report (not byte-reproducible)
   // Write-back and plan loading (WriteBackOptions.cpp).
   std::string emitStages; ///< --emit-stages DIR
   std::string dot;        ///< --dot FILE: the plan as a Graphviz picture
