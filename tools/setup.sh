@@ -23,6 +23,7 @@ APT_PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   llvm-14-tools libgtest-dev libbenchmark-dev
   nodejs npm
+  clang-14 libclang-rt-14-dev graphviz
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -65,6 +66,8 @@ build() {
 
 install_packages
 install_onnxruntime
+# `deps` only installs (CI's sanitizer build configures its own build folder).
+[[ $MODE == deps ]] && exit 0
 build
 
 case $MODE in
@@ -80,7 +83,7 @@ case $MODE in
     exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" -E 'Slow'
     ;;
   *)
-    echo "usage: bash tools/setup.sh [example|test]" >&2
+    echo "usage: bash tools/setup.sh [example|test|deps]" >&2
     exit 2
     ;;
 esac

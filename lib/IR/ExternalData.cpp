@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/ExternalData.h"
 
+#include "onnx-partition/Support/OutputTransaction.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -357,9 +359,14 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
   return L;
 }
 
-Error onnxp::writeExternalDataFiles(const ExternalDataLayout &L) {
+Error onnxp::writeExternalDataFiles(const ExternalDataLayout &L, OutputTransaction *Tx) {
   for (const ExternalDataFile &F : L.files) {
     std::string Tmp = F.path + ".tmp-" + std::to_string(getpid());
+    if (Tx) {
+      Expected<std::string> Reserved = Tx->reserve(F.path);
+      if (!Reserved) return Reserved.takeError();
+      Tmp = *Reserved;
+    }
     auto Fail = [&](const std::string &Why) {
       std::error_code EC;
       fs::remove(Tmp, EC);
@@ -397,6 +404,7 @@ Error onnxp::writeExternalDataFiles(const ExternalDataLayout &L) {
       Out.flush();
       if (!Out) return Fail(std::strerror(errno));
     }
+    if (Tx) continue; // renamed with the run's other outputs
     std::error_code EC;
     fs::rename(Tmp, F.path, EC);
     if (EC) return Fail(EC.message());

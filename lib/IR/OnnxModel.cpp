@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/IR/DimExpression.h"
+#include "onnx-partition/IR/SafeShapeInference.h"
 
 #include "onnx-partition/IR/ExternalData.h"
 
@@ -14,6 +16,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -169,11 +172,22 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
   M.path = Path;
   if (looksLikeOnnxText(Contents)) {
     M.format = "text";
-    onnx::Common::Status S = onnx::OnnxParser::Parse(M.proto, Contents.c_str());
+    ONNXP_RETURN_IF_ERROR(checkTextNesting(Contents, Path));
+    // ONNX 1.12's parser throws std::invalid_argument / out_of_range from
+    // std::stoll and friends on malformed numbers (found by fuzz-onnx-text).
+    auto Parse = [&](auto &Proto) -> onnx::Common::Status {
+      try {
+        return onnx::OnnxParser::Parse(Proto, Contents.c_str());
+      } catch (const std::exception &Ex) {
+        return onnx::Common::Status(onnx::Common::NONE, onnx::Common::FAIL,
+                                    std::string("malformed number or literal (") + Ex.what() + ")");
+      }
+    };
+    onnx::Common::Status S = Parse(M.proto);
     if (!S.IsOK()) {
       // A bare graph (no <...> header) is accepted too, with opset 18 defaults.
       onnx::GraphProto G;
-      onnx::Common::Status SG = onnx::OnnxParser::Parse(G, Contents.c_str());
+      onnx::Common::Status SG = Parse(G);
       if (!SG.IsOK())
         return makeError(Path, ": cannot parse ONNX text: ", S.ErrorMessage());
       M.proto = onnx::ModelProto();
@@ -194,6 +208,20 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
   }
   if (M.graph().node_size() == 0) return makeError(Path, ": the model's graph has no nodes");
   ONNXP_RETURN_IF_ERROR(checkExternalLocations(M.proto, Path));
+  ONNXP_RETURN_IF_ERROR(validateForShapeInference(M.proto, Path));
+  // value_info entries without a type say nothing, and the checker rejects
+  // them (ort_gpt2_one_layer has some): drop them rather than fail at write.
+  auto *VIs = M.proto.mutable_graph()->mutable_value_info();
+  int Before = VIs->size();
+  VIs->erase(std::remove_if(VIs->begin(), VIs->end(), [](const onnx::ValueInfoProto &V) { return !V.has_type(); }),
+             VIs->end());
+  if (VIs->size() != Before)
+    M.notes.push_back("dropped " + std::to_string(Before - VIs->size()) +
+                      " value_info entries without a type (the ONNX checker requires one)");
+  // ONNX Runtime accepts node lists out of order; ONNX's checker and every
+  // pass here want them sorted, so sort once on import.
+  if (sortNodesTopologically(*M.proto.mutable_graph()))
+    M.notes.push_back("the model's node list was not topologically sorted; nodes were reordered on import");
   collectMissingExternal(M);
   for (const auto &I : M.graph().initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto &I : M.graph().input())
@@ -283,20 +311,33 @@ Error onnxp::inferShapes(OnnxModel &M) {
     if (!VI.type().has_tensor_type() || !VI.type().tensor_type().has_shape()) return;
     for (auto &D : *VI.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
       if (!D.has_dim_param()) continue;
-      auto It = M.dimBindings.find(D.dim_param());
-      if (It != M.dimBindings.end()) D.set_dim_value(It->second);
+      // Expressions over bound names (ORT's `16*batch`) are bound too.
+      if (std::optional<int64_t> V = evaluateDim(D.dim_param(), M.dimBindings)) D.set_dim_value(*V);
     }
   };
   for (auto &VI : *G->mutable_input()) Bind(VI);
   for (auto &VI : *G->mutable_output()) Bind(VI);
   for (auto &VI : *G->mutable_value_info()) Bind(VI);
-  try {
-    onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
-                                        /*enable_data_propagation=*/true);
-    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
-  } catch (const std::exception &Ex) {
-    return makeError(M.path, ": shape inference failed: ", Ex.what());
+  ONNXP_RETURN_IF_ERROR(inferShapesSafely(Copy, M.path, M.notes));
+  // Graph outputs without a type fail the checker at write time; give them
+  // the inferred element type and rank (dims left open: their values may
+  // depend on this run's --dim bindings).
+  int Typed = 0;
+  for (int I = 0; I < M.proto.graph().output_size() && I < G->output_size(); ++I) {
+    onnx::ValueInfoProto &Out = *M.proto.mutable_graph()->mutable_output(I);
+    const onnx::TypeProto &Inferred = G->output(I).type();
+    if (Out.has_type() || !Inferred.has_tensor_type() || Inferred.tensor_type().elem_type() == 0) continue;
+    auto *T = Out.mutable_type()->mutable_tensor_type();
+    T->set_elem_type(Inferred.tensor_type().elem_type());
+    if (Inferred.tensor_type().has_shape()) {
+      auto *S = T->mutable_shape();
+      for (int D = 0; D < Inferred.tensor_type().shape().dim_size(); ++D) S->add_dim();
+    }
+    ++Typed;
   }
+  if (Typed)
+    M.notes.push_back("gave " + std::to_string(Typed) +
+                      " graph outputs without a type their inferred element type (the ONNX checker requires one)");
   M.tensors.clear();
   for (const auto &I : G->initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto *List : {&G->input(), &G->value_info(), &G->output()})
@@ -325,9 +366,15 @@ Error onnxp::inferShapes(OnnxModel &M) {
       const TensorInfo *I = M.tensor(O);
       if (!I || !I->fullyKnown() || elementBytes(I->elemType) == 0) M.unknownShapeTensors.push_back(O);
     }
+  // Ask for the names an expression uses, never for the expression.
   for (auto &[Name, Info] : M.tensors)
-    for (const std::string &S : Info.symbols)
-      if (!S.empty()) M.unboundDims.insert(S);
+    for (const std::string &S : Info.symbols) {
+      if (S.empty()) continue;
+      bool Added = false;
+      for (const std::string &N : dimNames(S))
+        if (!M.dimBindings.count(N)) Added = M.unboundDims.insert(N).second || true;
+      if (!Added) M.unboundDims.insert(S);
+    }
   return Error::success();
 }
 

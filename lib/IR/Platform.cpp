@@ -6,12 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/InputLimits.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 using namespace onnxp;
@@ -76,17 +78,26 @@ const std::map<std::string, Platform> &presets() {
 Error readDevice(const nlohmann::json &J, DeviceSpec &D, const std::string &Where) {
   if (!J.is_object()) return makeError(Where, ": expected an object");
   for (auto &[Key, V] : J.items()) {
+    std::string Field = Where + "." + Key;
     if (Key == "name" && V.is_string()) D.name = V.get<std::string>();
-    else if (Key == "peakFlops" && V.is_number()) D.peakFlops = V.get<double>();
-    else if (Key == "memBandwidth" && V.is_number()) D.memBandwidth = V.get<double>();
-    else if (Key == "kernelOverheadMs" && V.is_number()) D.kernelOverheadMs = V.get<double>();
-    else if (Key == "memoryBytes") {
+    else if (Key == "peakFlops" && V.is_number()) {
+      D.peakFlops = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(D.peakFlops, /*AllowZero=*/false, Field));
+    } else if (Key == "memBandwidth" && V.is_number()) {
+      D.memBandwidth = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(D.memBandwidth, /*AllowZero=*/false, Field));
+    } else if (Key == "kernelOverheadMs" && V.is_number()) {
+      D.kernelOverheadMs = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(D.kernelOverheadMs, /*AllowZero=*/true, Field));
+    } else if (Key == "memoryBytes") {
       if (V.is_number()) D.memoryBytes = V.get<double>();
       else if (V.is_string()) {
         Expected<double> B = parseByteSize(V.get<std::string>());
         if (!B) return B.takeError().withContext(Where + ".memoryBytes");
         D.memoryBytes = *B;
       } else return makeError(Where, ".memoryBytes: expected a number or size string");
+      // Memory may be unbounded (1e300 or more stands for "no limit").
+      if (!(D.memoryBytes > 0)) return makeError(Field, ": must be > 0, got ", D.memoryBytes);
     } else
       return makeError(Where, ": unknown or mistyped field '", Key, "'");
   }
@@ -111,9 +122,14 @@ Expected<Platform> onnxp::loadPlatform(const std::string &NameOrFile) {
     return makeUsageError("--platform '", NameOrFile,
                           "' is neither a preset (", Names, ") nor a readable file");
   }
+  std::string Text((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
+  return parsePlatform(Text, NameOrFile);
+}
+
+Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::string &NameOrFile) {
   nlohmann::json J;
   try {
-    J = nlohmann::json::parse(In);
+    J = nlohmann::json::parse(Text);
   } catch (const std::exception &Ex) {
     return makeError(NameOrFile, ": not valid JSON: ", Ex.what());
   }
@@ -129,14 +145,23 @@ Expected<Platform> onnxp::loadPlatform(const std::string &NameOrFile) {
     std::string Where = NameOrFile + ": " + Key;
     if (Key == "base") continue;
     if (Key == "name" && V.is_string()) P.name = V.get<std::string>();
-    else if (Key == "accelerators" && V.is_number_integer()) P.accelerators = V.get<int>();
-    else if (Key == "cpus" && V.is_number_integer()) P.cpus = V.get<int>();
+    else if ((Key == "accelerators" || Key == "cpus") && V.is_number()) {
+      // get<int>() would wrap 4294967298 to 2; check the value as a double.
+      Expected<int> N = checkedCount(V.get<double>(), 0, kMaxDevices, Where);
+      if (!N) return N.takeError();
+      (Key == "accelerators" ? P.accelerators : P.cpus) = *N;
+    }
     else if (Key == "accelerator") { ONNXP_RETURN_IF_ERROR(readDevice(V, P.accelerator, Where)); }
     else if (Key == "cpu") { ONNXP_RETURN_IF_ERROR(readDevice(V, P.cpu, Where)); }
-    else if (Key == "hostLinkBandwidth" && V.is_number()) P.hostLinkBandwidth = V.get<double>();
-    else if (Key == "hostLinkLatencyMs" && V.is_number()) P.hostLinkLatencyMs = V.get<double>();
-    else if (Key == "peerLinkBandwidth" && V.is_number()) P.peerLinkBandwidth = V.get<double>();
-    else if (Key == "peerLinkLatencyMs" && V.is_number()) P.peerLinkLatencyMs = V.get<double>();
+    else if ((Key == "hostLinkBandwidth" || Key == "peerLinkBandwidth") && V.is_number()) {
+      double B = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(B, /*AllowZero=*/false, Where));
+      (Key == "hostLinkBandwidth" ? P.hostLinkBandwidth : P.peerLinkBandwidth) = B;
+    } else if ((Key == "hostLinkLatencyMs" || Key == "peerLinkLatencyMs") && V.is_number()) {
+      double L = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(L, /*AllowZero=*/true, Where));
+      (Key == "hostLinkLatencyMs" ? P.hostLinkLatencyMs : P.peerLinkLatencyMs) = L;
+    }
     else if (Key == "overlapComm" && V.is_boolean()) P.overlapComm = V.get<bool>();
     else if (Key == "fullDuplex" && V.is_boolean()) P.fullDuplex = V.get<bool>();
     else return makeError(Where, ": unknown or mistyped field");

@@ -9,9 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"
+#include "onnx-partition/Support/InputLimits.h"
 
 #include <nlohmann/json.hpp>
 
+#include <climits>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -19,10 +22,11 @@ using namespace onnxp;
 using nlohmann::json;
 
 bool onnxp::looksLikeWorkload(const std::string &Text) {
+  // Any JSON object is read as a workload, so a truncated or malformed one
+  // gets a JSON message; a binary ONNX model never starts with '{' (0x7b
+  // would be a protobuf group tag, which ModelProto does not use).
   size_t I = Text.find_first_not_of(" \t\r\n");
-  if (I == std::string::npos || Text[I] != '{') return false;
-  return Text.find("\"nodes\"") != std::string::npos &&
-         Text.find("\"edges\"") != std::string::npos;
+  return I != std::string::npos && Text[I] == '{';
 }
 
 namespace {
@@ -44,7 +48,7 @@ Expected<double> readNumber(const json &Obj, const char *Key, const std::string 
   }
   if (!It->is_number()) return makeError(Where, ": field '", Key, "' must be a number");
   double V = It->get<double>();
-  if (!(V >= 0)) return makeError(Where, ": field '", Key, "' must be >= 0");
+  if (!(V >= 0) || std::isinf(V)) return makeError(Where, ": field '", Key, "' must be >= 0 and finite, got ", V);
   return V;
 }
 } // namespace
@@ -65,18 +69,27 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
   W.graph.timeUnit = "workload";
   Platform &P = W.platform;
   P.name = "workload";
-  Expected<double> Mem = readNumber(J, "maxSizePerFPGA", Path, kInfinity);
-  if (!Mem) return Mem.takeError();
+  // The writer below stores "no limit" as 1e300, so inf is read back as-is.
+  auto MemIt = J.find("maxSizePerFPGA");
+  if (MemIt != J.end() && !MemIt->is_number()) return makeError(Path, ": field 'maxSizePerFPGA' must be a number");
+  double MemV = MemIt == J.end() ? kInfinity : MemIt->get<double>();
+  if (!(MemV > 0)) return makeError(Path, ": field 'maxSizePerFPGA' must be > 0, got ", MemV);
+  Expected<double> Mem = MemV;
   P.accelerator.memoryBytes = *Mem;
   P.accelerator.name = "accelerator";
   Expected<double> K = readNumber(J, "maxFPGAs", Path, 1.0);
   if (!K) return K.takeError();
   Expected<double> L = readNumber(J, "maxCPUs", Path, 0.0);
   if (!L) return L.takeError();
-  P.accelerators = static_cast<int>(*K);
-  P.cpus = static_cast<int>(*L);
+  Expected<int> KC = checkedCount(*K, 0, kMaxDevices, Path + ": maxFPGAs");
+  if (!KC) return KC.takeError();
+  Expected<int> LC = checkedCount(*L, 0, kMaxDevices, Path + ": maxCPUs");
+  if (!LC) return LC.takeError();
+  P.accelerators = *KC;
+  P.cpus = *LC;
 
   std::unordered_map<int64_t, int> ById;
+  std::unordered_map<int64_t, int> DenseClass;
   std::map<int64_t, int> FirstForwardOfClass;
   for (size_t I = 0; I < J["nodes"].size(); ++I) {
     const json &JN = J["nodes"][I];
@@ -108,8 +121,12 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
     if (JN.contains("colorClass")) {
       if (!JN["colorClass"].is_number_integer())
         return makeError(Where, ": field 'colorClass' must be an integer");
-      N.colocClass = JN["colorClass"].get<int>();
-      if (N.colocClass < 0) return makeError(Where, ": field 'colorClass' must be >= 0");
+      // Any non-negative int64 is a label; labels are made dense (0, 1, ...
+      // in order of appearance) so that no class number sizes an array.
+      int64_t Label = JN["colorClass"].get<int64_t>();
+      if (Label < 0 || (JN["colorClass"].is_number_unsigned() && JN["colorClass"].get<uint64_t>() > INT64_MAX))
+        return makeError(Where, ": field 'colorClass' must be an integer >= 0");
+      N.colocClass = DenseClass.try_emplace(Label, static_cast<int>(DenseClass.size())).first->second;
     }
     if (!ById.emplace(N.externalId, (int)W.graph.numNodes()).second)
       return makeError(Where, ": duplicate node id ", N.externalId);

@@ -51,7 +51,13 @@ Expected<std::map<std::string, JsonAssignment>> parsePlanAssignment(const std::s
       return makeError("metadata '", kPlanKey, "': an assignment entry lacks node or device");
     JsonAssignment E;
     E.device = A["device"].get<std::string>();
-    if (A.contains("stage") && A["stage"].is_number_integer()) E.stage = A["stage"].get<int>();
+    if (A.contains("stage") && A["stage"].is_number_integer()) {
+      // Stage numbers size per-stage arrays: keep them to a sane int range.
+      int64_t S = A["stage"].get<int64_t>();
+      if (S < 0 || S > 1000000)
+        return makeError("metadata '", kPlanKey, "': stage ", A["stage"].dump(), " is out of range [0, 1000000]");
+      E.stage = static_cast<int>(S);
+    }
     Out[A["node"].get<std::string>()] = E;
   }
   return Out;

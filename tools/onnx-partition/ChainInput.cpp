@@ -14,6 +14,7 @@
 #include "onnx-partition/Partition/ChainPlanTrace.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/OutputTransaction.h"
 
 #include <nlohmann/json.hpp>
 
@@ -74,10 +75,13 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
     if (!T) return reportError(T.takeError());
     TraceText = T->toJson();
   }
+  // Both files go to temporaries and are renamed only when both were written.
+  OutputTransaction Files;
   if (!O.report.empty())
-    if (Error E = writeFileAtomically(O.report, chainPlanJson(C, *P, O.input))) return reportError(E);
+    if (Error E = Files.add(O.report, chainPlanJson(C, *P, O.input))) return reportError(E);
   if (!O.trace.empty())
-    if (Error E = writeFileAtomically(O.trace, TraceText)) return reportError(E);
+    if (Error E = Files.add(O.trace, TraceText)) return reportError(E);
+  if (Error E = Files.commit()) return reportError(E);
   if (O.stats) {
     Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);
     for (const auto &[Key, Value] : P->stats)

@@ -39,8 +39,9 @@ void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
          "Piper input: keep only the nodes of this name, e.g. ParallelTransformerLayer (default: all)")
       ->type_name("NAME")
       ->group("Input");
+  // One value per --dim, so `--dim N=4 MODEL` does not take MODEL as a second binding.
   App.add_option("--dim", O.dims, "Bind a symbolic dimension, e.g. --dim batch_size=32 (repeatable)")
-      ->type_name("NAME=VALUE")->group("Input");
+      ->type_name("NAME=VALUE")->allow_extra_args(false)->group("Input");
   App.add_flag("--training", O.training,
                "Treat a forward-only model as training: derive one backward node per forward node")
       ->group("Input");
@@ -112,7 +113,7 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
       ->group("Algorithm");
   App.add_option("--ideal-limit", O.partition.idealLimit,
                  "dp: refuse graphs with more ideals than this and suggest dpl")
-      ->type_name("N")->group("Algorithm");
+      ->type_name("N")->check(CLI::Range(1.0, 1e12))->group("Algorithm");
   App.add_option("--time-limit", O.partition.timeLimitSeconds, "ip*: solver time limit in seconds")
       ->type_name("SECONDS")->check(CLI::PositiveNumber)->group("Algorithm");
   App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")
@@ -129,7 +130,7 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
                  "pardnn: knapsack (heuristic I) or balance (heuristic II)")
       ->check(CLI::IsMember({"knapsack", "balance"}))->group("Algorithm");
   App.add_option("--seed", O.partition.seed, "local-search: seed of the random starts")
-      ->type_name("N")->group("Algorithm");
+      ->type_name("N")->check(CLI::Range(0.0, 4294967295.0))->group("Algorithm");
   App.add_option("--restarts", O.partition.restarts, "local-search: random starts (seed 004 §6)")
       ->type_name("N")->check(CLI::Range(1, 1000000))->group("Algorithm");
   // Options the algorithms declare themselves (Partitioners.def), kept as
@@ -177,6 +178,9 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--sweep-points", O.sweepPoints, "--memory-sweep: number of memory limits (default 6)")
       ->type_name("N")
       ->check(CLI::Range(2, 100))
+      ->group("Output");
+  App.add_flag("--timings", O.timings,
+               "Add a \"timings\" section (solve seconds) to --report; without it, outputs are byte-reproducible")
       ->group("Output");
   addWriteBackOptions(App, O);
 }

@@ -3,8 +3,9 @@
 // Writes what the write-back passes (Pass/Passes/WriteBackPasses.cpp) built
 // and checked in memory: the annotated model to -o and the stage models and
 // pipeline.json to --emit-stages, each with its external data laid out
-// beside it (IR/ExternalData.h). Nothing is written before every pass succeeded, so a
-// failure leaves no output behind (DESIGN.md, "Quality bars").
+// beside it (IR/ExternalData.h). Every file, data files included, goes
+// through the run's OutputTransaction: temporaries renamed only when all
+// were written, so a failure leaves no output behind.
 //
 //===----------------------------------------------------------------------===//
 #include "WriteBack.h"
@@ -45,7 +46,7 @@ Error onnxp::tool::checkStagesDir(const std::string &Dir) {
   return Error::success();
 }
 
-Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O) {
+Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O, OutputTransaction &Tx) {
   if (O.output.empty() && O.emitStages.empty()) return Error::success();
   if (!Ctx.model)
     return makeUsageError("-o and --emit-stages write ONNX models but '", O.input, "' is a JSON workload");
@@ -103,15 +104,15 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
   for (const Prepared &F : Files) {
     for (const std::string &W : F.layout.warnings) std::cerr << "warning: " << W << "\n";
     Absent += !F.layout.absentLocations.empty();
-    ONNXP_RETURN_IF_ERROR(writeExternalDataFiles(F.layout));
-    ONNXP_RETURN_IF_ERROR(writeFileAtomically(F.path, F.bytes));
+    ONNXP_RETURN_IF_ERROR(writeExternalDataFiles(F.layout, &Tx));
+    ONNXP_RETURN_IF_ERROR(Tx.add(F.path, F.bytes));
   }
   if (Absent)
     Ctx.notes.push_back(std::to_string(Absent) + " written models reference external data absent from '" +
                         dirOf(M.path) + "' under the same names (warnings above)");
   if (!O.emitStages.empty()) {
-    ONNXP_RETURN_IF_ERROR(
-        writeFileAtomically((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));
+    ONNXP_RETURN_IF_ERROR(Tx.add((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));
+    Tx.replaceStagesIn(O.emitStages); // stale stage files of an earlier run go
     Ctx.notes.push_back("wrote " + std::to_string(Ctx.stages->stages.size()) +
                         " stage models and pipeline.json to " + O.emitStages);
   }

@@ -17,6 +17,9 @@
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/GraphDot.h"
+#include "onnx-partition/Support/OutputTransaction.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstring>
 #include <iostream>
@@ -77,6 +80,18 @@ int runPartition(int Argc, char **Argv) {
   if (O.loadPlan.empty())
     if (Error E = checkAlgorithmOptions(App, O)) return reportError(E);
 
+  // Two outputs (or an output and the input) naming one file would lose one.
+  std::vector<std::pair<std::string, std::string>> Named = {{"the input", O.input}, {"-o", O.output},
+                                                            {"--report", O.report}, {"--dot", O.dot}};
+  for (size_t I = 0; I < Named.size(); ++I)
+    for (size_t J = I + 1; J < Named.size(); ++J)
+      if (!Named[I].second.empty() && !Named[J].second.empty() && samePath(Named[I].second, Named[J].second))
+        return reportError(makeUsageError(Named[J].first, " '", Named[J].second, "' is the same file as ",
+                                          Named[I].first, "; each output needs its own file"));
+  if (!O.emitStages.empty())
+    for (size_t I = 0; I < Named.size(); ++I)
+      if (!Named[I].second.empty() && samePath(Named[I].second, O.emitStages))
+        return reportError(makeUsageError("--emit-stages '", O.emitStages, "' is the same path as ", Named[I].first));
   // Fail on unwritable outputs before a long run, not after it.
   if (!O.output.empty())
     if (Error E = checkWritable(O.output, "-o")) return reportError(E);
@@ -118,21 +133,29 @@ int runPartition(int Argc, char **Argv) {
                                         "' made no plan, so there is nothing to write; add 'partition'"));
     return 0;
   }
-  // The trace is made before anything is written: no partial set of files.
-  std::string Trace;
+  // Every file goes to a temporary; all are renamed only when all were
+  // written (issue 16). The model (and stages) first: they add notes the report keeps.
+  OutputTransaction Files;
+  if (Error E = writePartitionedOutputs(*Ctx, O, Files)) return reportError(E);
+  if (!O.report.empty()) {
+    std::string Report = planReportJson(*Ctx);
+    if (O.timings) {
+      nlohmann::json J = nlohmann::json::parse(Report);
+      J["timings"] = {{"solve_seconds", Ctx->plan->solveSeconds}};
+      for (const auto &[Key, Value] : Ctx->plan->stats)
+        if (Key.rfind("time_", 0) == 0 || Key.find("seconds") != std::string::npos) J["timings"][Key] = Value;
+      Report = J.dump(2) + "\n";
+    }
+    if (Error E = Files.add(O.report, Report)) return reportError(E);
+  }
+  if (!O.dot.empty())
+    if (Error E = Files.add(O.dot, planToDot(Ctx->graph, *Ctx->plan, Ctx->platform))) return reportError(E);
   if (!O.trace.empty()) {
     Expected<std::string> T = traceText(*Ctx);
     if (!T) return reportError(T.takeError());
-    Trace = std::move(*T);
+    if (Error E = Files.add(O.trace, *T)) return reportError(E);
   }
-  // The model (and stages) first: writing them adds notes the report keeps.
-  if (Error E = writePartitionedOutputs(*Ctx, O)) return reportError(E);
-  if (!O.report.empty())
-    if (Error E = writeFileAtomically(O.report, planReportJson(*Ctx))) return reportError(E);
-  if (!O.dot.empty())
-    if (Error E = writeFileAtomically(O.dot, planToDot(Ctx->graph, *Ctx->plan, Ctx->platform))) return reportError(E);
-  if (!O.trace.empty())
-    if (Error E = writeFileAtomically(O.trace, Trace)) return reportError(E);
+  if (Error E = Files.commit()) return reportError(E);
   printRunSummary(std::cout, *Ctx, O);
   // The sweep plans again at each limit, on the chain the plan was made on.
   if (!O.memorySweep.empty() && Ctx->chain)

@@ -36,6 +36,8 @@
 
 namespace onnxp {
 
+class OutputTransaction;
+
 /// Protobuf refuses to parse or serialize messages of 2 GiB or more.
 constexpr uint64_t kProtobufLimitBytes = (uint64_t(1) << 31) - 1;
 
@@ -118,7 +120,9 @@ struct ExternalWriteOptions {
 Expected<ExternalDataLayout> layoutExternalData(onnx::ModelProto &M, const ExternalWriteOptions &O);
 
 /// Writes each file through a temporary and a rename.
-Error writeExternalDataFiles(const ExternalDataLayout &L);
+/// With Tx, each data file goes to a temporary of the transaction and is
+/// renamed with the run's other outputs; without, it is renamed at once.
+Error writeExternalDataFiles(const ExternalDataLayout &L, OutputTransaction *Tx = nullptr);
 
 /// The check ONNX's checker would make with the right base: every location
 /// of M is confined to OutputDir's tree and names a file there (one L will

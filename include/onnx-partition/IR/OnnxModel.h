@@ -53,6 +53,8 @@ struct OnnxModel {
   std::set<std::string> unboundDims;
   /// Tensors whose shape stayed unknown after inference.
   std::vector<std::string> unknownShapeTensors;
+  /// What import and shape inference changed or could not do (for the report).
+  std::vector<std::string> notes;
 
   const onnx::GraphProto &graph() const { return proto.graph(); }
   /// Info for a tensor, or nullptr.

@@ -72,6 +72,9 @@ struct PlatformRequest {
 /// over both) < --devices/--cpus/--memory/--overlap-comm. A platform with
 /// no device at all is a usage error.
 Expected<Platform> resolvePlatform(const PlatformRequest &R, const Platform *WorkloadPlatform);
+/// Parses the text of a platform file; Name is used in messages and as the
+/// default platform name.
+Expected<Platform> parsePlatform(const std::string &Text, const std::string &Name);
 
 /// Parses "16GiB", "512MB", "1e9", "2.5 GB" into bytes.
 Expected<double> parseByteSize(const std::string &Text);

@@ -21,5 +21,14 @@ Expected<Plan> onnxp::partitionSingleDevice(const CostGraph &G, const Platform &
     if (Pl.device[V] != 0) ClassDev[G.classOf(V)] = Pl.device[V];
   for (size_t V = 0; V < G.numNodes(); ++V)
     if (ClassDev[G.classOf(V)] >= 0) Pl.device[V] = ClassDev[G.classOf(V)];
+  // Not fitting is the input's problem (a platform too small for the model),
+  // not an invalid plan: say what would be needed (issue 16, item 5).
+  double Bytes = 0;
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (P.isAccelerator(Pl.device[V])) Bytes += G.node(V).memBytes;
+  if (P.accelerators > 0 && Bytes > P.accMemory() * (1 + 1e-9))
+    return makeError("single: the nodes it puts on acc0 need ", formatNumber(Bytes),
+                     " bytes, more than the accelerator's ", formatNumber(P.accMemory()),
+                     "; give --memory ", formatNumber(Bytes), " or more, or use a partitioner (--algo dp)");
   return Pl;
 }

@@ -29,7 +29,8 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   J["memory_model"] = memoryModelName(Pl.memoryModel);
   J["lower_bound"] = num(Pl.lowerBound);
   J["gap"] = num(Pl.gap());
-  J["solve_seconds"] = Pl.solveSeconds;
+  // No wall-clock time here: the same command must write the same bytes
+  // (issue 16). Timings go to stdout/stderr and to --timings.
   J["time_unit"] = G.timeUnit;
   J["platform"] = {{"name", P.name},
                    {"accelerators", P.accelerators},
@@ -49,7 +50,12 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
     if (!Pl.stage.empty()) A["stage"] = Pl.stage[V];
     J["assignment"].push_back(A);
   }
-  J["stats"] = Pl.stats;
+  // Statistics named time_* or *seconds* are wall-clock (pardnn's phases, the
+  // IP solver's times): they would make
+  // two identical runs differ, so they go only to --timings.
+  J["stats"] = json::object();
+  for (const auto &[Key, Value] : Pl.stats)
+    if (Key.rfind("time_", 0) != 0 && Key.find("seconds") == std::string::npos) J["stats"][Key] = Value;
   J["notes"] = Pl.notes;
   return J;
 }
@@ -159,7 +165,13 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
                        " CPUs; see --devices/--cpus)");
     if (P.device[It->second] >= 0) return makeError("node '", Node, "' is placed twice");
     P.device[It->second] = D;
-    if (A.contains("stage") && A["stage"].is_number_integer()) P.stage[It->second] = A["stage"].get<int>();
+    if (A.contains("stage") && A["stage"].is_number_integer()) {
+      // A stage number sizes per-stage arrays later: at most one per node.
+      int64_t S = A["stage"].get<int64_t>();
+      if (S < 0 || S >= static_cast<int64_t>(G.numNodes()))
+        return makeError("node '", Node, "' has stage ", A["stage"].dump(), "; stages are 0 to ", G.numNodes() - 1);
+      P.stage[It->second] = static_cast<int>(S);
+    }
   }
   for (size_t V = 0; V < G.numNodes(); ++V)
     if (P.device[V] < 0) return makeError("the plan does not cover node '", G.node(V).name, "'");

@@ -292,8 +292,10 @@ void Mapper::placeSplitClasses(const Levels &L, MappingStats &Stats) {
     std::fill(WorkIn.begin(), WorkIn.end(), 0.0);
     CommMapped = 0;
     for (int V : C.members[Cl]) {
-      auto Count = [&](int Other, double Cost) {
-        if (C.classOf[Other] == Cl || Device[Other] < 0) return;
+      // C++20 lets lambdas capture structured bindings only from clang 16 on:
+      // capture a copy of the class id so clang 14 builds this too.
+      auto Count = [&, Class = Cl](int Other, double Cost) {
+        if (C.classOf[Other] == Class || Device[Other] < 0) return;
         CommWith[Device[Other]] += Cost;
         CommMapped += Cost;
       };

@@ -10,6 +10,8 @@
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Pass/Passes.h"
 
+#include <algorithm>
+
 using namespace onnxp;
 
 namespace {
@@ -31,6 +33,8 @@ public:
     ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
     Ctx.model->dimBindings = Ctx.options.dimBindings;
     ONNXP_RETURN_IF_ERROR(inferShapes(*Ctx.model));
+    for (const std::string &N : Ctx.model->notes)
+      if (std::find(Ctx.notes.begin(), Ctx.notes.end(), N) == Ctx.notes.end()) Ctx.notes.push_back(N);
     Ctx.count(name(), "Number of tensors with unknown shape", Ctx.model->unknownShapeTensors.size());
     Ctx.count(name(), "Number of unbound symbolic dims", Ctx.model->unboundDims.size());
     return true;

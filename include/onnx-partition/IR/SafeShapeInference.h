@@ -1,0 +1,55 @@
+//===- IR/SafeShapeInference.h - Shape inference on untrusted models -*- C++ -*-===//
+//
+// ONNX 1.12's shape inference trusts its input: a zero stride divides by
+// zero and a rank-2 Conv input indexes past the end inside
+// convPoolShapeInference, a model-local function that calls itself and deeply
+// nested subgraphs overflow the stack. These functions check what ONNX would
+// divide by or index with before it runs, bound every recursion, and drive
+// inference node by node so one node's failure leaves its outputs unknown (with
+// a note) instead of failing the model.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_IR_SAFESHAPEINFERENCE_H
+#define ONNXP_IR_SAFESHAPEINFERENCE_H
+
+#include "onnx-partition/Support/Error.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+/// Deepest subgraph nesting (If/Loop/Scan bodies) and function call chain accepted.
+constexpr int kMaxGraphNesting = 32;
+/// Deepest bracket nesting accepted in ONNX text before it reaches ONNX's
+/// recursive-descent parser.
+constexpr int kMaxTextNesting = 128;
+
+/// Rejects ONNX text whose brackets nest deeper than kMaxTextNesting (the
+/// parser would overflow the stack), naming the line.
+Error checkTextNesting(const std::string &Text, const std::string &Path);
+
+/// Static checks of the whole model (main graph, subgraphs, model-local
+/// functions): nesting depth, function call cycles, and the attributes of
+/// convolution and pooling nodes that ONNX's inference divides by or indexes
+/// with. Errors name the file and the node.
+Error validateForShapeInference(const onnx::ModelProto &M, const std::string &Path);
+
+/// Reorders the graph's nodes topologically, keeping the original order
+/// wherever it is already valid (Kahn's algorithm with the smallest original
+/// index first). Returns whether anything moved; leaves a cyclic or dangling
+/// graph unchanged (checkGraphStructure reports those).
+bool sortNodesTopologically(onnx::GraphProto &G);
+
+/// Runs ONNX shape inference (with data propagation) on M node by node in
+/// topological order, after validateForShapeInference. A node whose inference
+/// throws keeps unknown outputs and is summarized in Notes. Inferred types go
+/// to M.graph().value_info() / output(), as onnx::shape_inference::InferShapes
+/// would put them, except that no `unk__N` symbols are invented.
+Error inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std::vector<std::string> &Notes);
+
+} // namespace onnxp
+
+#endif // ONNXP_IR_SAFESHAPEINFERENCE_H

@@ -1,0 +1,563 @@
+//===- IR/SafeShapeInference.cpp - Shape inference on untrusted models ---===//
+//
+// The per-node driver mirrors what ONNX 1.12's ShapeInferenceImplBase does
+// for one graph (Constant values as input data, the schema's inference
+// function or function body, merging into existing types, then data
+// propagation), but in topological order, with each node's inference in its
+// own try block and with the attribute and rank checks below run first. It
+// leaves dims it cannot infer without a dim_param instead of inventing
+// `unk__N` symbols, so the only symbols left are the model's own and
+// binding the graph inputs (--dim) is all a user can and must do.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/IR/SafeShapeInference.h"
+
+#include "ShapeDataPropagation.h"
+#include "onnx-partition/Transforms/OrtSchemas.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <deque>
+#include <functional>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace onnxp;
+
+namespace {
+std::string nodeLabel(const onnx::NodeProto &N, int Index) {
+  std::string Name = N.name().empty() ? N.op_type() + "_" + std::to_string(Index) : N.name();
+  return "node '" + Name + "' (" + N.op_type() + ")";
+}
+
+std::string functionId(const std::string &Domain, const std::string &Name) { return Domain + ":" + Name; }
+
+const onnx::AttributeProto *findAttr(const onnx::NodeProto &N, const char *Name) {
+  for (const auto &A : N.attribute())
+    if (A.name() == Name) return &A;
+  return nullptr;
+}
+
+/// ONNX-domain ops whose inference is convPoolShapeInference (or its
+/// ConvTranspose / MaxUnpool / RoiPool relatives): the index of the weight
+/// input (-1 when none) and whether kernel_shape is required.
+struct ConvPoolOp {
+  int weightInput;
+  bool needsKernelShape;
+};
+const ConvPoolOp *convPoolOp(const onnx::NodeProto &N) {
+  if (!N.domain().empty() && N.domain() != "ai.onnx") return nullptr;
+  static const std::unordered_map<std::string, ConvPoolOp> Ops = {
+      {"Conv", {1, false}},         {"ConvInteger", {1, false}}, {"QLinearConv", {3, false}},
+      {"ConvTranspose", {1, false}}, {"MaxPool", {-1, true}},     {"AveragePool", {-1, true}},
+      {"LpPool", {-1, true}},       {"MaxUnpool", {-1, true}}};
+  auto It = Ops.find(N.op_type());
+  return It == Ops.end() ? nullptr : &It->second;
+}
+
+bool isConvPoolFamily(const onnx::NodeProto &N) {
+  if (convPoolOp(N)) return true;
+  if (!N.domain().empty() && N.domain() != "ai.onnx") return false;
+  static const std::unordered_set<std::string> Others = {"MaxRoiPool", "GlobalAveragePool", "GlobalMaxPool",
+                                                         "GlobalLpPool", "RoiAlign"};
+  return Others.count(N.op_type()) > 0;
+}
+
+/// Attribute checks that need no shapes: the values ONNX divides by
+/// (strides) or that size its loops (kernel_shape, dilations, pads, group).
+/// Rank is the input's rank when known, else -1.
+Error checkConvPoolAttributes(const onnx::NodeProto &N, int Index, int64_t Rank, const std::string &Path) {
+  const ConvPoolOp *Op = convPoolOp(N);
+  if (!Op) return Error::success();
+  std::string Where = Path + ": " + nodeLabel(N, Index);
+  int64_t Spatial = Rank >= 0 ? Rank - 2 : -1;
+  if (Rank >= 0 && Rank < 3)
+    return makeError(Where, ": input 0 has rank ", Rank,
+                     "; convolution and pooling need rank >= 3 (batch, channels, spatial dims)");
+  auto Ints = [&](const char *Name, int64_t Min, int64_t ExpectSize,
+                  int64_t *SizeOut) -> Error {
+    const onnx::AttributeProto *A = findAttr(N, Name);
+    if (!A) { *SizeOut = -1; return Error::success(); }
+    *SizeOut = A->ints_size();
+    for (int I = 0; I < A->ints_size(); ++I)
+      if (A->ints(I) < Min)
+        return makeError(Where, ": attribute '", Name, "' has ", A->ints(I), " at index ", I, "; it must be >= ",
+                         Min);
+    if (ExpectSize >= 0 && A->ints_size() != ExpectSize)
+      return makeError(Where, ": attribute '", Name, "' has ", A->ints_size(), " values; the input has ",
+                       Spatial, " spatial dims, so it needs ", ExpectSize);
+    return Error::success();
+  };
+  int64_t KSize, SSize, DSize, PSize;
+  ONNXP_RETURN_IF_ERROR(Ints("kernel_shape", 1, Spatial, &KSize));
+  ONNXP_RETURN_IF_ERROR(Ints("strides", 1, Spatial, &SSize));
+  ONNXP_RETURN_IF_ERROR(Ints("dilations", 1, Spatial, &DSize));
+  ONNXP_RETURN_IF_ERROR(Ints("pads", 0, Spatial >= 0 ? 2 * Spatial : -1, &PSize));
+  if (Op->needsKernelShape && KSize < 0) return makeError(Where, ": attribute 'kernel_shape' is required");
+  if (KSize == 0) return makeError(Where, ": attribute 'kernel_shape' is empty");
+  // Without a known rank the lists must at least agree with each other.
+  int64_t Ref = KSize >= 0 ? KSize : SSize >= 0 ? SSize : DSize;
+  for (auto [Name, Size] : {std::pair<const char *, int64_t>{"strides", SSize}, {"dilations", DSize}})
+    if (Ref >= 0 && Size >= 0 && Size != Ref)
+      return makeError(Where, ": attribute '", Name, "' has ", Size, " values but kernel/stride lists have ", Ref);
+  if (PSize >= 0 && (PSize % 2 != 0 || (Ref >= 0 && PSize != 2 * Ref)))
+    return makeError(Where, ": attribute 'pads' has ", PSize, " values; it needs two per spatial dim");
+  if (const onnx::AttributeProto *G = findAttr(N, "group"); G && G->i() < 1)
+    return makeError(Where, ": attribute 'group' is ", G->i(), "; it must be >= 1");
+  if (N.op_type() == "ConvTranspose" && Spatial >= 0)
+    for (const char *Name : {"output_padding", "output_shape"})
+      if (const onnx::AttributeProto *A = findAttr(N, Name); A && A->ints_size() > 0 &&
+                                                            A->ints_size() != Spatial && A->ints_size() != Rank)
+        return makeError(Where, ": attribute '", Name, "' has ", A->ints_size(), " values for ", Spatial,
+                         " spatial dims");
+  return Error::success();
+}
+
+/// Static walk of a graph and everything nested in it.
+class StaticValidator {
+public:
+  StaticValidator(const onnx::ModelProto &M, const std::string &Path) : M(M), Path(Path) {
+    for (const auto &F : M.functions()) Functions[functionId(F.domain(), F.name())] = &F;
+  }
+
+  Error run() {
+    ONNXP_RETURN_IF_ERROR(checkFunctionCalls());
+    ONNXP_RETURN_IF_ERROR(walkGraph(M.graph(), 0, "graph"));
+    for (const auto &F : M.functions())
+      ONNXP_RETURN_IF_ERROR(walkNodes(F.node(), 1, "function '" + F.name() + "'"));
+    return Error::success();
+  }
+
+private:
+  Error walkGraph(const onnx::GraphProto &G, int Depth, const std::string &Scope) {
+    if (Depth > kMaxGraphNesting)
+      return makeError(Path, ": subgraphs nest deeper than ", kMaxGraphNesting, " levels (in ", Scope, ")");
+    return walkNodes(G.node(), Depth, Scope);
+  }
+
+  template <typename NodeList> Error walkNodes(const NodeList &Nodes, int Depth, const std::string &Scope) {
+    int Index = 0;
+    for (const onnx::NodeProto &N : Nodes) {
+      ONNXP_RETURN_IF_ERROR(checkConvPoolAttributes(N, Index, -1, Path));
+      for (const auto &A : N.attribute()) {
+        std::string Inner = Scope + " > " + nodeLabel(N, Index) + "." + A.name();
+        if (A.has_g()) ONNXP_RETURN_IF_ERROR(walkGraph(A.g(), Depth + 1, Inner));
+        for (const auto &G : A.graphs()) ONNXP_RETURN_IF_ERROR(walkGraph(G, Depth + 1, Inner));
+      }
+      ++Index;
+    }
+    return Error::success();
+  }
+
+  /// Model-local functions a list of nodes calls, subgraphs included.
+  template <typename NodeList> void callees(const NodeList &Nodes, std::set<std::string> &Out, int Depth) {
+    if (Depth > kMaxGraphNesting) return;
+    for (const onnx::NodeProto &N : Nodes) {
+      std::string Id = functionId(N.domain(), N.op_type());
+      if (Functions.count(Id)) Out.insert(Id);
+      for (const auto &A : N.attribute()) {
+        if (A.has_g()) callees(A.g().node(), Out, Depth + 1);
+        for (const auto &G : A.graphs()) callees(G.node(), Out, Depth + 1);
+      }
+    }
+  }
+
+  /// ONNX inlines model-local functions during inference and the checker
+  /// walks them recursively: a cycle or a very long chain overflows the stack.
+  Error checkFunctionCalls() {
+    std::unordered_map<std::string, std::set<std::string>> Calls;
+    for (auto &[Id, F] : Functions) callees(F->node(), Calls[Id], 0);
+    // Iterative DFS: 0 = new, 1 = on the stack, 2 = done; Height = longest chain below.
+    std::unordered_map<std::string, int> State, Height;
+    for (auto &[Root, F] : Functions) {
+      if (State[Root]) continue;
+      std::vector<std::pair<std::string, std::set<std::string>::const_iterator>> Stack;
+      State[Root] = 1;
+      Stack.emplace_back(Root, Calls[Root].cbegin());
+      while (!Stack.empty()) {
+        auto &[Id, It] = Stack.back();
+        if (It == Calls[Id].cend()) {
+          int H = 0;
+          for (const std::string &C : Calls[Id]) H = std::max(H, Height[C] + 1);
+          Height[Id] = H;
+          if (H > kMaxGraphNesting)
+            return makeError(Path, ": model-local function '", Functions[Id]->name(),
+                             "' starts a call chain deeper than ", kMaxGraphNesting, " functions");
+          State[Id] = 2;
+          Stack.pop_back();
+          continue;
+        }
+        std::string Callee = *It++;
+        if (State[Callee] == 1) {
+          std::string Chain;
+          bool On = false;
+          for (auto &Frame : Stack) {
+            On |= Frame.first == Callee;
+            if (On) Chain += Functions[Frame.first]->name() + " -> ";
+          }
+          return makeError(Path, ": model-local function '", Functions[Callee]->name(),
+                           "' calls itself (", Chain, Functions[Callee]->name(),
+                           "); ONNX functions cannot be recursive");
+        }
+        if (State[Callee] == 0) {
+          State[Callee] = 1;
+          Stack.emplace_back(Callee, Calls[Callee].cbegin());
+        }
+      }
+    }
+    return Error::success();
+  }
+
+  const onnx::ModelProto &M;
+  const std::string &Path;
+  std::unordered_map<std::string, const onnx::FunctionProto *> Functions;
+};
+
+/// Whether a graph (recursively) holds a node whose inference needs the rank
+/// checks the per-node driver does only for the main graph.
+bool containsConvPool(const onnx::GraphProto &G, int Depth = 0) {
+  if (Depth > kMaxGraphNesting) return true;
+  for (const auto &N : G.node()) {
+    if (isConvPoolFamily(N)) return true;
+    for (const auto &A : N.attribute()) {
+      if (A.has_g() && containsConvPool(A.g(), Depth + 1)) return true;
+      for (const auto &S : A.graphs())
+        if (containsConvPool(S, Depth + 1)) return true;
+    }
+  }
+  return false;
+}
+
+/// Output types of ONNX Runtime contrib ops (com.microsoft) that ONNX has
+/// no schema for, from their definitions in ORT's contrib_defs.cc /
+/// training_op_defs.cc: output I has the type of input From[I] (-1: none).
+/// Registering real schemas would make the checker judge these nodes, so
+/// the rules live here and only feed inference.
+const std::vector<int> *contribTypeRule(const onnx::NodeProto &N) {
+  if (N.domain() != "com.microsoft") return nullptr;
+  static const std::unordered_map<std::string, std::vector<int>> Rules = {
+      {"FastGelu", {0}},          {"Gelu", {0}},          {"BiasGelu", {0}},
+      {"QuickGelu", {0}},         {"ReluGrad", {0}},      {"GeluGrad", {0}},
+      {"FastGeluGrad", {0}},      {"BiasGeluGrad_dX", {0}}, {"BiasFastGeluGrad_dX", {0}},
+      {"SoftmaxGrad", {0}},       {"SoftmaxGrad_13", {0}}, {"LogSoftmaxGrad", {0}},
+      {"LogSoftmaxGrad_13", {0}}, {"DropoutGrad", {0}},   {"BitmaskDropoutGrad", {0}},
+      {"SigmoidGrad", {0}},       {"TanhGrad", {0}},      {"ConvGrad", {1, 2}},
+      {"LayerNormalizationGrad", {1, 2, 2}}, {"SimplifiedLayerNormalizationGrad", {1, 2}},
+      {"InPlaceAccumulatorV2", {-1, 0}}};
+  auto It = Rules.find(N.op_type());
+  return It == Rules.end() ? nullptr : &It->second;
+}
+
+bool functionContainsConvPool(const onnx::FunctionProto &F) {
+  onnx::GraphProto G;
+  *G.mutable_node() = F.node();
+  return containsConvPool(G);
+}
+
+int64_t rankOf(const onnx::TypeProto *T) {
+  if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape()) return -1;
+  return T->tensor_type().shape().dim_size();
+}
+
+onnx::TypeProto typeOfInitializer(const onnx::TensorProto &T) {
+  onnx::TypeProto Ty;
+  auto *TT = Ty.mutable_tensor_type();
+  TT->set_elem_type(T.data_type());
+  auto *S = TT->mutable_shape();
+  for (int64_t D : T.dims()) S->add_dim()->set_dim_value(D);
+  return Ty;
+}
+} // namespace
+
+Error onnxp::checkTextNesting(const std::string &Text, const std::string &Path) {
+  int Depth = 0, Line = 1;
+  bool InString = false;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    char C = Text[I];
+    if (C == '\n') ++Line;
+    if (InString) {
+      if (C == '\\') ++I;
+      else if (C == '"') InString = false;
+      continue;
+    }
+    if (C == '"') InString = true;
+    else if (C == '#') {
+      while (I + 1 < Text.size() && Text[I + 1] != '\n') ++I;
+    } else if (C == '(' || C == '[' || C == '{' || C == '<') {
+      if (++Depth > kMaxTextNesting)
+        return makeError(Path, ":", Line, ": brackets nest deeper than ", kMaxTextNesting,
+                         " levels; onnx-partition does not parse ONNX text nested this deep");
+    } else if ((C == ')' || C == ']' || C == '}' || C == '>') && Depth > 0) {
+      // '=>' (graph signature arrow) closes nothing.
+      if (!(C == '>' && I > 0 && Text[I - 1] == '=')) --Depth;
+    }
+  }
+  return Error::success();
+}
+
+Error onnxp::validateForShapeInference(const onnx::ModelProto &M, const std::string &Path) {
+  return StaticValidator(M, Path).run();
+}
+
+bool onnxp::sortNodesTopologically(onnx::GraphProto &G) {
+  int N = G.node_size();
+  std::unordered_map<std::string, int> Producer;
+  for (int I = 0; I < N; ++I)
+    for (const std::string &O : G.node(I).output())
+      if (!O.empty() && !Producer.emplace(O, I).second) return false;
+  std::vector<std::vector<int>> Succ(N);
+  std::vector<int> InDeg(N, 0);
+  bool Sorted = true;
+  for (int I = 0; I < N; ++I) {
+    std::unordered_set<std::string> Inputs(G.node(I).input().begin(), G.node(I).input().end());
+    // Subgraph reads of outer names are dependencies too.
+    std::function<void(const onnx::GraphProto &, int)> Outer = [&](const onnx::GraphProto &S, int Depth) {
+      if (Depth > kMaxGraphNesting) return;
+      for (const auto &SN : S.node()) {
+        Inputs.insert(SN.input().begin(), SN.input().end());
+        for (const auto &A : SN.attribute()) {
+          if (A.has_g()) Outer(A.g(), Depth + 1);
+          for (const auto &SS : A.graphs()) Outer(SS, Depth + 1);
+        }
+      }
+    };
+    for (const auto &A : G.node(I).attribute()) {
+      if (A.has_g()) Outer(A.g(), 1);
+      for (const auto &S : A.graphs()) Outer(S, 1);
+    }
+    for (const std::string &In : Inputs) {
+      auto P = Producer.find(In);
+      if (In.empty() || P == Producer.end() || P->second == I) continue;
+      Succ[P->second].push_back(I);
+      ++InDeg[I];
+      Sorted &= P->second < I;
+    }
+  }
+  if (Sorted) return false;
+  std::priority_queue<int, std::vector<int>, std::greater<int>> Ready;
+  for (int I = 0; I < N; ++I)
+    if (InDeg[I] == 0) Ready.push(I);
+  std::vector<int> Order;
+  while (!Ready.empty()) {
+    int I = Ready.top();
+    Ready.pop();
+    Order.push_back(I);
+    for (int S : Succ[I])
+      if (--InDeg[S] == 0) Ready.push(S);
+  }
+  if (static_cast<int>(Order.size()) != N) return false; // a cycle: reported elsewhere
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> Nodes;
+  for (int I : Order) *Nodes.Add() = std::move(*G.mutable_node(I));
+  G.mutable_node()->Swap(&Nodes);
+  return true;
+}
+
+Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std::vector<std::string> &Notes) {
+  ONNXP_RETURN_IF_ERROR(validateForShapeInference(M, Path));
+  registerOrtOnnxDomainSchemas(); // the same schemas the output checker uses
+  onnx::GraphProto &G = *M.mutable_graph();
+  sortNodesTopologically(G);
+
+  std::unordered_map<std::string, int> Opsets;
+  for (const auto &O : M.opset_import()) Opsets[O.domain() == "ai.onnx" ? "" : O.domain()] = O.version();
+  onnx::shape_inference::ModelLocalFunctionsMap Functions;
+  std::unordered_map<std::string, bool> FunctionHasConvPool;
+  for (const auto &F : M.functions()) {
+    Functions[functionId(F.domain(), F.name())] = &F;
+    FunctionHasConvPool[functionId(F.domain(), F.name())] = functionContainsConvPool(F);
+  }
+
+  // Types by name: node-based map, so the pointers handed to ONNX stay valid.
+  std::unordered_map<std::string, onnx::TypeProto> Types;
+  std::unordered_map<std::string, onnx::TypeProto *> TypePtrs;
+  std::unordered_map<std::string, const onnx::TensorProto *> Data;
+  std::unordered_map<std::string, const onnx::SparseTensorProto *> SparseData;
+  std::unordered_map<std::string, onnx::TensorShapeProto> ShapeData;
+  std::deque<onnx::TensorProto> Synthesized; // computed shape vectors as constants
+  // Integer values of a tensor: computed, or read from a 0-D/1-D constant.
+  auto ValuesOf = [&](const std::string &Name) -> const onnx::TensorShapeProto * {
+    if (auto It = ShapeData.find(Name); It != ShapeData.end()) return &It->second;
+    auto D = Data.find(Name);
+    if (D == Data.end()) return nullptr;
+    std::optional<onnx::TensorShapeProto> S = shapeDataOfTensor(*D->second);
+    return S ? &ShapeData.emplace(Name, std::move(*S)).first->second : nullptr;
+  };
+  auto Put = [&](const std::string &Name, const onnx::TypeProto &T) {
+    onnx::TypeProto &Slot = Types[Name];
+    Slot = T;
+    TypePtrs[Name] = &Slot;
+  };
+  for (const auto &I : G.initializer()) {
+    Put(I.name(), typeOfInitializer(I));
+    Data[I.name()] = &I;
+  }
+  for (const auto &S : G.sparse_initializer()) SparseData[S.values().name()] = &S;
+  for (const auto &VI : G.input())
+    if (VI.has_type()) Put(VI.name(), VI.type());
+  std::unordered_set<std::string> Declared; // value_info / outputs: merged into, not added
+  for (const auto *List : {&G.value_info(), &G.output()})
+    for (const auto &VI : *List)
+      if (VI.has_type() && !TypePtrs.count(VI.name())) {
+        Put(VI.name(), VI.type());
+        Declared.insert(VI.name());
+      }
+
+  onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true);
+  int Failed = 0;
+  std::vector<std::string> FirstFailures;
+  auto Fail = [&](const onnx::NodeProto &N, int Index, std::string Why) {
+    // ONNX's messages span lines; a note is one line.
+    for (char &C : Why)
+      if (C == '\n' || C == '\r') C = ' ';
+    if (Why.size() > 200) Why = Why.substr(0, 200) + "...";
+    if (++Failed <= 3) FirstFailures.push_back(nodeLabel(N, Index) + ": " + Why);
+  };
+  std::vector<std::string> NewValueInfo;
+
+  for (int Index = 0; Index < G.node_size(); ++Index) {
+    onnx::NodeProto &N = *G.mutable_node(Index);
+    std::string Domain = N.domain() == "ai.onnx" ? "" : N.domain();
+    if (N.op_type() == "Constant" && N.output_size() == 1)
+      if (const onnx::AttributeProto *V = findAttr(N, "value"); V && V->has_t()) Data[N.output(0)] = &V->t();
+    auto Opset = Opsets.find(Domain);
+    const onnx::OpSchema *Schema =
+        Opset == Opsets.end() ? nullptr
+                              : onnx::OpSchemaRegistry::Schema(N.op_type(), Opset->second, Domain);
+    auto Local = Functions.find(functionId(N.domain(), N.op_type()));
+    if (!Schema && Local == Functions.end()) {
+      if (const std::vector<int> *Rule = contribTypeRule(N))
+        for (int O = 0; O < N.output_size() && O < static_cast<int>(Rule->size()); ++O) {
+          int From = (*Rule)[O];
+          if (N.output(O).empty() || TypePtrs.count(N.output(O)) || From < 0 || From >= N.input_size()) continue;
+          auto It = TypePtrs.find(N.input(From));
+          if (It == TypePtrs.end()) continue;
+          Put(N.output(O), *It->second);
+          NewValueInfo.push_back(N.output(O));
+        }
+      continue; // other unknown ops: completed by gradient naming later
+    }
+
+    // An input with no type comes from an op nothing knows (com.microsoft
+    // without a schema): the outputs stay unknown, and that is no failure of
+    // this node. (ONNX 1.12's data propagators would even dereference null.)
+    bool AllInputsTyped = true;
+    for (const std::string &In : N.input()) AllInputsTyped &= In.empty() || TypePtrs.count(In) > 0;
+    if (!AllInputsTyped) continue;
+
+    // Ranks are known here: check what convPoolShapeInference would index.
+    if (isConvPoolFamily(N)) {
+      int64_t Rank = N.input_size() > 0 && TypePtrs.count(N.input(0)) ? rankOf(TypePtrs[N.input(0)]) : -1;
+      ONNXP_RETURN_IF_ERROR(checkConvPoolAttributes(N, Index, Rank, Path));
+      if (const ConvPoolOp *Op = convPoolOp(N); Op && Op->weightInput >= 0 && Rank >= 0 &&
+                                               N.input_size() > Op->weightInput &&
+                                               TypePtrs.count(N.input(Op->weightInput))) {
+        int64_t WRank = rankOf(TypePtrs[N.input(Op->weightInput)]);
+        if (WRank >= 0 && WRank != Rank)
+          return makeError(Path, ": ", nodeLabel(N, Index), ": weight input has rank ", WRank,
+                           " but the data input has rank ", Rank, "; they must be equal");
+      }
+    }
+
+    // Inference functions of older opsets read constant inputs only
+    // (getInputData): hand them computed shape vectors as constants.
+    for (const std::string &In : N.input()) {
+      if (In.empty() || Data.count(In)) continue;
+      auto It = ShapeData.find(In);
+      bool Scalar = TypePtrs.count(In) && rankOf(TypePtrs[In]) == 0;
+      if (It == ShapeData.end()) continue;
+      if (std::optional<onnx::TensorProto> T = tensorOfShapeData(It->second, In, Scalar)) {
+        Synthesized.push_back(std::move(*T));
+        Data[In] = &Synthesized.back();
+      }
+    }
+    onnx::shape_inference::GraphInferenceContext GraphCtx(TypePtrs, Opsets, nullptr, Functions,
+                                                          onnx::OpSchemaRegistry::Instance(), &ShapeData,
+                                                          static_cast<int>(M.ir_version()));
+    // Subgraphs are inferred by ONNX itself, without the rank checks above:
+    // allowed only when they hold no convolution or pooling.
+    bool SubgraphsSafe = true;
+    for (const auto &A : N.attribute()) {
+      if (A.has_g()) SubgraphsSafe &= !containsConvPool(A.g());
+      for (const auto &S : A.graphs()) SubgraphsSafe &= !containsConvPool(S);
+    }
+    onnx::shape_inference::InferenceContextImpl Ctx(N, TypePtrs, Data, SparseData, &ShapeData,
+                                                   SubgraphsSafe ? &GraphCtx : nullptr);
+    try {
+      if (Schema && Schema->has_type_and_shape_inference_function()) {
+        Schema->GetTypeAndShapeInferenceFunction()(Ctx);
+      } else if (Schema && Schema->HasFunction()) {
+        onnx::shape_inference::InferShapeForFunctionNode(*Schema->GetFunction(), onnx::OpSchemaRegistry::Instance(),
+                                                         Ctx, Options, Functions, nullptr, &ShapeData);
+      } else if (!Schema) {
+        if (FunctionHasConvPool[Local->first]) {
+          Fail(N, Index, "model-local function with convolution or pooling is not inferred");
+          continue;
+        }
+        std::unordered_map<std::string, int> FnOpsets;
+        for (const auto &O : Local->second->opset_import()) FnOpsets[O.domain()] = O.version();
+        onnx::shape_inference::InferShapeForFunctionNode(*Local->second, FnOpsets,
+                                                         onnx::OpSchemaRegistry::Instance(), Ctx, Options,
+                                                         Functions, nullptr, &ShapeData);
+      }
+    } catch (const std::exception &Ex) {
+      Fail(N, Index, Ex.what());
+      continue;
+    }
+    for (int O = 0; O < N.output_size(); ++O) {
+      const std::string &Name = N.output(O);
+      const onnx::TypeProto &Inferred = *Ctx.getOutputType(O);
+      if (Name.empty() || Inferred.value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
+      auto It = TypePtrs.find(Name);
+      if (It == TypePtrs.end()) {
+        Put(Name, Inferred);
+        NewValueInfo.push_back(Name);
+        continue;
+      }
+      try {
+        onnx::shape_inference::mergeShapesAndTypes(Inferred, It->second);
+      } catch (const std::exception &Ex) {
+        Fail(N, Index, std::string("inferred type disagrees with the declared one: ") + Ex.what());
+      }
+    }
+    if (Schema && Schema->has_data_propagation_function()) {
+      try {
+        onnx::shape_inference::DataPropagationContextImpl DP(N, TypePtrs, Data, ShapeData);
+        Schema->GetDataPropagationFunction()(DP);
+      } catch (const std::exception &Ex) {
+        Fail(N, Index, std::string("data propagation: ") + Ex.what());
+      }
+    }
+    if (N.output_size() > 0 && !N.output(0).empty() && !ShapeData.count(N.output(0))) {
+      ShapeDataInputs In{[&](int I) { return I < N.input_size() ? ValuesOf(N.input(I)) : nullptr; },
+                         [&](int I) -> const onnx::TypeProto * {
+                           auto It = I < N.input_size() ? TypePtrs.find(N.input(I)) : TypePtrs.end();
+                           return It == TypePtrs.end() ? nullptr : It->second;
+                         }};
+      if (std::optional<onnx::TensorShapeProto> V = propagateShapeData(N, In))
+        ShapeData.emplace(N.output(0), std::move(*V));
+    }
+  }
+
+  for (auto &VI : *G.mutable_value_info())
+    if (auto It = TypePtrs.find(VI.name()); It != TypePtrs.end()) *VI.mutable_type() = *It->second;
+  for (auto &VI : *G.mutable_output())
+    if (auto It = TypePtrs.find(VI.name()); It != TypePtrs.end()) *VI.mutable_type() = *It->second;
+  std::unordered_set<std::string> Outputs;
+  for (const auto &VI : G.output()) Outputs.insert(VI.name());
+  for (const std::string &Name : NewValueInfo) {
+    if (Outputs.count(Name)) continue;
+    auto *VI = G.add_value_info();
+    VI->set_name(Name);
+    *VI->mutable_type() = *TypePtrs[Name];
+  }
+  if (Failed) {
+    std::string Note = "shape inference failed for " + std::to_string(Failed) +
+                       " node(s); their outputs have unknown shapes (";
+    for (size_t I = 0; I < FirstFailures.size(); ++I) Note += (I ? "; " : "") + FirstFailures[I];
+    Notes.push_back(Note + (Failed > 3 ? "; ...)" : ")"));
+  }
+  return Error::success();
+}

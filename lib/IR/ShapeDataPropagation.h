@@ -1,0 +1,42 @@
+//===- IR/ShapeDataPropagation.h - Shape arithmetic ONNX 1.12 skips -*- C++ -*-===//
+//
+// ONNX 1.12 propagates the values of shape-computing subgraphs
+// (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) only for the latest
+// versions of those ops. Exports at older opsets (ort_gpt2_one_layer is opset
+// 11) therefore leave every Reshape target unknown. This fills the gap for
+// the integer ops such subgraphs use, with the same representation ONNX uses
+// (a TensorShapeProto whose dims are the 0-D/1-D tensor's values).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_LIB_IR_SHAPEDATAPROPAGATION_H
+#define ONNXP_LIB_IR_SHAPEDATAPROPAGATION_H
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <optional>
+
+namespace onnxp {
+
+/// Values of input I (nullptr when unknown) and its type (nullptr when unknown).
+struct ShapeDataInputs {
+  std::function<const onnx::TensorShapeProto *(int)> values;
+  std::function<const onnx::TypeProto *(int)> type;
+};
+
+/// The values of N's first output, for Shape, Identity, Cast, Squeeze,
+/// Unsqueeze, Concat, Gather, Slice, Add, Sub, Mul and Div on integer
+/// vectors; nullopt when N is another op or an input value is unknown.
+std::optional<onnx::TensorShapeProto> propagateShapeData(const onnx::NodeProto &N, const ShapeDataInputs &In);
+
+/// Values of a 0-D or 1-D int32/int64 initializer or Constant, or nullopt.
+std::optional<onnx::TensorShapeProto> shapeDataOfTensor(const onnx::TensorProto &T);
+
+/// A 1-D int64 tensor holding the values, when every value is a number.
+/// (a 0-D tensor when Scalar and there is one value).
+std::optional<onnx::TensorProto> tensorOfShapeData(const onnx::TensorShapeProto &S, const std::string &Name,
+                                                  bool Scalar);
+
+} // namespace onnxp
+
+#endif // ONNXP_LIB_IR_SHAPEDATAPROPAGATION_H

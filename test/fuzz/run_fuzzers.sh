@@ -1,0 +1,46 @@
+#!/bin/bash
+# Builds the seed corpora from the repository's test inputs and runs every
+# libFuzzer harness for SECONDS each, one at a time (issue 16).
+#   test/fuzz/run_fuzzers.sh BUILD_DIR SECONDS [FUZZER...]
+# BUILD_DIR was configured with -DCMAKE_CXX_COMPILER=clang++ -DONNXP_FUZZ=ON
+# (-DONNXP_SANITIZE=ON for ASan+UBSan) and built with --target onnxp-fuzzers.
+# Prints, per fuzzer, libFuzzer's final line (executions, coverage). Exits
+# non-zero on the first finding; the crashing input is left in $OUT/crash-*.
+set -euo pipefail
+BUILD=$(cd "$1" && pwd)
+SECONDS_EACH=$2
+shift 2
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+FUZZERS=${*:-onnx-binary onnx-text workload platform cost-table ort-profile plan}
+OUT=${ONNXP_FUZZ_OUT:-$(mktemp -d /tmp/onnxp-fuzz.XXXXXX)}
+C=$OUT/corpus
+mkdir -p $C/{onnx-binary,onnx-text,workload,platform,cost-table,ort-profile,plan}
+
+# Seeds: every test input of the right format (copied to a scratch corpus,
+# never into the repository).
+I=$SRC/test/lit/Inputs
+cp $(find $I -name '*.onnxtxt') $C/onnx-text/
+for T in $(find $I -name '*.onnxtxt'); do
+  "$BUILD/tools/onnx-partition" print "$T" --binary "$C/onnx-binary/$(basename "$T" .onnxtxt).onnx" \
+    >/dev/null 2>&1 || true
+done
+cp $I/not-onnx.bin $C/onnx-binary/
+cp $I/dp/*.json $C/workload/
+cp $I/platform-3acc $C/platform/
+echo '{"base": "a100", "accelerators": 4, "cpus": 2, "hostLinkBandwidth": 2.5e10, "accelerator": {"memoryBytes": "40GiB"}}' \
+  > $C/platform/a100x4.json
+cp $I/cost/cnn-table.csv $I/cost/cnn-table.json $C/cost-table/
+cp $SRC/test/unit/Inputs/cost/*.profile.json $C/ort-profile/
+echo '{"fpgas":[{"load":0,"nodes":[0,1,2]},{"load":0,"nodes":[3]}],"cpus":[{"load":0,"nodes":[4,5]}]}' \
+  > $C/plan/split.json
+
+for F in $FUZZERS; do
+  mkdir -p $OUT/$F
+  echo "== fuzz-$F (${SECONDS_EACH}s, seeds: $(ls $C/$F | wc -l))"
+  (cd $OUT/$F && "$BUILD/test/fuzz/fuzz-$F" -max_total_time=$SECONDS_EACH -print_final_stats=1 \
+     -rss_limit_mb=4096 -timeout=30 $C/$F 2>&1) | tee $OUT/$F.log | grep -E '^#[0-9]+ *DONE|^stat::number_of_executed_units|ERROR|SUMMARY' || true
+  if [ -n "$(find $OUT/$F -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))" ]; then
+    echo "fuzz-$F: finding in $OUT/$F"; exit 1
+  fi
+done
+echo "corpora and logs in $OUT"
