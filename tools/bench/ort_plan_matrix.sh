@@ -48,8 +48,11 @@ echo "$MODELS" | while IFS='|' read -r MODEL FLAGS; do
     for K in $KS; do
       D=$OUT/$NAME-$ALGO-$K
       rm -rf "$D" && mkdir -p "$D"
+      # Only the integer programs read --time-limit (any other algorithm rejects it).
+      LIMIT=""
+      case $ALGO in ip|ip-contig|latency-ip) LIMIT="--time-limit 10" ;; esac
       # shellcheck disable=SC2086
-      if ! timeout 600 "$TOOL" "$ORIG" $FLAGS --algo "$ALGO" --devices "$K" --time-limit 10 \
+      if ! timeout 600 "$TOOL" "$ORIG" $FLAGS --algo "$ALGO" --devices "$K" $LIMIT \
            -o "$D/annotated.onnx" --emit-stages "$D/stages" > "$D/partition.log" 2>&1; then
         echo "| $NAME | $ALGO | $K | - | - | - | - | - | - | not written: $(grep -m1 error: "$D/partition.log" | cut -c1-140) |"
         continue

@@ -60,7 +60,9 @@ double bruteForce(const Chain &C, double Budget) {
   std::priority_queue<Item, std::vector<Item>, decltype(Cmp)> Q(Cmp);
   Q.push({0, Start});
   while (!Q.empty()) {
-    auto [D, S] = Q.top();
+    // Copies, not a structured binding: clang 14 cannot capture bindings in the lambda below.
+    double D = Q.top().first;
+    State S = Q.top().second;
     Q.pop();
     if (D > Dist[S]) continue;
     if (S.NextBackward == 0) return D;
