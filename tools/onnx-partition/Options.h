@@ -56,6 +56,7 @@ struct ToolOptions {
   std::string report;
   // Write-back and plan loading (WriteBackOptions.cpp).
   std::string emitStages; ///< --emit-stages DIR
+  std::string emitRecomputeCheck; ///< --emit-recompute-check FILE
   std::string dot;        ///< --dot FILE: the plan as a Graphviz picture
   std::string loadPlan;   ///< --load-plan FILE (annotated ONNX model or JSON plan)
 };

@@ -51,6 +51,12 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   }
   J["stats"] = Pl.stats;
   J["notes"] = Pl.notes;
+  // Chain planners: their schedule (per-layer choices, transfers,
+  // recomputations) as the planner's own JSON.
+  if (!Pl.schedule.empty()) {
+    json S = json::parse(Pl.schedule, nullptr, /*allow_exceptions=*/false);
+    J["schedule"] = S.is_discarded() ? json(Pl.schedule) : S;
+  }
   return J;
 }
 
