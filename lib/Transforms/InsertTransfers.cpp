@@ -43,7 +43,7 @@ std::vector<std::string> declaredAttributes(PartitionOp Op) {
     return {"source", "target", "bytes", "source_stage", "target_stage"};
   case PartitionOp::Offload:
   case PartitionOp::Prefetch:
-    return {"source", "target", "bytes", "stage", "after_node"};
+    return {"source", "target", "bytes", "stage", "after_node", "stream"};
   }
   return {};
 }

@@ -88,7 +88,7 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
   std::set<std::string> UsedNames; // as CostGraphBuilder names cost nodes
   for (int I = 0; I < G.node_size(); ++I) {
     const onnx::NodeProto &N = G.node(I);
-    bool Inserted = N.domain() == kPartitionDomain;
+    bool Inserted = N.domain() == kPartitionDomain || N.name().find(kRecomputeNameTag) != std::string::npos;
     std::string Where = "node '" + displayName(N, I) + "'";
     Expected<std::vector<NodeDeviceConfiguration>> NC = nodeDeviceConfigurations(N);
     if (!NC) return NC.takeError();

@@ -235,8 +235,12 @@ struct Rewriter {
         int K = Op.layer;
         double At = N;
         for (int Idx : BackwardNodes[K]) At = std::min(At, double(Idx));
-        for (onnx::NodeProto &Nd : Pending) Placed.push_back({At - 0.5, Nd});
-        if (!BackwardNodes[K].empty()) Pending.clear();
+        // A step without backward nodes keeps its queue for the next one
+        // (placing it here too would write every queued copy twice).
+        if (!BackwardNodes[K].empty()) {
+          for (onnx::NodeProto &Nd : Pending) Placed.push_back({At - 0.5, Nd});
+          Pending.clear();
+        }
         for (int Idx : BackwardNodes[K]) {
           onnx::NodeProto *Nd = M.mutable_graph()->mutable_node(Idx);
           for (int I = 0; I < Nd->input_size(); ++I) {

@@ -112,11 +112,31 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
       if (A.output(J) != B.output(J)) return makeInternalError(Where, ": output ", J, " was renamed");
     for (int J = 0; J < A.input_size(); ++J) {
       if (A.input(J) == B.input(J)) continue;
-      auto It = Producer.find(B.input(J));
-      const onnx::NodeProto *T = It == Producer.end() ? nullptr : &G.node(It->second);
-      if (!T || T->domain() != kPartitionDomain || T->input_size() != 1 || T->input(0) != A.input(J))
+      // What the node reads instead: a chain of inserted identities
+      // (Transfer, Offload, Prefetch) and recomputed copies of the
+      // original producer (Transforms/Recompute.h), back to the original.
+      std::string Name = B.input(J);
+      bool Reaches = false;
+      for (int Step = 0; Step < 64 && !Reaches; ++Step) {
+        auto It = Producer.find(Name);
+        const onnx::NodeProto *T = It == Producer.end() ? nullptr : &G.node(It->second);
+        if (!T) break;
+        if (T->domain() == kPartitionDomain && T->input_size() == 1) {
+          Name = T->input(0);
+        } else if (T->name().find(kRecomputeNameTag) != std::string::npos &&
+                   Name.rfind(kRecomputeNameTag) != std::string::npos) {
+          std::string Orig = Name.substr(0, Name.rfind(kRecomputeNameTag));
+          auto OP = Producer.find(Orig);
+          if (OP == Producer.end() || G.node(OP->second).op_type() != T->op_type()) break;
+          Name = Orig;
+        } else {
+          break;
+        }
+        Reaches = Name == A.input(J);
+      }
+      if (!Reaches)
         return makeInternalError(Where, ": input ", J, " reads '", B.input(J), "' instead of '", A.input(J),
-                                 "' or a transfer of it");
+                                 "', a transfer or a recomputation of it");
     }
   }
   for (int J = 0; J < G.node_size(); ++J) {

@@ -63,6 +63,7 @@ struct ToolOptions {
   bool timings = false; ///< --timings: add the solve time to --report (not byte-reproducible)
   // Write-back and plan loading (WriteBackOptions.cpp).
   std::string emitStages; ///< --emit-stages DIR
+  std::string emitRecomputeCheck; ///< --emit-recompute-check FILE
   std::string dot;        ///< --dot FILE: the plan as a Graphviz picture
   std::string loadPlan;   ///< --load-plan FILE (annotated ONNX model or JSON plan)
 };

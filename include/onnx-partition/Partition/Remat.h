@@ -103,6 +103,15 @@ Expected<RematPlan> planRotor(const Chain &C, const RematOptions &Options);
 /// The no-memory-limit makespan: every forward once, every backward once.
 double rematLowerBoundMs(const Chain &C, const RematOptions &Options);
 
+/// Plan::schedule of `--algo offload-activations` / `rotor` read back: the
+/// operation sequence (feasible, layers left empty) and the options it was
+/// made with (bandwidth, loss time, offload on or off).
+struct ActivationScheduleText {
+  RematPlan plan;
+  RematOptions options;
+};
+Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &Text);
+
 /// Human-readable per-layer report (variant, recomputations, offloads).
 std::string formatRematReport(const Chain &C, const RematPlan &Plan);
 

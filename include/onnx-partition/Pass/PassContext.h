@@ -69,6 +69,9 @@ struct PassContext {
   std::vector<InsertedTransfer> transfers;    ///< Transfer nodes inserted
   bool transfersInserted = false;
   std::optional<StagePipeline> stages;        ///< stage models and pipeline.json
+  /// The recompute check model of an activation schedule (recomputeCheckModel)
+  /// when the schedule recomputes forward nodes.
+  std::optional<onnx::ModelProto> recomputeCheck;
   PipelineOptions options;
   std::vector<Statistic> stats;
   std::vector<std::string> notes; ///< lines for the run summary

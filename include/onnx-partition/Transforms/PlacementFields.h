@@ -29,6 +29,9 @@ constexpr int kModelConfigurationField = 26;
 
 /// The domain of every node onnx-partition inserts.
 inline constexpr const char *kPartitionDomain = "ai.onnx.partition";
+/// Forward nodes recomputed by the activation rewrite (Transforms/Recompute.h)
+/// are named "<original>/recompute<n>"; readers count them as inserted.
+inline constexpr const char *kRecomputeNameTag = "/recompute";
 /// Name of the DeviceConfigurationProto that lists the plan's devices.
 inline constexpr const char *kDeviceConfigurationName = "onnx_partition";
 /// Keys in NodeProto.metadata_props and ModelProto.metadata_props.

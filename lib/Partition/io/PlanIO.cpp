@@ -57,6 +57,12 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   for (const auto &[Key, Value] : Pl.stats)
     if (Key.rfind("time_", 0) != 0 && Key.find("seconds") == std::string::npos) J["stats"][Key] = Value;
   J["notes"] = Pl.notes;
+  // Chain planners: their schedule (per-layer choices, transfers,
+  // recomputations) as the planner's own JSON.
+  if (!Pl.schedule.empty()) {
+    json S = json::parse(Pl.schedule, nullptr, /*allow_exceptions=*/false);
+    J["schedule"] = S.is_discarded() ? json(Pl.schedule) : S;
+  }
   return J;
 }
 

@@ -93,13 +93,13 @@ Expected<Plan> partitionRotor(const Chain &C, const Platform &P, const Partition
   return toPlan(C, planRotor(C, *R), *R);
 }
 
-/// Parses Plan::schedule and replays it; never reads the DP's own value.
-static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, const Plan &Pl) {
-  nlohmann::json J = nlohmann::json::parse(Pl.schedule, nullptr, /*allow_exceptions=*/false);
+Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &Text) {
+  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded() || !J.is_object() || J.value("kind", "") != "activation-schedule")
     return makeError("activation schedule: the plan's schedule is not an activation schedule");
-  RematPlan R;
-  RematOptions O;
+  ActivationScheduleText S;
+  RematPlan &R = S.plan;
+  RematOptions &O = S.options;
   try {
     R.slotBytes = J.at("slot_bytes").get<double>();
     R.budgetSlots = J.at("budget_slots").get<int>();
@@ -123,11 +123,18 @@ static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, 
   } catch (const std::exception &Ex) {
     return makeError("activation schedule: malformed schedule: ", Ex.what());
   }
-  if (R.budgetSlots * R.slotBytes > P.accMemory() * (1 + 1e-12))
-    return makeError("activation schedule: the schedule assumes more memory than the accelerator has");
   O.offload = R.offload;
   R.feasible = true;
-  return replayActivationSchedule(C, O, R);
+  return S;
+}
+
+/// Parses Plan::schedule and replays it; never reads the DP's own value.
+static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, const Plan &Pl) {
+  Expected<ActivationScheduleText> S = parseActivationScheduleJson(Pl.schedule);
+  if (!S) return S.takeError();
+  if (S->plan.budgetSlots * S->plan.slotBytes > P.accMemory() * (1 + 1e-12))
+    return makeError("activation schedule: the schedule assumes more memory than the accelerator has");
+  return replayActivationSchedule(C, S->options, S->plan);
 }
 
 Error priceActivationSchedule(const Chain &C, const Platform &P, Plan &Pl) {

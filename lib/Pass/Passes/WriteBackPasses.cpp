@@ -18,6 +18,7 @@
 #include "onnx-partition/Pass/Passes.h"
 
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
+#include "onnx-partition/Transforms/ChainScheduleWriteBack.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/Placement.h"
@@ -108,7 +109,36 @@ public:
                           std::to_string(Ctx.placement->numStages()) + " stages");
     Ctx.count(name(), "Number of Transfer nodes inserted", TR->transfers.size());
     Ctx.count(name(), "Number of bytes transferred per sample", Total);
-    return !TR->transfers.empty();
+    // A single-accelerator chain plan's offloads, prefetches and
+    // recomputations (seeds 001, 002) at the points its schedule says.
+    if (!Ctx.chain) return !TR->transfers.empty();
+    Expected<ChainWriteBackResult> CW =
+        writeChainSchedule(*Ctx.annotated, *Ctx.placement, M, Ctx.graph, *Ctx.chain, Ctx.plan->schedule);
+    if (!CW) return CW.takeError();
+    if (CW->kind == ChainWriteBackResult::Kind::None) return !TR->transfers.empty();
+    Ctx.count(name(), "Number of Offload nodes inserted", CW->offloadNodes);
+    Ctx.count(name(), "Number of Prefetch nodes inserted", CW->prefetchNodes);
+    if (CW->kind == ChainWriteBackResult::Kind::Activation) {
+      Ctx.count(name(), "Number of forward nodes recomputed", CW->activation.recomputedNodes);
+      Ctx.count(name(), "Number of backward inputs rewired", CW->activation.rewiredInputs);
+      if (CW->activation.recomputedNodes) {
+        Expected<onnx::ModelProto> Check =
+            recomputeCheckModel(*Ctx.annotated, CW->activation, M.dimBindings, /*Seed=*/1);
+        if (!Check) return Check.takeError();
+        Ctx.recomputeCheck = std::move(*Check);
+      }
+      Ctx.notes.push_back(std::to_string(CW->activation.recomputedNodes) + " forward nodes recomputed, " +
+                          std::to_string(CW->offloadNodes) + " Offload and " + std::to_string(CW->prefetchNodes) +
+                          " Prefetch nodes inserted for the activation schedule");
+    } else {
+      Ctx.notes.push_back(std::to_string(CW->offloadNodes) + " Offload nodes (" + formatNumber(CW->offloadedBytes) +
+                          " bytes) and " + std::to_string(CW->prefetchNodes) + " Prefetch nodes (" +
+                          formatNumber(CW->prefetchedBytes) + " bytes) inserted for the weight schedule" +
+                          (CW->skippedTransfers ? "; " + std::to_string(CW->skippedTransfers) +
+                                                      " transfers of backward steps without ONNX nodes not written"
+                                                : std::string()));
+    }
+    return true;
   }
 };
 
