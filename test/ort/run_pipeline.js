@@ -187,17 +187,7 @@ function parseArgs(argv) {
   return a;
 }
 
-// mulberry32: small, seedable, identical on every platform (as run_stages.js).
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6D2B79F5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const {rng} = require('./seeded_random');
 
 const TYPES = {
   1: ['float32', Float32Array], 11: ['float64', Float64Array], 6: ['int32', Int32Array],
