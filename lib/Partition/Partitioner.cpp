@@ -47,25 +47,29 @@ std::vector<Objective> objectiveList(const char *Algo, const char *List) {
   return Out;
 }
 
-PartitionerInfo graphEntry(const char *Name, PartitionFn Fn, bool Contig, const char *Objectives,
-                           const char *Options, const char *Summary) {
-  PartitionerInfo I{Name, PlannerInput::CostGraph};
-  I.run = Fn;
-  I.contiguous = Contig;
+/// What every registry entry has, whatever it plans on.
+PartitionerInfo entry(const char *Name, PlannerInput Input, const char *Objectives, const char *Options,
+                      const char *Summary) {
+  PartitionerInfo I{Name, Input};
   I.objectives = objectiveList(Name, Objectives);
   I.options = splitList(Options);
   I.summary = Summary;
   return I;
 }
 
-[[maybe_unused]] PartitionerInfo chainEntry(const char *Name, ChainPartitionFn Fn, ChainPriceFn Sim, const char *Objectives,
+PartitionerInfo graphEntry(const char *Name, PartitionFn Fn, bool Contig, const char *Objectives,
                            const char *Options, const char *Summary) {
-  PartitionerInfo I{Name, PlannerInput::Chain};
+  PartitionerInfo I = entry(Name, PlannerInput::CostGraph, Objectives, Options, Summary);
+  I.run = Fn;
+  I.contiguous = Contig;
+  return I;
+}
+
+PartitionerInfo chainEntry(const char *Name, ChainPartitionFn Fn, ChainPriceFn Sim, const char *Objectives,
+                           const char *Options, const char *Summary) {
+  PartitionerInfo I = entry(Name, PlannerInput::Chain, Objectives, Options, Summary);
   I.runChain = Fn;
   I.price = Sim;
-  I.objectives = objectiveList(Name, Objectives);
-  I.options = splitList(Options);
-  I.summary = Summary;
   return I;
 }
 
