@@ -37,21 +37,21 @@
 namespace onnxp {
 
 struct CompileOptions {
-  std::map<std::string, int64_t> dims; ///< symbolic dimension bindings (--dim)
-  bool training = false;               ///< derive the backward pass of a forward model
-  PlatformRequest platform;            ///< preset or file, device counts, memory
-  std::string algorithm = "single";    ///< a name from Partitioners.def (--algo)
-  PartitionOptions partition;          ///< objective, solver limits, algorithm options
+  std::map<std::string, int64_t> dims;  ///< symbolic dimension bindings (--dim)
+  bool training = false;                ///< derive the backward pass of a forward model
+  PlatformRequest platform;             ///< preset or file, device counts, memory
+  std::string algorithm = "single";     ///< a name from Partitioners.def (--algo)
+  PartitionOptions partition;           ///< objective, solver limits, algorithm options
   std::string costModel = "analytical"; ///< analytical | placeholder
-  std::string costTable;               ///< CSV/JSON cost table, or empty
-  std::string profile;                 ///< ONNX Runtime profile, or empty
-  std::string profileDevice = "acc";   ///< acc | cpu
-  std::string optimizer = "adam";      ///< memory accounting of optimizer state
-  std::string loadPlan;                ///< read this plan instead of partitioning
+  std::string costTable;                ///< CSV/JSON cost table, or empty
+  std::string profile;                  ///< ONNX Runtime profile, or empty
+  std::string profileDevice = "acc";    ///< acc | cpu
+  std::string optimizer = "adam";       ///< memory accounting of optimizer state
+  std::string loadPlan;                 ///< read this plan instead of partitioning
   /// Build the annotated model (insert-transfers, annotate-placement,
   /// verify-output). On by default for ONNX input; JSON workloads have no model.
   bool annotate = true;
-  bool extractStages = false;          ///< also cut one model per stage
+  bool extractStages = false; ///< also cut one model per stage
   /// Where the caller will write the model and stages: only used to make
   /// external-data references relative to them and in messages.
   std::string outputPath, stagesDir;
@@ -63,13 +63,13 @@ struct CompileOptions {
 };
 
 struct CompileResult {
-  Plan plan;                              ///< validated and priced (finalizePlan)
-  std::string reportJson;                 ///< the --report document
+  Plan plan;                                 ///< validated and priced (finalizePlan)
+  std::string reportJson;                    ///< the --report document
   std::optional<onnx::ModelProto> annotated; ///< the model -o would write
-  std::optional<StagePipeline> stages;    ///< stage models and pipeline.json
-  std::vector<Statistic> statistics;      ///< pass and partitioner counters (--stats)
-  std::vector<std::string> notes;         ///< assumptions and fallbacks of the run
-  std::string pipeline;                   ///< the passes that ran
+  std::optional<StagePipeline> stages;       ///< stage models and pipeline.json
+  std::vector<Statistic> statistics;         ///< pass and partitioner counters (--stats)
+  std::vector<std::string> notes;            ///< assumptions and fallbacks of the run
+  std::string pipeline;                      ///< the passes that ran
 };
 
 /// Loads Path (binary ONNX, ONNX text or JSON workload) into a PassContext

@@ -41,7 +41,8 @@ Expected<PassContext> onnxp::loadCompilerInput(const std::string &Path, const Co
   } else {
     Ctx.model = std::move(*In->model);
     if (!Ctx.model->missingExternalData.empty())
-      Ctx.notes.push_back("external data absent for " + std::to_string(Ctx.model->missingExternalData.size()) +
+      Ctx.notes.push_back("external data absent for " +
+                          std::to_string(Ctx.model->missingExternalData.size()) +
                           " initializers; sizes taken from their dims");
   }
   return Ctx;

@@ -20,19 +20,28 @@
 using namespace onnxp;
 
 bool onnxp::isOptimizerOp(const std::string &Domain, const std::string &Op) {
-  static const std::set<std::string> Ops = {
-      "InPlaceAccumulator", "InPlaceAccumulatorV2", "AdamOptimizer",  "AdamWOptimizer",
-      "SGDOptimizer",       "SGDOptimizerV2",       "LambOptimizer",  "ZeroGradient",
-      "GradientAccumulator", "MomentumOptimizer",   "Adagrad",        "Adam",
-      "Momentum"};
+  static const std::set<std::string> Ops = {"InPlaceAccumulator",
+                                            "InPlaceAccumulatorV2",
+                                            "AdamOptimizer",
+                                            "AdamWOptimizer",
+                                            "SGDOptimizer",
+                                            "SGDOptimizerV2",
+                                            "LambOptimizer",
+                                            "ZeroGradient",
+                                            "GradientAccumulator",
+                                            "MomentumOptimizer",
+                                            "Adagrad",
+                                            "Adam",
+                                            "Momentum"};
   (void)Domain;
   return Ops.count(Op) > 0;
 }
 
 bool onnxp::isLossOp(const std::string &Op) {
   static const std::set<std::string> Ops = {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
-                                            "SoftmaxCrossEntropy", "SparseSoftmaxCrossEntropy",
-                                            "BinaryCrossEntropy", "MSELoss", "MeanSquaredError"};
+                                            "SoftmaxCrossEntropy",     "SparseSoftmaxCrossEntropy",
+                                            "BinaryCrossEntropy",      "MSELoss",
+                                            "MeanSquaredError"};
   return Ops.count(Op) > 0;
 }
 
@@ -43,10 +52,20 @@ bool endsWith(const std::string &S, const std::string &Suffix) {
 
 /// Ops whose input slots >= 1 hold weights.
 bool hasWeightSlots(const std::string &Op) {
-  static const std::set<std::string> Ops = {
-      "Conv", "ConvTranspose", "Gemm", "BatchNormalization", "LayerNormalization",
-      "InstanceNormalization", "GroupNormalization", "LSTM", "GRU", "RNN", "PRelu",
-      "SkipLayerNormalization", "EmbedLayerNormalization", "Attention"};
+  static const std::set<std::string> Ops = {"Conv",
+                                            "ConvTranspose",
+                                            "Gemm",
+                                            "BatchNormalization",
+                                            "LayerNormalization",
+                                            "InstanceNormalization",
+                                            "GroupNormalization",
+                                            "LSTM",
+                                            "GRU",
+                                            "RNN",
+                                            "PRelu",
+                                            "SkipLayerNormalization",
+                                            "EmbedLayerNormalization",
+                                            "Attention"};
   return Ops.count(Op) > 0;
 }
 
@@ -55,7 +74,8 @@ struct UnionFind {
   explicit UnionFind(size_t N) : Parent(N) { std::iota(Parent.begin(), Parent.end(), 0); }
   int find(int X) { return Parent[X] == X ? X : Parent[X] = find(Parent[X]); }
   void unite(int A, int B) {
-    A = find(A); B = find(B);
+    A = find(A);
+    B = find(B);
     if (A != B) Parent[std::max(A, B)] = std::min(A, B);
   }
 };
@@ -179,8 +199,7 @@ size_t onnxp::deriveBackward(CostGraph &G) {
   for (size_t V = 0; V < NumForward; ++V) {
     const CostNode &F = G.node(V);
     // Constants and shape queries have no gradient.
-    if (F.role != Role::Forward || F.op == "Constant" || F.op == "Shape" || F.op == "Size")
-      continue;
+    if (F.role != Role::Forward || F.op == "Constant" || F.op == "Shape" || F.op == "Size") continue;
     CostNode B;
     B.name = F.name + "_Grad";
     B.op = F.op.empty() ? "Grad" : F.op + "Grad";

@@ -32,8 +32,8 @@ const char *onnxp::granularityName(Granularity G) {
 }
 
 Expected<Granularity> onnxp::parseGranularity(const std::string &Name) {
-  for (Granularity G : {Granularity::Op, Granularity::Const, Granularity::Layer, Granularity::Block, Granularity::Chain,
-                        Granularity::Auto})
+  for (Granularity G : {Granularity::Op, Granularity::Const, Granularity::Layer, Granularity::Block,
+                        Granularity::Chain, Granularity::Auto})
     if (Name == granularityName(G)) return G;
   return makeUsageError("--granularity '", Name, "' must be op, const, layer, block, chain or auto");
 }
@@ -57,7 +57,10 @@ std::vector<int> components(const std::vector<std::vector<int>> &Succ, int &Num)
       auto &[U, I] = Stack.back();
       if (I < Succ[U].size()) {
         int W = Succ[U][I++];
-        if (!Seen[W]) { Seen[W] = 1; Stack.push_back({W, 0}); }
+        if (!Seen[W]) {
+          Seen[W] = 1;
+          Stack.push_back({W, 0});
+        }
         continue;
       }
       Finish.push_back(U);
@@ -75,7 +78,10 @@ std::vector<int> components(const std::vector<std::vector<int>> &Succ, int &Num)
       int U = Work.back();
       Work.pop_back();
       for (int W : Pred[U])
-        if (Comp[W] < 0) { Comp[W] = Num; Work.push_back(W); }
+        if (Comp[W] < 0) {
+          Comp[W] = Num;
+          Work.push_back(W);
+        }
     }
     ++Num;
   }
@@ -177,7 +183,10 @@ ContractedGraph onnxp::contractGraph(const CostGraph &G, const Grouping &Gr) {
     if (C.isBackward())
       for (int V : M) {
         int P = G.node(V).partner;
-        if (P >= 0 && G.node(P).isForwardSide()) { C.partner = Final.groupOf[P]; break; }
+        if (P >= 0 && G.node(P).isForwardSide()) {
+          C.partner = Final.groupOf[P];
+          break;
+        }
       }
     C.colocClass = GroupClass[Gp] >= 0 ? ClassUF.find(GroupClass[Gp]) : -1;
     std::string Base = C.name;
@@ -203,8 +212,7 @@ ContractedGraph onnxp::contractGraph(const CostGraph &G, const Grouping &Gr) {
       CostEdge E = G.edge(EId);
       int A = Final.groupOf[E.src], B = Final.groupOf[E.dst];
       if (A == B) continue;
-      if (E.tensor.empty())
-        E.tensor = "#" + G.node(V).name + (SameCost ? "" : "#" + std::to_string(EId));
+      if (E.tensor.empty()) E.tensor = "#" + G.node(V).name + (SameCost ? "" : "#" + std::to_string(EId));
       if (!Seen.insert({A, B, E.tensor}).second) continue;
       E.src = A;
       E.dst = B;

@@ -18,9 +18,7 @@
 using namespace onnxp;
 using namespace onnxp::coarsen;
 
-int onnxp::coarsen::sideOfNode(const CostNode &N) {
-  return N.isForwardSide() ? 0 : N.isBackward() ? 1 : 2;
-}
+int onnxp::coarsen::sideOfNode(const CostNode &N) { return N.isForwardSide() ? 0 : N.isBackward() ? 1 : 2; }
 
 void Grouping::normalize() {
   std::vector<int> NewId(numGroups > 0 ? numGroups : 0, -1);

@@ -21,8 +21,8 @@ using namespace onnxp;
 namespace {
 /// Ops that make a tensor from attributes or static shapes alone.
 bool isGenerator(const std::string &Op) {
-  return Op == "Constant" || Op == "ConstantOfShape" || Op == "Shape" || Op == "Size" ||
-         Op == "Range" || Op == "EyeLike" || Op == "RandomNormal" || Op == "RandomUniform";
+  return Op == "Constant" || Op == "ConstantOfShape" || Op == "Shape" || Op == "Size" || Op == "Range" ||
+         Op == "EyeLike" || Op == "RandomNormal" || Op == "RandomUniform";
 }
 } // namespace
 
@@ -93,7 +93,6 @@ namespace {
 
 bool isOptimizer(const CostNode &N) { return N.role == Role::Optimizer; }
 
-
 } // namespace
 
 Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const LinearizeOptions &O) {
@@ -113,8 +112,7 @@ Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const Lineariz
       if (G.node(V).isForwardSide()) Core.push_back(V);
     std::fill(ConstLike.begin(), ConstLike.end(), 0);
   }
-  if (Core.empty())
-    return makeError(G.sourceName, ": cannot linearize a graph without forward nodes");
+  if (Core.empty()) return makeError(G.sourceName, ": cannot linearize a graph without forward nodes");
 
   // Step 2: separators and blocks of the core nodes.
   std::vector<int> Pos(N, -1);
@@ -231,8 +229,7 @@ Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const Lineariz
   for (size_t EId = 0; EId < G.numEdges(); ++EId) {
     const CostEdge &E = G.edge(EId);
     int A = BlockOf[E.src], B = BlockOf[E.dst];
-    if (B <= A || ConstLike[E.src] || !G.node(E.src).isForwardSide() ||
-        !G.node(E.dst).isForwardSide())
+    if (B <= A || ConstLike[E.src] || !G.node(E.src).isForwardSide() || !G.node(E.dst).isForwardSide())
       continue;
     std::string Key = E.tensor.empty() ? "#" + std::to_string(EId) : E.tensor;
     if (Leaving[A].insert({E.src, Key}).second) C.blocks[A].outputBytes += E.bytes;

@@ -72,8 +72,8 @@ std::string onnxp::scopeKey(const std::string &NodeName, Granularity Gr) {
   return Key;
 }
 
-Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
-                                             const Grouping &Base, const LinearizeOptions &Lin) {
+Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr, const Grouping &Base,
+                                             const LinearizeOptions &Lin) {
   const int N = static_cast<int>(G.numNodes());
   if (Gr == Granularity::Op) return Base;
   if (Gr == Granularity::Auto)

@@ -34,16 +34,12 @@ OpWork onnxp::nodeWork(const CostGraph &G, int V, const OnnxModel &M) {
   const onnx::GraphProto &OG = M.graph();
   OpWork W;
   if (!N.onnxNodes.empty()) {
-    for (int O : N.onnxNodes) {
-      addWork(W, estimateOpWork(opShapesOf(M, OG.node(O))));
-    }
+    for (int O : N.onnxNodes) { addWork(W, estimateOpWork(opShapesOf(M, OG.node(O)))); }
     return W;
   }
   if (N.isBackward() && N.partner >= 0) {
     const CostNode &F = G.node(N.partner);
-    for (int O : F.onnxNodes) {
-      addWork(W, estimateGradientWork(opShapesOf(M, OG.node(O))));
-    }
+    for (int O : F.onnxNodes) { addWork(W, estimateGradientWork(opShapesOf(M, OG.node(O)))); }
     if (!F.onnxNodes.empty()) return W;
   }
   W.rule = "fallback";

@@ -36,8 +36,7 @@ std::optional<double> &slot(CostEntry &E, const std::string &Field) {
 }
 
 Error setValue(CostEntry &E, const std::string &Field, double V, const std::string &Where) {
-  if (!std::isfinite(V) || V < 0)
-    return makeError(Where, ": '", Field, "' must be a finite number >= 0");
+  if (!std::isfinite(V) || V < 0) return makeError(Where, ": '", Field, "' must be a finite number >= 0");
   slot(E, Field) = V;
   return Error::success();
 }
@@ -58,8 +57,10 @@ std::vector<std::string> splitCsv(const std::string &Line) {
   for (size_t I = 0; I < Line.size(); ++I) {
     char C = Line[I];
     if (Quoted) {
-      if (C == '"' && I + 1 < Line.size() && Line[I + 1] == '"') { Cur += '"'; ++I; }
-      else if (C == '"') Quoted = false;
+      if (C == '"' && I + 1 < Line.size() && Line[I + 1] == '"') {
+        Cur += '"';
+        ++I;
+      } else if (C == '"') Quoted = false;
       else Cur += C;
     } else if (C == '"') {
       Quoted = true;
@@ -110,8 +111,7 @@ Expected<CostTable> parseCsv(const std::string &Text, const std::string &Path) {
     if (Cells.size() != Header.size())
       return makeError(Where, ": ", Cells.size(), " cells, the header has ", Header.size());
     std::string Kind = KindCol >= 0 ? Cells[KindCol] : "node";
-    if (Kind != "node" && Kind != "op")
-      return makeError(Where, ": kind '", Kind, "' must be 'node' or 'op'");
+    if (Kind != "node" && Kind != "op") return makeError(Where, ": kind '", Kind, "' must be 'node' or 'op'");
     CostEntry E;
     for (size_t C = 0; C < Cells.size(); ++C) {
       if (static_cast<int>(C) == KindCol || static_cast<int>(C) == KeyCol || Cells[C].empty()) continue;
@@ -119,9 +119,7 @@ Expected<CostTable> parseCsv(const std::string &Text, const std::string &Path) {
       double V = NAN;
       try {
         V = std::stod(Cells[C], &Pos);
-      } catch (...) {
-        Pos = 0;
-      }
+      } catch (...) { Pos = 0; }
       if (Pos != Cells[C].size())
         return makeError(Where, ": '", Header[C], "' value '", Cells[C], "' is not a number");
       ONNXP_RETURN_IF_ERROR(setValue(E, Header[C], V, Where));
@@ -136,10 +134,9 @@ Expected<CostTable> parseJson(const std::string &Text, const std::string &Path) 
   nlohmann::json J;
   try {
     J = nlohmann::json::parse(Text);
-  } catch (const std::exception &Ex) {
-    return makeError(Path, ": not valid JSON: ", Ex.what());
-  }
-  if (!J.is_object()) return makeError(Path, ": a JSON cost table is an object with \"nodes\" and/or \"ops\"");
+  } catch (const std::exception &Ex) { return makeError(Path, ": not valid JSON: ", Ex.what()); }
+  if (!J.is_object())
+    return makeError(Path, ": a JSON cost table is an object with \"nodes\" and/or \"ops\"");
   CostTable T;
   T.path = Path;
   for (auto &[Section, Entries] : J.items()) {

@@ -40,14 +40,14 @@ bool hasAttr(const OpShapes &S, const std::string &Name);
 double product(const std::vector<int64_t> &D, size_t From, size_t To);
 
 // Rule families. Each fills FLOPs, bytes and workspace of W.
-void matMulRule(const OpShapes &S, OpWork &W);      ///< MatMul, MatMulInteger, FusedMatMul
-void gemmRule(const OpShapes &S, OpWork &W);        ///< Gemm
-void convRule(const OpShapes &S, OpWork &W);        ///< Conv, ConvInteger, QLinearConv
+void matMulRule(const OpShapes &S, OpWork &W); ///< MatMul, MatMulInteger, FusedMatMul
+void gemmRule(const OpShapes &S, OpWork &W);   ///< Gemm
+void convRule(const OpShapes &S, OpWork &W);   ///< Conv, ConvInteger, QLinearConv
 void convTransposeRule(const OpShapes &S, OpWork &W);
 void einsumRule(const OpShapes &S, OpWork &W);
-void rnnRule(const OpShapes &S, OpWork &W);         ///< LSTM, GRU, RNN
-void poolRule(const OpShapes &S, OpWork &W);        ///< MaxPool, AveragePool, LpPool
-void attentionRule(const OpShapes &S, OpWork &W);   ///< com.microsoft Attention / MultiHeadAttention
+void rnnRule(const OpShapes &S, OpWork &W);       ///< LSTM, GRU, RNN
+void poolRule(const OpShapes &S, OpWork &W);      ///< MaxPool, AveragePool, LpPool
+void attentionRule(const OpShapes &S, OpWork &W); ///< com.microsoft Attention / MultiHeadAttention
 
 /// Forward FLOPs of a convolution whose output has dims Y and whose weight
 /// has dims Wt (2 per multiply-add); shared by Conv and ConvGrad.

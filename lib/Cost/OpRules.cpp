@@ -33,14 +33,20 @@ using namespace onnxp::cost;
 double onnxp::cost::elems(const std::vector<const TensorInfo *> &Ts, size_t I, OpWork &W) {
   if (I >= Ts.size() || !Ts[I]) return 0;
   std::optional<double> N = Ts[I]->numElements();
-  if (!N) { W.shapesKnown = false; return 0; }
+  if (!N) {
+    W.shapesKnown = false;
+    return 0;
+  }
   return *N;
 }
 
 double onnxp::cost::bytesOf(const std::vector<const TensorInfo *> &Ts, size_t I, OpWork &W) {
   if (I >= Ts.size() || !Ts[I]) return 0;
   std::optional<double> B = Ts[I]->bytes();
-  if (!B) { W.shapesKnown = false; return 0; }
+  if (!B) {
+    W.shapesKnown = false;
+    return 0;
+  }
   return *B;
 }
 
@@ -216,7 +222,10 @@ void dropoutRule(const OpShapes &S, OpWork &W) {
   // aliases. Training: one random draw, compare and scale per element.
   bool Training = S.inputs.size() > 2 && S.inputs[2];
   bool Mask = S.outputs.size() > 1 && S.outputs[1];
-  if (!Training && !Mask) { W.rule = "view"; return; }
+  if (!Training && !Mask) {
+    W.rule = "view";
+    return;
+  }
   readWriteAll(S, W);
   W.flops = 3.0 * elems(S.inputs, 0, W);
 }
@@ -272,10 +281,22 @@ const std::map<std::string, Rule> &rules() {
     for (const char *Op : {"LSTM", "GRU", "RNN"}) T[Op] = dedicated("rnn", rnnRule);
     for (const char *Op : {"Attention", "MultiHeadAttention"}) T[Op] = dedicated("attention", attentionRule);
     // Elementwise, one FLOP per element.
-    for (const char *Op : {"Add", "Sub", "Mul", "Div", "Relu", "Neg", "Abs", "Sign", "Floor", "Ceil",
-                           "Round", "Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual",
-                           "And", "Or", "Xor", "Not", "Mod", "PRelu", "LeakyRelu", "ThresholdedRelu",
-                           "Reciprocal", "Clip", "IsNaN", "IsInf", "BitShift", "Shrink", "BiasAdd"})
+    for (const char *Op : {"Add",        "Sub",
+                           "Mul",        "Div",
+                           "Relu",       "Neg",
+                           "Abs",        "Sign",
+                           "Floor",      "Ceil",
+                           "Round",      "Equal",
+                           "Greater",    "GreaterOrEqual",
+                           "Less",       "LessOrEqual",
+                           "And",        "Or",
+                           "Xor",        "Not",
+                           "Mod",        "PRelu",
+                           "LeakyRelu",  "ThresholdedRelu",
+                           "Reciprocal", "Clip",
+                           "IsNaN",      "IsInf",
+                           "BitShift",   "Shrink",
+                           "BiasAdd"})
       T[Op] = elementwise(1);
     // Sum / Mean / Max / Min are variadic.
     T["Sum"] = variadic(false);
@@ -284,11 +305,11 @@ const std::map<std::string, Rule> &rules() {
     T["Min"] = variadic(false);
     T["Where"] = dedicated("elementwise", whereRule);
     // Transcendental and composite activations.
-    for (const char *Op : {"Exp", "Log", "Sqrt", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh",
-                           "Cosh", "Asinh", "Acosh", "Atanh", "Erf", "Pow", "Softsign"})
+    for (const char *Op : {"Exp", "Log", "Sqrt", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
+                           "Asinh", "Acosh", "Atanh", "Erf", "Pow", "Softsign"})
       T[Op] = elementwise(4);
-    for (const char *Op : {"Sigmoid", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu", "Softplus",
-                           "QuickGelu"})
+    for (const char *Op :
+         {"Sigmoid", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu", "Softplus", "QuickGelu"})
       T[Op] = elementwise(4);
     T["Tanh"] = elementwise(5);
     for (const char *Op : {"Gelu", "FastGelu", "BiasGelu", "Mish"}) T[Op] = elementwise(8);
@@ -306,8 +327,7 @@ const std::map<std::string, Rule> &rules() {
     // Softmax and normalizations.
     for (const char *Op : {"Softmax", "LogSoftmax", "Hardmax"}) T[Op] = normalization(5);
     for (const char *Op : {"LayerNormalization", "InstanceNormalization", "GroupNormalization",
-                           "MeanVarianceNormalization", "SkipLayerNormalization",
-                           "EmbedLayerNormalization"})
+                           "MeanVarianceNormalization", "SkipLayerNormalization", "EmbedLayerNormalization"})
       T[Op] = normalization(8);
     T["SimplifiedLayerNormalization"] = normalization(6);
     T["SkipSimplifiedLayerNormalization"] = normalization(7);
@@ -321,11 +341,30 @@ const std::map<std::string, Rule> &rules() {
                            "Constant", "Optional", "OptionalGetElement", "OptionalHasElement"})
       T[Op] = view();
     // Data movement: zero FLOPs, bytes moved.
-    for (const char *Op : {"Transpose", "Concat", "Split", "Expand", "Tile", "Pad", "Cast", "CastLike",
-                           "DepthToSpace", "SpaceToDepth", "ReverseSequence", "ScatterND",
-                           "ScatterElements", "Scatter", "Compress", "NonZero", "Unique", "Trilu",
-                           "CenterCropPad", "SplitToSequence", "ConcatFromSequence",
-                           "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
+    for (const char *Op : {"Transpose",
+                           "Concat",
+                           "Split",
+                           "Expand",
+                           "Tile",
+                           "Pad",
+                           "Cast",
+                           "CastLike",
+                           "DepthToSpace",
+                           "SpaceToDepth",
+                           "ReverseSequence",
+                           "ScatterND",
+                           "ScatterElements",
+                           "Scatter",
+                           "Compress",
+                           "NonZero",
+                           "Unique",
+                           "Trilu",
+                           "CenterCropPad",
+                           "SplitToSequence",
+                           "ConcatFromSequence",
+                           "QuantizeLinear",
+                           "DequantizeLinear",
+                           "DynamicQuantizeLinear"})
       T[Op] = movement();
     T["Slice"] = gatherLike(0);
     T["Gather"] = gatherLike(1);
@@ -343,8 +382,8 @@ const std::map<std::string, Rule> &rules() {
     T["Resize"] = dedicated("resize", resizeRule);
     T["Upsample"] = dedicated("resize", resizeRule);
     T["CumSum"] = dedicated("elementwise", cumSumRule);
-    for (const char *Op : {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
-                           "SoftmaxCrossEntropy", "SparseSoftmaxCrossEntropy"})
+    for (const char *Op : {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropy",
+                           "SparseSoftmaxCrossEntropy"})
       T[Op] = dedicated("loss", lossRule);
     // ONNX Runtime training ops (OpRulesTraining.cpp).
     for (const TrainingRule &R : trainingRules()) T[R.op] = {R.rule, R.fn};

@@ -32,7 +32,10 @@ void onnxp::cost::matMulRule(const OpShapes &S, OpWork &W) {
   if (A.empty()) return;
   bool TransA = attrInt(S, "transA", 0) != 0;
   int64_t K = A.size() == 1 ? A[0] : (TransA ? A[A.size() - 2] : A.back());
-  if (K < 0) { W.shapesKnown = false; return; }
+  if (K < 0) {
+    W.shapesKnown = false;
+    return;
+  }
   W.flops = 2.0 * Y * static_cast<double>(K);
 }
 
@@ -43,7 +46,10 @@ void onnxp::cost::gemmRule(const OpShapes &S, OpWork &W) {
   double Y = elems(S.outputs, 0, W);
   if (A.size() != 2) return;
   int64_t K = attrInt(S, "transA", 0) ? A[0] : A[1];
-  if (K < 0) { W.shapesKnown = false; return; }
+  if (K < 0) {
+    W.shapesKnown = false;
+    return;
+  }
   W.flops = 2.0 * Y * static_cast<double>(K);
   if (S.inputs.size() > 2 && S.inputs[2]) W.flops += Y;
 }
@@ -115,7 +121,11 @@ void onnxp::cost::einsumRule(const OpShapes &S, OpWork &W) {
       EllipsisSize = std::max<int64_t>(EllipsisSize, static_cast<int64_t>(product(D, Ell, Ell + EllRank)));
     }
     for (size_t I = 0, Dim = 0; I < Term.size(); ++I) {
-      if (Term.compare(I, 3, "...") == 0) { I += 2; Dim += EllRank; continue; }
+      if (Term.compare(I, 3, "...") == 0) {
+        I += 2;
+        Dim += EllRank;
+        continue;
+      }
       if (Dim < D.size()) Size[Term[I]] = std::max(Size[Term[I]], D[Dim]);
       ++Dim;
     }
@@ -180,6 +190,6 @@ void onnxp::cost::attentionRule(const OpShapes &S, OpWork &W) {
     std::vector<int64_t> K = dimsOf(S.inputs, 1, W);
     if (K.size() == 3) Skv = static_cast<double>(K[1]);
   }
-  W.flops = Proj + 2.0 * (2.0 * B * Sq * Skv * Hd) + 5.0 * B * Sq * Skv *
-            static_cast<double>(attrInt(S, "num_heads", 1));
+  W.flops = Proj + 2.0 * (2.0 * B * Sq * Skv * Hd) +
+            5.0 * B * Sq * Skv * static_cast<double>(attrInt(S, "num_heads", 1));
 }

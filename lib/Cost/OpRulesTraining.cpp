@@ -195,12 +195,12 @@ namespace {
 /// Sigmoid: dY * y * (1 - y)).
 double elementwiseGradPerElem(const std::string &Op) {
   static const std::map<std::string, double> PerElem = {
-      {"Add", 1},     {"Sub", 2},     {"Sum", 1},      {"Mul", 2},    {"Div", 4},
-      {"Relu", 1},    {"LeakyRelu", 2}, {"PRelu", 3},  {"Clip", 2},   {"Neg", 1},
-      {"Abs", 2},     {"Sigmoid", 3}, {"Tanh", 3},     {"Exp", 1},    {"Log", 1},
-      {"Sqrt", 2},    {"Reciprocal", 2}, {"Pow", 6},   {"Erf", 6},    {"Gelu", 12},
-      {"FastGelu", 12}, {"Softplus", 5}, {"Elu", 3},   {"Selu", 3},   {"HardSigmoid", 2},
-      {"HardSwish", 3}, {"Max", 2},   {"Min", 2},      {"Mean", 2},   {"Where", 2},
+      {"Add", 1},       {"Sub", 2},        {"Sum", 1},   {"Mul", 2},  {"Div", 4},
+      {"Relu", 1},      {"LeakyRelu", 2},  {"PRelu", 3}, {"Clip", 2}, {"Neg", 1},
+      {"Abs", 2},       {"Sigmoid", 3},    {"Tanh", 3},  {"Exp", 1},  {"Log", 1},
+      {"Sqrt", 2},      {"Reciprocal", 2}, {"Pow", 6},   {"Erf", 6},  {"Gelu", 12},
+      {"FastGelu", 12}, {"Softplus", 5},   {"Elu", 3},   {"Selu", 3}, {"HardSigmoid", 2},
+      {"HardSwish", 3}, {"Max", 2},        {"Min", 2},   {"Mean", 2}, {"Where", 2},
       {"Mish", 12}};
   auto It = PerElem.find(Op);
   return It == PerElem.end() ? 2 : It->second;
@@ -235,8 +235,9 @@ OpWork onnxp::estimateGradientWork(const OpShapes &S) {
   } else if (R == "normalization") {
     double X = elems(S.inputs, 0, B);
     B.flops = (S.op == "Softmax" || S.op == "LogSoftmax" || S.op == "Hardmax" ? 4.0
-               : S.op == "BatchNormalization"                                ? 10.0
-                                                                             : 12.0) * X;
+               : S.op == "BatchNormalization"                                 ? 10.0
+                                                                              : 12.0) *
+              X;
   } else if (R == "pool") {
     std::vector<int64_t> K = attrInts(S, "kernel_shape");
     double Y = elems(S.outputs, 0, B);

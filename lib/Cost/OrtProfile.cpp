@@ -30,8 +30,7 @@ Expected<OrtProfile> onnxp::parseOrtProfile(const std::string &Text, const std::
   static const std::string Suffix = "_kernel_time";
   for (size_t I = 0; I < J.size(); ++I) {
     const nlohmann::json &Ev = J[I];
-    if (!Ev.is_object())
-      return makeError(Path, ": event ", I, " is not an object");
+    if (!Ev.is_object()) return makeError(Path, ": event ", I, " is not an object");
     auto Cat = Ev.find("cat");
     auto Name = Ev.find("name");
     if (Cat == Ev.end() || !Cat->is_string() || *Cat != "Node") continue;

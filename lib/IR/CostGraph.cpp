@@ -75,8 +75,7 @@ Expected<std::vector<int>> CostGraph::topologicalOrder() const {
   }
   if (Order.size() != Nodes.size()) {
     for (size_t I = 0; I < Nodes.size(); ++I)
-      if (InDeg[I] > 0)
-        return makeError("graph has a cycle through node '", Nodes[I].name, "'");
+      if (InDeg[I] > 0) return makeError("graph has a cycle through node '", Nodes[I].name, "'");
   }
   return Order;
 }
@@ -84,8 +83,7 @@ Expected<std::vector<int>> CostGraph::topologicalOrder() const {
 bool CostGraph::isTraining() const { return countRole(Role::Backward) > 0; }
 
 size_t CostGraph::countRole(Role R) const {
-  return std::count_if(Nodes.begin(), Nodes.end(),
-                       [R](const CostNode &N) { return N.role == R; });
+  return std::count_if(Nodes.begin(), Nodes.end(), [R](const CostNode &N) { return N.role == R; });
 }
 
 void CostGraph::normalizeClasses() {
@@ -118,20 +116,19 @@ int CostGraph::numClasses() const {
 }
 
 void CostGraph::print(std::ostream &OS) const {
-  OS << "costgraph nodes=" << Nodes.size() << " edges=" << Edges.size()
-     << " unit=" << timeUnit << "\n";
+  OS << "costgraph nodes=" << Nodes.size() << " edges=" << Edges.size() << " unit=" << timeUnit << "\n";
   for (size_t I = 0; I < Nodes.size(); ++I) {
     const CostNode &N = Nodes[I];
     OS << "node " << I << " '" << N.name << "' op=" << (N.op.empty() ? "-" : N.op)
        << " role=" << roleName(N.role) << " partner=";
-    if (N.partner >= 0) OS << N.partner; else OS << "-";
+    if (N.partner >= 0) OS << N.partner;
+    else OS << "-";
     OS << " class=";
-    if (N.colocClass >= 0) OS << N.colocClass; else OS << "-";
+    if (N.colocClass >= 0) OS << N.colocClass;
+    else OS << "-";
     OS << " acc=" << (N.accSupported ? formatNumber(N.accTime) : std::string("unsupported"))
-       << " cpu=" << formatNumber(N.cpuTime)
-       << " param=" << formatNumber(N.paramBytes)
-       << " out=" << formatNumber(N.outputBytes)
-       << " mem=" << formatNumber(N.memBytes) << "\n";
+       << " cpu=" << formatNumber(N.cpuTime) << " param=" << formatNumber(N.paramBytes)
+       << " out=" << formatNumber(N.outputBytes) << " mem=" << formatNumber(N.memBytes) << "\n";
   }
   for (size_t I = 0; I < Edges.size(); ++I) {
     const CostEdge &E = Edges[I];

@@ -22,7 +22,9 @@ struct Token {
   std::string text;
 };
 
-bool isNameChar(char C) { return std::isalnum(static_cast<unsigned char>(C)) || C == '_' || C == '.' || C == ':'; }
+bool isNameChar(char C) {
+  return std::isalnum(static_cast<unsigned char>(C)) || C == '_' || C == '.' || C == ':';
+}
 
 /// Splits into tokens; '-' joins a name when name characters are on both sides.
 std::optional<std::vector<Token>> tokenize(const std::string &S) {
@@ -30,10 +32,14 @@ std::optional<std::vector<Token>> tokenize(const std::string &S) {
   size_t I = 0;
   while (I < S.size()) {
     char C = S[I];
-    if (C == ' ' || C == '\t') { ++I; continue; }
+    if (C == ' ' || C == '\t') {
+      ++I;
+      continue;
+    }
     if (isNameChar(C)) {
       size_t J = I;
-      while (J < S.size() && (isNameChar(S[J]) || (S[J] == '-' && J + 1 < S.size() && isNameChar(S[J + 1]) && J > I)))
+      while (J < S.size() &&
+             (isNameChar(S[J]) || (S[J] == '-' && J + 1 < S.size() && isNameChar(S[J + 1]) && J > I)))
         ++J;
       std::string T = S.substr(I, J - I);
       bool Digits = T.find_first_not_of("0123456789") == std::string::npos;
@@ -41,8 +47,16 @@ std::optional<std::vector<Token>> tokenize(const std::string &S) {
       I = J;
       continue;
     }
-    if (C == '/' && I + 1 < S.size() && S[I + 1] == '/') { Out.push_back({Token::Op, "/"}); I += 2; continue; }
-    if (std::string("+-*/%()").find(C) != std::string::npos) { Out.push_back({Token::Op, std::string(1, C)}); ++I; continue; }
+    if (C == '/' && I + 1 < S.size() && S[I + 1] == '/') {
+      Out.push_back({Token::Op, "/"});
+      I += 2;
+      continue;
+    }
+    if (std::string("+-*/%()").find(C) != std::string::npos) {
+      Out.push_back({Token::Op, std::string(1, C)});
+      ++I;
+      continue;
+    }
     return std::nullopt;
   }
   Out.push_back({Token::End, ""});
@@ -87,7 +101,10 @@ private:
       } else {
         if (*R == 0 || (*L == INT64_MIN && *R == -1)) return std::nullopt;
         int64_t Q = *L / *R, M = *L % *R;
-        if (M != 0 && ((M < 0) != (*R < 0))) { --Q; M += *R; } // floor, as Python's // and %
+        if (M != 0 && ((M < 0) != (*R < 0))) {
+          --Q;
+          M += *R;
+        } // floor, as Python's // and %
         V = Op == '/' ? Q : M;
       }
       L = V;
@@ -139,7 +156,8 @@ bool onnxp::isDimExpression(const std::string &Param) {
   return false;
 }
 
-std::optional<int64_t> onnxp::evaluateDim(const std::string &Param, const std::map<std::string, int64_t> &Bindings) {
+std::optional<int64_t> onnxp::evaluateDim(const std::string &Param,
+                                          const std::map<std::string, int64_t> &Bindings) {
   if (auto It = Bindings.find(Param); It != Bindings.end()) return It->second;
   std::optional<std::vector<Token>> T = tokenize(Param);
   if (!T) return std::nullopt;

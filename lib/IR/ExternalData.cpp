@@ -107,10 +107,22 @@ std::optional<std::string> takeInlineBytes(onnx::TensorProto &T) {
     return Bytes;
   }
   switch (T.data_type()) {
-  case TP::FLOAT: Copy(T.float_data()); T.clear_float_data(); return Bytes;
-  case TP::INT32: Copy(T.int32_data()); T.clear_int32_data(); return Bytes;
-  case TP::INT64: Copy(T.int64_data()); T.clear_int64_data(); return Bytes;
-  case TP::DOUBLE: Copy(T.double_data()); T.clear_double_data(); return Bytes;
+  case TP::FLOAT:
+    Copy(T.float_data());
+    T.clear_float_data();
+    return Bytes;
+  case TP::INT32:
+    Copy(T.int32_data());
+    T.clear_int32_data();
+    return Bytes;
+  case TP::INT64:
+    Copy(T.int64_data());
+    T.clear_int64_data();
+    return Bytes;
+  case TP::DOUBLE:
+    Copy(T.double_data());
+    T.clear_double_data();
+    return Bytes;
   default: return std::nullopt;
   }
 }
@@ -142,10 +154,20 @@ std::optional<uint64_t> onnxp::declaredTensorBytes(const onnx::TensorProto &T) {
   using TP = onnx::TensorProto;
   uint64_t Elem = 0;
   switch (T.data_type()) {
-  case TP::FLOAT: case TP::INT32: case TP::UINT32: Elem = 4; break;
-  case TP::DOUBLE: case TP::INT64: case TP::UINT64: case TP::COMPLEX64: Elem = 8; break;
-  case TP::FLOAT16: case TP::BFLOAT16: case TP::INT16: case TP::UINT16: Elem = 2; break;
-  case TP::INT8: case TP::UINT8: case TP::BOOL: Elem = 1; break;
+  case TP::FLOAT:
+  case TP::INT32:
+  case TP::UINT32: Elem = 4; break;
+  case TP::DOUBLE:
+  case TP::INT64:
+  case TP::UINT64:
+  case TP::COMPLEX64: Elem = 8; break;
+  case TP::FLOAT16:
+  case TP::BFLOAT16:
+  case TP::INT16:
+  case TP::UINT16: Elem = 2; break;
+  case TP::INT8:
+  case TP::UINT8:
+  case TP::BOOL: Elem = 1; break;
   case TP::COMPLEX128: Elem = 16; break;
   default: return std::nullopt;
   }
@@ -192,14 +214,15 @@ Error onnxp::checkExternalLocations(const onnx::ModelProto &M, const std::string
       std::error_code E2;
       if (fs::exists(File, E2)) {
         fs::path Real = fs::weakly_canonical(fs::absolute(File, E2), E2);
-        if (!E2 && !isInside(Real, RealDir)) Why = "it resolves (through a symbolic link) to '" + Real.string() + "'";
+        if (!E2 && !isInside(Real, RealDir))
+          Why = "it resolves (through a symbolic link) to '" + Real.string() + "'";
         else if (!E2 && !fs::is_regular_file(Real, E2)) Why = "it is not a regular file";
       }
     }
     if (!Why.empty())
-      Result = makeError(ModelPath, ": external data of tensor '", T.name(), "' at location '", R.location,
-                         "' is refused: ", Why,
-                         "; locations must be relative paths inside the model's folder");
+      Result =
+          makeError(ModelPath, ": external data of tensor '", T.name(), "' at location '", R.location,
+                    "' is refused: ", Why, "; locations must be relative paths inside the model's folder");
   });
   return Result;
 }
@@ -293,7 +316,8 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
         return;
       }
       uint64_t Size = fs::file_size(Src, E2);
-      uint64_t Length = R.length ? *R.length : (Declared ? Declared : (Size > R.offset ? Size - R.offset : 0));
+      uint64_t Length =
+          R.length ? *R.length : (Declared ? Declared : (Size > R.offset ? Size - R.offset : 0));
       if (R.offset > Size || Length > Size - R.offset) {
         Failure = makeError(Src, ": external data of tensor '", T.name(), "' (offset ", R.offset, ", length ",
                             Length, ") runs past the end of the file (", Size, " bytes)");
@@ -351,10 +375,11 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
   }
   if (Files)
     L.warnings.push_back(O.outputPath + " references " + std::to_string(Files) + " external data file" +
-                         (Files > 1 ? "s" : "") + " (" + Names + (Files > 3 ? " and " + std::to_string(Files - 3) + " more" : "") +
-                         "; " + std::to_string(Tensors) + " tensors, " + std::to_string(Bytes) +
-                         " bytes) absent from '" + O.sourceDir + "'; copy " + (Files > 1 ? "them" : "it") + " to '" +
-                         OutDir + "' before loading it");
+                         (Files > 1 ? "s" : "") + " (" + Names +
+                         (Files > 3 ? " and " + std::to_string(Files - 3) + " more" : "") + "; " +
+                         std::to_string(Tensors) + " tensors, " + std::to_string(Bytes) +
+                         " bytes) absent from '" + O.sourceDir + "'; copy " + (Files > 1 ? "them" : "it") +
+                         " to '" + OutDir + "' before loading it");
   if (!F.pieces.empty()) L.files.push_back(std::move(F));
   return L;
 }
@@ -415,8 +440,7 @@ Error onnxp::writeExternalDataFiles(const ExternalDataLayout &L, OutputTransacti
 Error onnxp::checkWrittenReferences(const onnx::ModelProto &M, const std::string &OutputDir,
                                     const ExternalDataLayout &L, const std::string &What) {
   std::map<std::string, uint64_t> Planned;
-  for (const ExternalDataFile &F : L.files)
-    Planned[fs::path(F.path).lexically_normal().string()] = F.size;
+  for (const ExternalDataFile &F : L.files) Planned[fs::path(F.path).lexically_normal().string()] = F.size;
   Error Result = Error::success();
   forEachExternalTensor(M, [&](const onnx::TensorProto &T) {
     if (Result) return;
@@ -465,8 +489,8 @@ std::vector<std::string> onnxp::describeExternalData(const onnx::ModelProto &M, 
   for (auto &[Loc, U] : Files) {
     std::error_code EC;
     bool Present = !Loc.empty() && fs::is_regular_file(fs::path(ModelDir) / Loc, EC);
-    Lines.push_back(Loc + ": " + std::to_string(U.tensors) + " tensors, " + std::to_string(U.bytes) + " bytes, " +
-                    (Present ? "present" : "absent"));
+    Lines.push_back(Loc + ": " + std::to_string(U.tensors) + " tensors, " + std::to_string(U.bytes) +
+                    " bytes, " + (Present ? "present" : "absent"));
   }
   return Lines;
 }

@@ -30,10 +30,20 @@ namespace fs = std::filesystem;
 double onnxp::elementBytes(int32_t T) {
   using TP = onnx::TensorProto;
   switch (T) {
-  case TP::FLOAT: case TP::INT32: case TP::UINT32: return 4;
-  case TP::DOUBLE: case TP::INT64: case TP::UINT64: case TP::COMPLEX64: return 8;
-  case TP::FLOAT16: case TP::BFLOAT16: case TP::INT16: case TP::UINT16: return 2;
-  case TP::INT8: case TP::UINT8: case TP::BOOL: return 1;
+  case TP::FLOAT:
+  case TP::INT32:
+  case TP::UINT32: return 4;
+  case TP::DOUBLE:
+  case TP::INT64:
+  case TP::UINT64:
+  case TP::COMPLEX64: return 8;
+  case TP::FLOAT16:
+  case TP::BFLOAT16:
+  case TP::INT16:
+  case TP::UINT16: return 2;
+  case TP::INT8:
+  case TP::UINT8:
+  case TP::BOOL: return 1;
   case TP::COMPLEX128: return 16;
   default: return 0;
   }
@@ -82,8 +92,14 @@ bool onnxp::looksLikeOnnxText(const std::string &C) {
   // or an identifier (a bare graph).
   size_t I = 0;
   while (I < C.size()) {
-    if (std::isspace(static_cast<unsigned char>(C[I]))) { ++I; continue; }
-    if (C[I] == '#') { while (I < C.size() && C[I] != '\n') ++I; continue; }
+    if (std::isspace(static_cast<unsigned char>(C[I]))) {
+      ++I;
+      continue;
+    }
+    if (C[I] == '#') {
+      while (I < C.size() && C[I] != '\n') ++I;
+      continue;
+    }
     break;
   }
   if (I >= C.size()) return false;
@@ -142,8 +158,14 @@ void collectOuterReads(const onnx::GraphProto &G, std::unordered_set<std::string
     for (const std::string &In : N.input())
       if (!In.empty() && !Local.count(In)) Reads.push_back(In);
     for (const auto &A : N.attribute()) {
-      if (A.has_g()) { auto L = Local; collectOuterReads(A.g(), L, Reads); }
-      for (const auto &Sub : A.graphs()) { auto L = Local; collectOuterReads(Sub, L, Reads); }
+      if (A.has_g()) {
+        auto L = Local;
+        collectOuterReads(A.g(), L, Reads);
+      }
+      for (const auto &Sub : A.graphs()) {
+        auto L = Local;
+        collectOuterReads(Sub, L, Reads);
+      }
     }
     for (const std::string &O : N.output()) Local.insert(O);
   }
@@ -162,7 +184,10 @@ std::vector<std::string> onnxp::nodeDataInputs(const onnx::NodeProto &N) {
   for (const auto &A : N.attribute()) {
     std::unordered_set<std::string> Local;
     if (A.has_g()) collectOuterReads(A.g(), Local, Ins);
-    for (const auto &Sub : A.graphs()) { Local.clear(); collectOuterReads(Sub, Local, Ins); }
+    for (const auto &Sub : A.graphs()) {
+      Local.clear();
+      collectOuterReads(Sub, Local, Ins);
+    }
   }
   return Ins;
 }
@@ -188,8 +213,7 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
       // A bare graph (no <...> header) is accepted too, with opset 18 defaults.
       onnx::GraphProto G;
       onnx::Common::Status SG = Parse(G);
-      if (!SG.IsOK())
-        return makeError(Path, ": cannot parse ONNX text: ", S.ErrorMessage());
+      if (!SG.IsOK()) return makeError(Path, ": cannot parse ONNX text: ", S.ErrorMessage());
       M.proto = onnx::ModelProto();
       *M.proto.mutable_graph() = G;
       M.proto.set_ir_version(8);
@@ -213,8 +237,9 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
   // them (ort_gpt2_one_layer has some): drop them rather than fail at write.
   auto *VIs = M.proto.mutable_graph()->mutable_value_info();
   int Before = VIs->size();
-  VIs->erase(std::remove_if(VIs->begin(), VIs->end(), [](const onnx::ValueInfoProto &V) { return !V.has_type(); }),
-             VIs->end());
+  VIs->erase(
+      std::remove_if(VIs->begin(), VIs->end(), [](const onnx::ValueInfoProto &V) { return !V.has_type(); }),
+      VIs->end());
   if (VIs->size() != Before)
     M.notes.push_back("dropped " + std::to_string(Before - VIs->size()) +
                       " value_info entries without a type (the ONNX checker requires one)");
@@ -294,8 +319,7 @@ std::string gradientBase(const std::string &Name) {
   if (Pos == std::string::npos || Pos == 0) return "";
   std::string Rest = Name.substr(Pos + 5);
   if (Rest.empty()) return Name.substr(0, Pos);
-  if (Rest[0] == '_' && Rest.size() > 1 &&
-      Rest.find_first_not_of("0123456789", 1) == std::string::npos)
+  if (Rest[0] == '_' && Rest.size() > 1 && Rest.find_first_not_of("0123456789", 1) == std::string::npos)
     return Name.substr(0, Pos);
   return "";
 }
@@ -336,8 +360,9 @@ Error onnxp::inferShapes(OnnxModel &M) {
     ++Typed;
   }
   if (Typed)
-    M.notes.push_back("gave " + std::to_string(Typed) +
-                      " graph outputs without a type their inferred element type (the ONNX checker requires one)");
+    M.notes.push_back(
+        "gave " + std::to_string(Typed) +
+        " graph outputs without a type their inferred element type (the ONNX checker requires one)");
   M.tensors.clear();
   for (const auto &I : G->initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto *List : {&G->input(), &G->value_info(), &G->output()})
@@ -380,7 +405,6 @@ Error onnxp::inferShapes(OnnxModel &M) {
 
 Expected<std::string> onnxp::serializeModel(const OnnxModel &M) {
   std::string Out;
-  if (!M.proto.SerializeToString(&Out))
-    return makeError(M.path, ": cannot serialize the model");
+  if (!M.proto.SerializeToString(&Out)) return makeError(M.path, ": cannot serialize the model");
   return Out;
 }

@@ -12,9 +12,12 @@ using namespace onnxp;
 
 namespace {
 const std::pair<Objective, const char *> ObjectiveNames[] = {
-    {Objective::MaxLoad, "max-load"},          {Objective::Gpipe, "gpipe"},
-    {Objective::Latency, "latency"},           {Objective::Makespan, "makespan"},
-    {Objective::PipelinePeriod, "pipeline-period"}, {Objective::IterationTime, "iteration-time"},
+    {Objective::MaxLoad, "max-load"},
+    {Objective::Gpipe, "gpipe"},
+    {Objective::Latency, "latency"},
+    {Objective::Makespan, "makespan"},
+    {Objective::PipelinePeriod, "pipeline-period"},
+    {Objective::IterationTime, "iteration-time"},
 };
 const std::pair<MemoryModel, const char *> MemoryModelNames[] = {
     {MemoryModel::Sum, "sum"}, {MemoryModel::Peak, "peak"}, {MemoryModel::Schedule, "schedule"}};

@@ -98,8 +98,7 @@ Error readDevice(const nlohmann::json &J, DeviceSpec &D, const std::string &Wher
       } else return makeError(Where, ".memoryBytes: expected a number or size string");
       // Memory may be unbounded (1e300 or more stands for "no limit").
       if (!(D.memoryBytes > 0)) return makeError(Field, ": must be > 0, got ", D.memoryBytes);
-    } else
-      return makeError(Where, ": unknown or mistyped field '", Key, "'");
+    } else return makeError(Where, ": unknown or mistyped field '", Key, "'");
   }
   return Error::success();
 }
@@ -119,8 +118,8 @@ Expected<Platform> onnxp::loadPlatform(const std::string &NameOrFile) {
   if (!In) {
     std::string Names;
     for (const std::string &N : platformPresetNames()) Names += (Names.empty() ? "" : ", ") + N;
-    return makeUsageError("--platform '", NameOrFile,
-                          "' is neither a preset (", Names, ") nor a readable file");
+    return makeUsageError("--platform '", NameOrFile, "' is neither a preset (", Names,
+                          ") nor a readable file");
   }
   std::string Text((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
   return parsePlatform(Text, NameOrFile);
@@ -130,9 +129,7 @@ Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::stri
   nlohmann::json J;
   try {
     J = nlohmann::json::parse(Text);
-  } catch (const std::exception &Ex) {
-    return makeError(NameOrFile, ": not valid JSON: ", Ex.what());
-  }
+  } catch (const std::exception &Ex) { return makeError(NameOrFile, ": not valid JSON: ", Ex.what()); }
   if (!J.is_object()) return makeError(NameOrFile, ": a platform file holds a JSON object");
   Platform P = presets().at("default");
   if (J.contains("base")) {
@@ -150,10 +147,11 @@ Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::stri
       Expected<int> N = checkedCount(V.get<double>(), 0, kMaxDevices, Where);
       if (!N) return N.takeError();
       (Key == "accelerators" ? P.accelerators : P.cpus) = *N;
-    }
-    else if (Key == "accelerator") { ONNXP_RETURN_IF_ERROR(readDevice(V, P.accelerator, Where)); }
-    else if (Key == "cpu") { ONNXP_RETURN_IF_ERROR(readDevice(V, P.cpu, Where)); }
-    else if ((Key == "hostLinkBandwidth" || Key == "peerLinkBandwidth") && V.is_number()) {
+    } else if (Key == "accelerator") {
+      ONNXP_RETURN_IF_ERROR(readDevice(V, P.accelerator, Where));
+    } else if (Key == "cpu") {
+      ONNXP_RETURN_IF_ERROR(readDevice(V, P.cpu, Where));
+    } else if ((Key == "hostLinkBandwidth" || Key == "peerLinkBandwidth") && V.is_number()) {
       double B = V.get<double>();
       ONNXP_RETURN_IF_ERROR(checkedQuantity(B, /*AllowZero=*/false, Where));
       (Key == "hostLinkBandwidth" ? P.hostLinkBandwidth : P.peerLinkBandwidth) = B;
@@ -161,8 +159,7 @@ Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::stri
       double L = V.get<double>();
       ONNXP_RETURN_IF_ERROR(checkedQuantity(L, /*AllowZero=*/true, Where));
       (Key == "hostLinkLatencyMs" ? P.hostLinkLatencyMs : P.peerLinkLatencyMs) = L;
-    }
-    else if (Key == "overlapComm" && V.is_boolean()) P.overlapComm = V.get<bool>();
+    } else if (Key == "overlapComm" && V.is_boolean()) P.overlapComm = V.get<bool>();
     else if (Key == "fullDuplex" && V.is_boolean()) P.fullDuplex = V.get<bool>();
     else return makeError(Where, ": unknown or mistyped field");
   }
@@ -176,15 +173,13 @@ Expected<double> onnxp::parseByteSize(const std::string &Text) {
   double Value;
   try {
     Value = std::stod(Text, &Pos);
-  } catch (...) {
-    return makeUsageError("'", Text, "' is not a size (examples: 16GiB, 512MB, 1e9)");
-  }
+  } catch (...) { return makeUsageError("'", Text, "' is not a size (examples: 16GiB, 512MB, 1e9)"); }
   std::string Unit;
   for (size_t I = Pos; I < Text.size(); ++I)
     if (!std::isspace(static_cast<unsigned char>(Text[I]))) Unit += static_cast<char>(std::tolower(Text[I]));
   static const std::map<std::string, double> Units = {
-      {"", 1},       {"b", 1},        {"k", 1e3},       {"kb", 1e3},     {"m", 1e6},
-      {"mb", 1e6},   {"g", 1e9},      {"gb", 1e9},      {"t", 1e12},     {"tb", 1e12},
+      {"", 1},         {"b", 1},           {"k", 1e3},   {"kb", 1e3},        {"m", 1e6},
+      {"mb", 1e6},     {"g", 1e9},         {"gb", 1e9},  {"t", 1e12},        {"tb", 1e12},
       {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", GiB}, {"tib", GiB * 1024}};
   auto It = Units.find(Unit);
   if (It == Units.end() || !(Value >= 0) || std::isinf(Value))
@@ -214,7 +209,6 @@ Expected<Platform> onnxp::resolvePlatform(const PlatformRequest &R, const Platfo
     Out.accelerator.memoryBytes = *M;
   }
   if (R.overlapComm) Out.overlapComm = true;
-  if (Out.numDevices() == 0)
-    return makeUsageError("--devices and --cpus leave no device to place nodes on");
+  if (Out.numDevices() == 0) return makeUsageError("--devices and --cpus leave no device to place nodes on");
   return Out;
 }

@@ -51,9 +51,9 @@ struct ConvPoolOp {
 const ConvPoolOp *convPoolOp(const onnx::NodeProto &N) {
   if (!N.domain().empty() && N.domain() != "ai.onnx") return nullptr;
   static const std::unordered_map<std::string, ConvPoolOp> Ops = {
-      {"Conv", {1, false}},         {"ConvInteger", {1, false}}, {"QLinearConv", {3, false}},
+      {"Conv", {1, false}},          {"ConvInteger", {1, false}}, {"QLinearConv", {3, false}},
       {"ConvTranspose", {1, false}}, {"MaxPool", {-1, true}},     {"AveragePool", {-1, true}},
-      {"LpPool", {-1, true}},       {"MaxUnpool", {-1, true}}};
+      {"LpPool", {-1, true}},        {"MaxUnpool", {-1, true}}};
   auto It = Ops.find(N.op_type());
   return It == Ops.end() ? nullptr : &It->second;
 }
@@ -77,15 +77,17 @@ Error checkConvPoolAttributes(const onnx::NodeProto &N, int Index, int64_t Rank,
   if (Rank >= 0 && Rank < 3)
     return makeError(Where, ": input 0 has rank ", Rank,
                      "; convolution and pooling need rank >= 3 (batch, channels, spatial dims)");
-  auto Ints = [&](const char *Name, int64_t Min, int64_t ExpectSize,
-                  int64_t *SizeOut) -> Error {
+  auto Ints = [&](const char *Name, int64_t Min, int64_t ExpectSize, int64_t *SizeOut) -> Error {
     const onnx::AttributeProto *A = findAttr(N, Name);
-    if (!A) { *SizeOut = -1; return Error::success(); }
+    if (!A) {
+      *SizeOut = -1;
+      return Error::success();
+    }
     *SizeOut = A->ints_size();
     for (int I = 0; I < A->ints_size(); ++I)
       if (A->ints(I) < Min)
-        return makeError(Where, ": attribute '", Name, "' has ", A->ints(I), " at index ", I, "; it must be >= ",
-                         Min);
+        return makeError(Where, ": attribute '", Name, "' has ", A->ints(I), " at index ", I,
+                         "; it must be >= ", Min);
     if (ExpectSize >= 0 && A->ints_size() != ExpectSize)
       return makeError(Where, ": attribute '", Name, "' has ", A->ints_size(), " values; the input has ",
                        Spatial, " spatial dims, so it needs ", ExpectSize);
@@ -102,15 +104,16 @@ Error checkConvPoolAttributes(const onnx::NodeProto &N, int Index, int64_t Rank,
   int64_t Ref = KSize >= 0 ? KSize : SSize >= 0 ? SSize : DSize;
   for (auto [Name, Size] : {std::pair<const char *, int64_t>{"strides", SSize}, {"dilations", DSize}})
     if (Ref >= 0 && Size >= 0 && Size != Ref)
-      return makeError(Where, ": attribute '", Name, "' has ", Size, " values but kernel/stride lists have ", Ref);
+      return makeError(Where, ": attribute '", Name, "' has ", Size, " values but kernel/stride lists have ",
+                       Ref);
   if (PSize >= 0 && (PSize % 2 != 0 || (Ref >= 0 && PSize != 2 * Ref)))
     return makeError(Where, ": attribute 'pads' has ", PSize, " values; it needs two per spatial dim");
   if (const onnx::AttributeProto *G = findAttr(N, "group"); G && G->i() < 1)
     return makeError(Where, ": attribute 'group' is ", G->i(), "; it must be >= 1");
   if (N.op_type() == "ConvTranspose" && Spatial >= 0)
     for (const char *Name : {"output_padding", "output_shape"})
-      if (const onnx::AttributeProto *A = findAttr(N, Name); A && A->ints_size() > 0 &&
-                                                            A->ints_size() != Spatial && A->ints_size() != Rank)
+      if (const onnx::AttributeProto *A = findAttr(N, Name);
+          A && A->ints_size() > 0 && A->ints_size() != Spatial && A->ints_size() != Rank)
         return makeError(Where, ": attribute '", Name, "' has ", A->ints_size(), " values for ", Spatial,
                          " spatial dims");
   return Error::success();
@@ -198,9 +201,8 @@ private:
             On |= Frame.first == Callee;
             if (On) Chain += Functions[Frame.first]->name() + " -> ";
           }
-          return makeError(Path, ": model-local function '", Functions[Callee]->name(),
-                           "' calls itself (", Chain, Functions[Callee]->name(),
-                           "); ONNX functions cannot be recursive");
+          return makeError(Path, ": model-local function '", Functions[Callee]->name(), "' calls itself (",
+                           Chain, Functions[Callee]->name(), "); ONNX functions cannot be recursive");
         }
         if (State[Callee] == 0) {
           State[Callee] = 1;
@@ -239,13 +241,26 @@ bool containsConvPool(const onnx::GraphProto &G, int Depth = 0) {
 const std::vector<int> *contribTypeRule(const onnx::NodeProto &N) {
   if (N.domain() != "com.microsoft") return nullptr;
   static const std::unordered_map<std::string, std::vector<int>> Rules = {
-      {"FastGelu", {0}},          {"Gelu", {0}},          {"BiasGelu", {0}},
-      {"QuickGelu", {0}},         {"ReluGrad", {0}},      {"GeluGrad", {0}},
-      {"FastGeluGrad", {0}},      {"BiasGeluGrad_dX", {0}}, {"BiasFastGeluGrad_dX", {0}},
-      {"SoftmaxGrad", {0}},       {"SoftmaxGrad_13", {0}}, {"LogSoftmaxGrad", {0}},
-      {"LogSoftmaxGrad_13", {0}}, {"DropoutGrad", {0}},   {"BitmaskDropoutGrad", {0}},
-      {"SigmoidGrad", {0}},       {"TanhGrad", {0}},      {"ConvGrad", {1, 2}},
-      {"LayerNormalizationGrad", {1, 2, 2}}, {"SimplifiedLayerNormalizationGrad", {1, 2}},
+      {"FastGelu", {0}},
+      {"Gelu", {0}},
+      {"BiasGelu", {0}},
+      {"QuickGelu", {0}},
+      {"ReluGrad", {0}},
+      {"GeluGrad", {0}},
+      {"FastGeluGrad", {0}},
+      {"BiasGeluGrad_dX", {0}},
+      {"BiasFastGeluGrad_dX", {0}},
+      {"SoftmaxGrad", {0}},
+      {"SoftmaxGrad_13", {0}},
+      {"LogSoftmaxGrad", {0}},
+      {"LogSoftmaxGrad_13", {0}},
+      {"DropoutGrad", {0}},
+      {"BitmaskDropoutGrad", {0}},
+      {"SigmoidGrad", {0}},
+      {"TanhGrad", {0}},
+      {"ConvGrad", {1, 2}},
+      {"LayerNormalizationGrad", {1, 2, 2}},
+      {"SimplifiedLayerNormalizationGrad", {1, 2}},
       {"InPlaceAccumulatorV2", {-1, 0}}};
   auto It = Rules.find(N.op_type());
   return It == Rules.end() ? nullptr : &It->second;
@@ -355,7 +370,8 @@ bool onnxp::sortNodesTopologically(onnx::GraphProto &G) {
   return true;
 }
 
-Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std::vector<std::string> &Notes) {
+Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path,
+                               std::vector<std::string> &Notes) {
   ONNXP_RETURN_IF_ERROR(validateForShapeInference(M, Path));
   registerOrtOnnxDomainSchemas(); // the same schemas the output checker uses
   onnx::GraphProto &G = *M.mutable_graph();
@@ -405,7 +421,8 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std
         Declared.insert(VI.name());
       }
 
-  onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true);
+  onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
+                                      /*enable_data_propagation=*/true);
   int Failed = 0;
   std::vector<std::string> FirstFailures;
   auto Fail = [&](const onnx::NodeProto &N, int Index, std::string Why) {
@@ -424,14 +441,14 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std
       if (const onnx::AttributeProto *V = findAttr(N, "value"); V && V->has_t()) Data[N.output(0)] = &V->t();
     auto Opset = Opsets.find(Domain);
     const onnx::OpSchema *Schema =
-        Opset == Opsets.end() ? nullptr
-                              : onnx::OpSchemaRegistry::Schema(N.op_type(), Opset->second, Domain);
+        Opset == Opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(N.op_type(), Opset->second, Domain);
     auto Local = Functions.find(functionId(N.domain(), N.op_type()));
     if (!Schema && Local == Functions.end()) {
       if (const std::vector<int> *Rule = contribTypeRule(N))
         for (int O = 0; O < N.output_size() && O < static_cast<int>(Rule->size()); ++O) {
           int From = (*Rule)[O];
-          if (N.output(O).empty() || TypePtrs.count(N.output(O)) || From < 0 || From >= N.input_size()) continue;
+          if (N.output(O).empty() || TypePtrs.count(N.output(O)) || From < 0 || From >= N.input_size())
+            continue;
           auto It = TypePtrs.find(N.input(From));
           if (It == TypePtrs.end()) continue;
           Put(N.output(O), *It->second);
@@ -452,8 +469,8 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std
       int64_t Rank = N.input_size() > 0 && TypePtrs.count(N.input(0)) ? rankOf(TypePtrs[N.input(0)]) : -1;
       ONNXP_RETURN_IF_ERROR(checkConvPoolAttributes(N, Index, Rank, Path));
       if (const ConvPoolOp *Op = convPoolOp(N); Op && Op->weightInput >= 0 && Rank >= 0 &&
-                                               N.input_size() > Op->weightInput &&
-                                               TypePtrs.count(N.input(Op->weightInput))) {
+                                                N.input_size() > Op->weightInput &&
+                                                TypePtrs.count(N.input(Op->weightInput))) {
         int64_t WRank = rankOf(TypePtrs[N.input(Op->weightInput)]);
         if (WRank >= 0 && WRank != Rank)
           return makeError(Path, ": ", nodeLabel(N, Index), ": weight input has rank ", WRank,
@@ -484,13 +501,14 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std
       for (const auto &S : A.graphs()) SubgraphsSafe &= !containsConvPool(S);
     }
     onnx::shape_inference::InferenceContextImpl Ctx(N, TypePtrs, Data, SparseData, &ShapeData,
-                                                   SubgraphsSafe ? &GraphCtx : nullptr);
+                                                    SubgraphsSafe ? &GraphCtx : nullptr);
     try {
       if (Schema && Schema->has_type_and_shape_inference_function()) {
         Schema->GetTypeAndShapeInferenceFunction()(Ctx);
       } else if (Schema && Schema->HasFunction()) {
-        onnx::shape_inference::InferShapeForFunctionNode(*Schema->GetFunction(), onnx::OpSchemaRegistry::Instance(),
-                                                         Ctx, Options, Functions, nullptr, &ShapeData);
+        onnx::shape_inference::InferShapeForFunctionNode(*Schema->GetFunction(),
+                                                         onnx::OpSchemaRegistry::Instance(), Ctx, Options,
+                                                         Functions, nullptr, &ShapeData);
       } else if (!Schema) {
         if (FunctionHasConvPool[Local->first]) {
           Fail(N, Index, "model-local function with convolution or pooling is not inferred");
@@ -526,9 +544,7 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std
       try {
         onnx::shape_inference::DataPropagationContextImpl DP(N, TypePtrs, Data, ShapeData);
         Schema->GetDataPropagationFunction()(DP);
-      } catch (const std::exception &Ex) {
-        Fail(N, Index, std::string("data propagation: ") + Ex.what());
-      }
+      } catch (const std::exception &Ex) { Fail(N, Index, std::string("data propagation: ") + Ex.what()); }
     }
     if (N.output_size() > 0 && !N.output(0).empty() && !ShapeData.count(N.output(0))) {
       ShapeDataInputs In{[&](int I) { return I < N.input_size() ? ValuesOf(N.input(I)) : nullptr; },

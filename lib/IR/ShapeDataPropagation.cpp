@@ -31,7 +31,8 @@ int64_t intAttr(const onnx::NodeProto &N, const char *Name, int64_t Default) {
 /// Integer list from an attribute (old opsets) or an input (new ones).
 std::optional<std::vector<int64_t>> intList(const onnx::NodeProto &N, const char *AttrName, int Input,
                                             const ShapeDataInputs &In) {
-  if (const onnx::AttributeProto *A = attr(N, AttrName)) return std::vector<int64_t>(A->ints().begin(), A->ints().end());
+  if (const onnx::AttributeProto *A = attr(N, AttrName))
+    return std::vector<int64_t>(A->ints().begin(), A->ints().end());
   if (Input >= N.input_size() || N.input(Input).empty()) return std::nullopt;
   const Shape *S = In.values(Input);
   if (!S) return std::nullopt;
@@ -101,23 +102,24 @@ std::optional<Shape> slice(const onnx::NodeProto &N, const ShapeDataInputs &In) 
 
 std::optional<Shape> onnxp::shapeDataOfTensor(const onnx::TensorProto &T) {
   if (T.dims_size() > 1 || T.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
-  if (T.data_type() != onnx::TensorProto::INT64 && T.data_type() != onnx::TensorProto::INT32) return std::nullopt;
+  if (T.data_type() != onnx::TensorProto::INT64 && T.data_type() != onnx::TensorProto::INT32)
+    return std::nullopt;
   int64_t Declared = T.dims_size() == 0 ? 1 : T.dims(0);
   if (Declared < 0 || Declared > 64) return std::nullopt; // shape vectors are short
   std::vector<int64_t> V;
   try {
     if (T.data_type() == onnx::TensorProto::INT64) V = onnx::ParseData<int64_t>(&T);
-    else for (int32_t X : onnx::ParseData<int32_t>(&T)) V.push_back(X);
-  } catch (const std::exception &) {
-    return std::nullopt;
-  }
+    else
+      for (int32_t X : onnx::ParseData<int32_t>(&T)) V.push_back(X);
+  } catch (const std::exception &) { return std::nullopt; }
   if (static_cast<int64_t>(V.size()) != Declared) return std::nullopt;
   Shape S;
   for (int64_t X : V) S.add_dim()->set_dim_value(X);
   return S;
 }
 
-std::optional<onnx::TensorProto> onnxp::tensorOfShapeData(const Shape &S, const std::string &Name, bool Scalar) {
+std::optional<onnx::TensorProto> onnxp::tensorOfShapeData(const Shape &S, const std::string &Name,
+                                                          bool Scalar) {
   onnx::TensorProto T;
   T.set_name(Name);
   T.set_data_type(onnx::TensorProto::INT64);
@@ -179,6 +181,7 @@ std::optional<Shape> onnxp::propagateShapeData(const onnx::NodeProto &N, const S
     return Out;
   }
   if (Op == "Slice") return slice(N, In);
-  if ((Op == "Add" || Op == "Sub" || Op == "Mul" || Op == "Div") && N.input_size() == 2) return elementwise(N, In);
+  if ((Op == "Add" || Op == "Sub" || Op == "Mul" || Op == "Div") && N.input_size() == 2)
+    return elementwise(N, In);
   return std::nullopt;
 }

@@ -35,7 +35,7 @@ std::optional<onnx::TensorShapeProto> shapeDataOfTensor(const onnx::TensorProto 
 /// A 1-D int64 tensor holding the values, when every value is a number.
 /// (a 0-D tensor when Scalar and there is one value).
 std::optional<onnx::TensorProto> tensorOfShapeData(const onnx::TensorShapeProto &S, const std::string &Name,
-                                                  bool Scalar);
+                                                   bool Scalar);
 
 } // namespace onnxp
 

@@ -15,8 +15,8 @@ using nlohmann::ordered_json;
 
 namespace {
 
-Expected<double> number(const ordered_json &Obj, const char *Key, const std::string &Where,
-                        bool Required, double Default) {
+Expected<double> number(const ordered_json &Obj, const char *Key, const std::string &Where, bool Required,
+                        double Default) {
   auto It = Obj.find(Key);
   if (It == Obj.end()) {
     if (Required) return makeError(Where, ": missing \"", Key, "\"");
@@ -32,9 +32,7 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
   ordered_json J;
   try {
     J = ordered_json::parse(Text);
-  } catch (const std::exception &E) {
-    return makeError(Source, ": not valid JSON: ", E.what());
-  }
+  } catch (const std::exception &E) { return makeError(Source, ": not valid JSON: ", E.what()); }
   if (!J.is_object()) return makeError(Source, ": a chain file is a JSON object");
   if (auto F = J.find("format"); F != J.end() && (!F->is_string() || *F != "onnx-partition-chain"))
     return makeError(Source, ": \"format\" must be \"onnx-partition-chain\"");
@@ -52,8 +50,7 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
   if (!In) return In.takeError();
   C.inputBytes = *In;
   auto Blocks = J.find("blocks");
-  if (Blocks == J.end() || !Blocks->is_array())
-    return makeError(Source, ": missing \"blocks\" array");
+  if (Blocks == J.end() || !Blocks->is_array()) return makeError(Source, ": missing \"blocks\" array");
   for (size_t I = 0; I < Blocks->size(); ++I) {
     const ordered_json &B = (*Blocks)[I];
     std::string Where = Source + ": block " + std::to_string(I + 1);
@@ -70,10 +67,11 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
       const char *Key;
       double *Slot;
       bool Required;
-    } Fields[] = {{"forwardTime", &Blk.forwardTime, true},   {"backwardTime", &Blk.backwardTime, true},
-                  {"outputBytes", &Blk.outputBytes, true},   {"weightBytes", &Blk.weightBytes, true},
-                  {"storedBytes", &Blk.storedBytes, false},  {"forwardOverhead", &Blk.forwardOverhead, false},
-                  {"backwardOverhead", &Blk.backwardOverhead, false}};
+    } Fields[] = {
+        {"forwardTime", &Blk.forwardTime, true},           {"backwardTime", &Blk.backwardTime, true},
+        {"outputBytes", &Blk.outputBytes, true},           {"weightBytes", &Blk.weightBytes, true},
+        {"storedBytes", &Blk.storedBytes, false},          {"forwardOverhead", &Blk.forwardOverhead, false},
+        {"backwardOverhead", &Blk.backwardOverhead, false}};
     for (const Field &F : Fields) {
       Expected<double> V = number(B, F.Key, Where, F.Required, -1);
       if (!V) return V.takeError();

@@ -124,19 +124,21 @@ Expected<PipeDreamProfile> onnxp::parsePipeDreamProfile(const std::string &Text,
       while (K < 4 && Key != Keys[K]) ++K;
       if (K == 4) continue; // unknown keys are PipeDream's business, not ours
       if (!parseValue(KV.substr(Eq + 1), *Fields[K]))
-        return makeError(Where(), ": ", Key, " must be a finite non-negative number (or a [a; b] list), got '",
+        return makeError(Where(), ": ", Key,
+                         " must be a finite non-negative number (or a [a; b] list), got '",
                          trim(KV.substr(Eq + 1)), "'");
       Seen[K] = true;
     }
     for (int K = 0; K < 4; ++K)
       if (!Seen[K])
         return makeError(Where(), ": layer '", L.id, "' lacks ",
-                         K == 0 ? "forward_compute_time" : K == 1 ? "backward_compute_time"
-                                 : K == 2 ? "activation_size" : "parameter_size");
+                         K == 0   ? "forward_compute_time"
+                         : K == 1 ? "backward_compute_time"
+                         : K == 2 ? "activation_size"
+                                  : "parameter_size");
     if (!ById.emplace(L.id, static_cast<int>(Prof.layers.size())).second)
       return makeError(Where(), ": layer '", L.id, "' is defined twice");
-    if (Prof.layers.size() >= kMaxLayers)
-      return makeError(Source, ": more than ", kMaxLayers, " layers");
+    if (Prof.layers.size() >= kMaxLayers) return makeError(Source, ": more than ", kMaxLayers, " layers");
     Prof.layers.push_back(std::move(L));
   }
   if (Prof.layers.empty()) return makeError(Source, ": no layers (not a PipeDream profile?)");

@@ -70,15 +70,14 @@ Expected<Chain> onnxp::parsePiperChain(const std::string &Text, const std::strin
         }
       }
       if (!HaveV || !HaveR)
-        return makeError(Source, ": node ", P.id, " lacks a 'vanilla' or an 'activation recomp' option for one GPU");
+        return makeError(Source, ": node ", P.id,
+                         " lacks a 'vanilla' or an 'activation recomp' option for one GPU");
       if (P.timeRecomp < P.timeVanilla / 3)
         return makeError(Source, ": node ", P.id, ": recomputation time ", P.timeRecomp,
                          " ms is below a third of the plain time; u_B would be negative");
       if (!Nodes.emplace(P.id, P).second) return makeError(Source, ": duplicate node id ", P.id);
     }
-  } catch (const std::exception &Ex) {
-    return makeError(Source, ": malformed Piper node: ", Ex.what());
-  }
+  } catch (const std::exception &Ex) { return makeError(Source, ": malformed Piper node: ", Ex.what()); }
 
   std::map<long, std::vector<std::pair<long, double>>> Out, In;
   std::map<long, int> InDeg;
@@ -87,14 +86,13 @@ Expected<Chain> onnxp::parsePiperChain(const std::string &Text, const std::strin
     for (const json &E : J["edges"]) {
       long S = E.at("sourceId").get<long>(), D = E.at("destId").get<long>();
       double C = E.at("communicationCost").get<double>();
-      if (!Nodes.count(S) || !Nodes.count(D)) return makeError(Source, ": edge ", S, " -> ", D, " names an unknown node");
+      if (!Nodes.count(S) || !Nodes.count(D))
+        return makeError(Source, ": edge ", S, " -> ", D, " names an unknown node");
       Out[S].push_back({D, C});
       In[D].push_back({S, C});
       ++InDeg[D];
     }
-  } catch (const std::exception &Ex) {
-    return makeError(Source, ": malformed Piper edge: ", Ex.what());
-  }
+  } catch (const std::exception &Ex) { return makeError(Source, ": malformed Piper edge: ", Ex.what()); }
 
   // Topological order, smallest id first among the ready nodes.
   std::vector<long> Order;
@@ -118,7 +116,8 @@ Expected<Chain> onnxp::parsePiperChain(const std::string &Text, const std::strin
   }
   if (Kept.empty())
     return makeError(Source, ": no node ",
-                     O.layerName.empty() ? std::string("has a time or parameters") : "is named '" + O.layerName + "'");
+                     O.layerName.empty() ? std::string("has a time or parameters")
+                                         : "is named '" + O.layerName + "'");
 
   Chain C;
   C.sourceName = Source;

@@ -48,7 +48,8 @@ Expected<double> readNumber(const json &Obj, const char *Key, const std::string 
   }
   if (!It->is_number()) return makeError(Where, ": field '", Key, "' must be a number");
   double V = It->get<double>();
-  if (!(V >= 0) || std::isinf(V)) return makeError(Where, ": field '", Key, "' must be >= 0 and finite, got ", V);
+  if (!(V >= 0) || std::isinf(V))
+    return makeError(Where, ": field '", Key, "' must be >= 0 and finite, got ", V);
   return V;
 }
 } // namespace
@@ -57,11 +58,9 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
   json J;
   try {
     J = json::parse(Text);
-  } catch (const std::exception &Ex) {
-    return makeError(Path, ": not valid JSON: ", Ex.what());
-  }
-  if (!J.is_object() || !J.contains("nodes") || !J["nodes"].is_array() ||
-      !J.contains("edges") || !J["edges"].is_array())
+  } catch (const std::exception &Ex) { return makeError(Path, ": not valid JSON: ", Ex.what()); }
+  if (!J.is_object() || !J.contains("nodes") || !J["nodes"].is_array() || !J.contains("edges") ||
+      !J["edges"].is_array())
     return makeError(Path, ": a workload is a JSON object with 'nodes' and 'edges' arrays");
 
   Workload W;
@@ -71,7 +70,8 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
   P.name = "workload";
   // The writer below stores "no limit" as 1e300, so inf is read back as-is.
   auto MemIt = J.find("maxSizePerFPGA");
-  if (MemIt != J.end() && !MemIt->is_number()) return makeError(Path, ": field 'maxSizePerFPGA' must be a number");
+  if (MemIt != J.end() && !MemIt->is_number())
+    return makeError(Path, ": field 'maxSizePerFPGA' must be a number");
   double MemV = MemIt == J.end() ? kInfinity : MemIt->get<double>();
   if (!(MemV > 0)) return makeError(Path, ": field 'maxSizePerFPGA' must be > 0, got ", MemV);
   Expected<double> Mem = MemV;
@@ -100,17 +100,16 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
     CostNode N;
     N.externalId = JN["id"].get<int64_t>();
     N.name = JN.contains("name") && JN["name"].is_string() ? JN["name"].get<std::string>()
-                                                            : "n" + std::to_string(N.externalId);
+                                                           : "n" + std::to_string(N.externalId);
     Expected<bool> Supported = readFlag(JN, "supportedOnFpga", true, Where);
     Expected<bool> Backward = readFlag(JN, "isBackwardNode", false, Where);
     Expected<double> Cpu = readNumber(JN, "cpuLatency", Where);
     Expected<double> Acc = readNumber(JN, "fpgaLatency", Where);
     Expected<double> Size = readNumber(JN, "size", Where, 0.0);
-    for (Error E : {Supported ? Error::success() : Supported.takeError(),
-                    Backward ? Error::success() : Backward.takeError(),
-                    Cpu ? Error::success() : Cpu.takeError(),
-                    Acc ? Error::success() : Acc.takeError(),
-                    Size ? Error::success() : Size.takeError()})
+    for (Error E :
+         {Supported ? Error::success() : Supported.takeError(),
+          Backward ? Error::success() : Backward.takeError(), Cpu ? Error::success() : Cpu.takeError(),
+          Acc ? Error::success() : Acc.takeError(), Size ? Error::success() : Size.takeError()})
       if (E) return E;
     N.accSupported = *Supported;
     N.role = *Backward ? Role::Backward : Role::Forward;
@@ -124,7 +123,8 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
       // Any non-negative int64 is a label; labels are made dense (0, 1, ...
       // in order of appearance) so that no class number sizes an array.
       int64_t Label = JN["colorClass"].get<int64_t>();
-      if (Label < 0 || (JN["colorClass"].is_number_unsigned() && JN["colorClass"].get<uint64_t>() > INT64_MAX))
+      if (Label < 0 ||
+          (JN["colorClass"].is_number_unsigned() && JN["colorClass"].get<uint64_t>() > INT64_MAX))
         return makeError(Where, ": field 'colorClass' must be an integer >= 0");
       N.colocClass = DenseClass.try_emplace(Label, static_cast<int>(DenseClass.size())).first->second;
     }
@@ -174,13 +174,10 @@ std::string onnxp::writeWorkload(const CostGraph &G, const Platform &P) {
   J["nodes"] = json::array();
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
-    json JN = {{"id", IdOf(V)},
-               {"name", N.name},
-               {"supportedOnFpga", N.accSupported ? 1 : 0},
-               {"cpuLatency", N.cpuTime},
-               {"fpgaLatency", N.accTime},
-               {"isBackwardNode", N.isBackward() ? 1 : 0},
-               {"size", N.memBytes}};
+    json JN = {
+        {"id", IdOf(V)},           {"name", N.name},           {"supportedOnFpga", N.accSupported ? 1 : 0},
+        {"cpuLatency", N.cpuTime}, {"fpgaLatency", N.accTime}, {"isBackwardNode", N.isBackward() ? 1 : 0},
+        {"size", N.memBytes}};
     if (N.colocClass >= 0) JN["colorClass"] = N.colocClass;
     J["nodes"].push_back(JN);
   }

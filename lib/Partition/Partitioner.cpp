@@ -17,10 +17,10 @@
 using namespace onnxp;
 
 namespace onnxp {
-#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                \
+#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                    \
   Expected<Plan> FN(const CostGraph &, const Platform &, const PartitionOptions &);
-#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                             \
-  Expected<Plan> FN(const Chain &, const Platform &, const PartitionOptions &);                          \
+#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                                 \
+  Expected<Plan> FN(const Chain &, const Platform &, const PartitionOptions &);                              \
   Error SIM(const Chain &, const Platform &, Plan &);
 #include "onnx-partition/Partition/Partitioners.def"
 } // namespace onnxp
@@ -75,9 +75,9 @@ PartitionerInfo chainEntry(const char *Name, ChainPartitionFn Fn, ChainPriceFn S
 
 std::vector<PartitionerInfo> buildRegistry() {
   std::vector<PartitionerInfo> All = {
-#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                \
+#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                    \
   graphEntry(NAME, &FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY),
-#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                             \
+#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                                 \
   chainEntry(NAME, &FN, &SIM, OBJECTIVES, OPTIONS, SUMMARY),
 #include "onnx-partition/Partition/Partitioners.def"
   };
@@ -141,9 +141,7 @@ Expected<double> PartitionOptions::paramDouble(const std::string &Name, double D
   double V = 0;
   try {
     V = std::stod(It->second, &Pos);
-  } catch (...) {
-    Pos = 0;
-  }
+  } catch (...) { Pos = 0; }
   if (Pos == 0 || Pos != It->second.size())
     return makeUsageError("--", Name, " '", It->second, "' must be a number");
   return V;
@@ -156,9 +154,7 @@ Expected<long long> PartitionOptions::paramInt(const std::string &Name, long lon
   long long V = 0;
   try {
     V = std::stoll(It->second, &Pos);
-  } catch (...) {
-    Pos = 0;
-  }
+  } catch (...) { Pos = 0; }
   if (Pos == 0 || Pos != It->second.size())
     return makeUsageError("--", Name, " '", It->second, "' must be an integer");
   return V;
@@ -173,7 +169,8 @@ Expected<Objective> onnxp::resolveObjective(const PartitionerInfo &Info, const P
   if (!O.objective) return Info.objectives.front();
   if (Info.optimises(*O.objective)) return *O.objective;
   std::string Names;
-  for (Objective Obj : Info.objectives) Names += (Names.empty() ? "" : ", ") + std::string(objectiveName(Obj));
+  for (Objective Obj : Info.objectives)
+    Names += (Names.empty() ? "" : ", ") + std::string(objectiveName(Obj));
   return makeUsageError("--algo ", Info.name, ": objective '", objectiveName(*O.objective),
                         "' is not supported (", Info.name, " optimises ", Names, ")");
 }
@@ -220,7 +217,8 @@ Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G
   std::optional<Plan> BlockPlan;
   if (Info.input == PlannerInput::Chain) {
     if (!C)
-      return makeUsageError("--algo ", Name, " plans on a chain of blocks and needs the linearize pass, "
+      return makeUsageError("--algo ", Name,
+                            " plans on a chain of blocks and needs the linearize pass, "
                             "which this pipeline did not run");
     Expected<Plan> B = Info.runChain(*C, P, Resolved);
     if (!B) return B.takeError();

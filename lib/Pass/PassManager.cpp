@@ -21,8 +21,7 @@ Expected<PassManager> PassManager::parse(const std::string &Pipeline) {
   std::string Name;
   while (std::getline(SS, Name, ',')) {
     size_t B = Name.find_first_not_of(" \t"), E = Name.find_last_not_of(" \t");
-    if (B == std::string::npos)
-      return makeUsageError("empty pass name in --passes '", Pipeline, "'");
+    if (B == std::string::npos) return makeUsageError("empty pass name in --passes '", Pipeline, "'");
     Expected<std::unique_ptr<Pass>> P = createPass(Name.substr(B, E - B + 1));
     if (!P) return P.takeError();
     PM.add(std::move(*P));
@@ -50,8 +49,8 @@ void onnxp::printDump(std::ostream &OS, const PassContext &Ctx, const std::strin
     OS << "plan algorithm=" << P.algorithm << " objective=" << formatNumber(P.objective)
        << " kind=" << objectiveName(P.objectiveKind) << "\n";
     for (size_t V = 0; V < P.device.size(); ++V)
-      OS << "place " << V << " '" << Ctx.graph.node(V).name << "' "
-         << Ctx.platform.deviceName(P.device[V]) << "\n";
+      OS << "place " << V << " '" << Ctx.graph.node(V).name << "' " << Ctx.platform.deviceName(P.device[V])
+         << "\n";
   }
 }
 
@@ -63,9 +62,9 @@ Error PassManager::run(PassContext &Ctx, const Instrumentation &I) {
     double Secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
     if (!Changed) return Changed.takeError().withContext(P->name());
     if (I.timePasses && I.logStream)
-      *I.logStream << "time-passes: " << std::setw(10) << std::fixed << std::setprecision(4)
-                   << Secs * 1e3 << " ms  " << P->name() << (*Changed ? "" : " (no change)")
-                   << "\n" << std::defaultfloat;
+      *I.logStream << "time-passes: " << std::setw(10) << std::fixed << std::setprecision(4) << Secs * 1e3
+                   << " ms  " << P->name() << (*Changed ? "" : " (no change)") << "\n"
+                   << std::defaultfloat;
     if (I.dumpStream && (I.printAfter.count(P->name()) || I.printAfter.count("*")))
       printDump(*I.dumpStream, Ctx, P->name());
   }

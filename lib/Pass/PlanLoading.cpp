@@ -34,7 +34,8 @@ bool looksLikeJson(const std::string &S) {
 } // namespace
 
 Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
-  if (!Ctx.hasGraph) return makeUsageError("--load-plan needs a cost graph; include build-cost-graph in --passes");
+  if (!Ctx.hasGraph)
+    return makeUsageError("--load-plan needs a cost graph; include build-cost-graph in --passes");
   Expected<std::string> Text = readFile(File);
   if (!Text) return Text.takeError();
   Expected<Plan> P = makeError("unreachable");

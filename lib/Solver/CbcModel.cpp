@@ -96,9 +96,7 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
   const int NumCols = static_cast<int>(M.numVars());
   const int NumRows = static_cast<int>(M.numRows());
   if (NumCols == 0) return makeInternalError("MILP model has no variables");
-  auto Clip = [](double V) {
-    return std::isinf(V) ? (V > 0 ? COIN_DBL_MAX : -COIN_DBL_MAX) : V;
-  };
+  auto Clip = [](double V) { return std::isinf(V) ? (V > 0 ? COIN_DBL_MAX : -COIN_DBL_MAX) : V; };
 
   std::vector<double> ColLb(NumCols), ColUb(NumCols), Obj(NumCols);
   for (int I = 0; I < NumCols; ++I) {
@@ -130,9 +128,8 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
     }
   }
   Starts[NumRows] = static_cast<CoinBigIndex>(Elems.size());
-  CoinPackedMatrix Matrix(/*colordered=*/false, NumCols, NumRows,
-                          static_cast<CoinBigIndex>(Elems.size()), Elems.data(), Index.data(),
-                          Starts.data(), Lengths.data());
+  CoinPackedMatrix Matrix(/*colordered=*/false, NumCols, NumRows, static_cast<CoinBigIndex>(Elems.size()),
+                          Elems.data(), Index.data(), Starts.data(), Lengths.data());
 
   OsiClpSolverInterface Lp;
   Lp.loadProblem(Matrix, ColLb.data(), ColUb.data(), Obj.data(), RowLb.data(), RowUb.data());
@@ -157,8 +154,7 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
   const std::vector<double> &Start = M.mipStart();
   if (!Start.empty()) {
     if (Start.size() != M.numVars())
-      return makeInternalError("MIP start has ", Start.size(), " values for ", M.numVars(),
-                               " variables");
+      return makeInternalError("MIP start has ", Start.size(), " values for ", M.numVars(), " variables");
     // CBC rejects an infeasible start silently; check it here so the result
     // can say whether the warm start was used.
     Result.startAccepted = M.maxViolation(Start) <= 1e-6;
@@ -190,9 +186,8 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
   // timeMode elapsed: the limit is wall-clock time (CBC's default is CPU
   // time, which with several threads or a busy machine is not what a user
   // asking for "10 minutes" means).
-  std::vector<const char *> Args = {"onnxp",     "-log",    Log.c_str(), "-slog",
-                                    Log.c_str(), "-timeMode", "elapsed", "-seconds",
-                                    Sec.c_str(), "-ratioGap", Gap.c_str()};
+  std::vector<const char *> Args = {"onnxp",   "-log",     Log.c_str(), "-slog",     Log.c_str(), "-timeMode",
+                                    "elapsed", "-seconds", Sec.c_str(), "-ratioGap", Gap.c_str()};
   if (O.threads > 1) {
     Args.push_back("-threads");
     Args.push_back(Threads.c_str());
@@ -201,8 +196,8 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
   Args.push_back("-solve");
   Args.push_back("-quit");
   auto Begin = Clock::now();
-  int Rc = CbcMain1(static_cast<int>(Args.size()), Args.data(), Model,
-                    [](CbcModel *, int) { return 0; }, Data);
+  int Rc = CbcMain1(
+      static_cast<int>(Args.size()), Args.data(), Model, [](CbcModel *, int) { return 0; }, Data);
   Result.seconds = std::chrono::duration<double>(Clock::now() - Begin).count();
   if (Rc != 0) return makeInternalError("CBC failed with code ", Rc);
 
@@ -228,8 +223,7 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
   Result.objective = M.objectiveOf(Result.values);
   Result.status = Model.isProvenOptimal() ? MilpStatus::Optimal : MilpStatus::Feasible;
   Result.bound = Model.getBestPossibleObjValue();
-  if (Result.status == MilpStatus::Optimal && !(Result.bound > -1e49))
-    Result.bound = Result.objective;
+  if (Result.status == MilpStatus::Optimal && !(Result.bound > -1e49)) Result.bound = Result.objective;
   // CBC stops at the gap limit and calls that optimal; a bound above the
   // objective (rounding) is clamped so the gap stays non-negative.
   Result.bound = std::min(Result.bound, Result.objective);

@@ -13,8 +13,8 @@
 #include "onnx-partition/IR/CostGraph.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 
 using namespace onnxp;
 
@@ -29,15 +29,12 @@ int MilpModel::addVar(VarKind Kind, double Lb, double Ub, double Obj, std::strin
 
 int MilpModel::addRow(std::vector<LinTerm> Terms, double Lb, double Ub) {
   // Merge repeated variables so the solver never sees duplicate entries.
-  std::sort(Terms.begin(), Terms.end(),
-            [](const LinTerm &A, const LinTerm &B) { return A.var < B.var; });
+  std::sort(Terms.begin(), Terms.end(), [](const LinTerm &A, const LinTerm &B) { return A.var < B.var; });
   std::vector<LinTerm> Merged;
   for (const LinTerm &T : Terms) {
     assert(T.var >= 0 && T.var < (int)Vars.size() && "row uses an unknown variable");
-    if (!Merged.empty() && Merged.back().var == T.var)
-      Merged.back().coef += T.coef;
-    else
-      Merged.push_back(T);
+    if (!Merged.empty() && Merged.back().var == T.var) Merged.back().coef += T.coef;
+    else Merged.push_back(T);
   }
   std::erase_if(Merged, [](const LinTerm &T) { return T.coef == 0; });
   Rows.push_back({std::move(Merged), Lb, Ub});

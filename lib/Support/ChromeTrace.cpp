@@ -22,8 +22,9 @@ void ChromeTrace::nameThread(int Pid, int Tid, const std::string &Name) {
   Events.push_back({'M', Pid, Tid, "thread_sort_index", "", 0, 0, double(Tid), {}});
 }
 
-void ChromeTrace::addSlice(int Pid, int Tid, const std::string &Name, const std::string &Category, double StartMs,
-                           double DurationMs, const std::map<std::string, std::string> &Args) {
+void ChromeTrace::addSlice(int Pid, int Tid, const std::string &Name, const std::string &Category,
+                           double StartMs, double DurationMs,
+                           const std::map<std::string, std::string> &Args) {
   Events.push_back({'X', Pid, Tid, Name, Category, StartMs, DurationMs, 0, Args});
 }
 
@@ -53,8 +54,7 @@ std::string ChromeTrace::toJson() const {
     if (E.Phase == 'M') {
       if (E.Name == "process_sort_index" || E.Name == "thread_sort_index")
         J["args"] = {{"sort_index", int(E.Value)}};
-      else
-        J["args"] = E.Args;
+      else J["args"] = E.Args;
     } else if (E.Phase == 'X') {
       J["cat"] = E.Category.empty() ? "op" : E.Category;
       J["ts"] = E.Ts * 1000.0; // ms -> us

@@ -89,7 +89,8 @@ OutputTransaction::~OutputTransaction() {
 
 Expected<std::string> OutputTransaction::reserve(const std::string &Path) {
   for (const Entry &E : Entries)
-    if (samePath(E.path, Path)) return makeUsageError("two outputs of this run are the same file '", Path, "'");
+    if (samePath(E.path, Path))
+      return makeUsageError("two outputs of this run are the same file '", Path, "'");
   std::string Tmp = Path + ".tmp-" + std::to_string(getpid());
   if (!registerTemporary(Tmp)) return makeError("too many output files (or a path too long): '", Path, "'");
   Entries.push_back({Path, Tmp});

@@ -70,8 +70,9 @@ onnx::AttributeProto intAttribute(const std::string &Name, int64_t Value) {
 Error singleDevice(const ModelPlacement &P) {
   for (size_t I = 0; I < P.numNodes(); ++I)
     if (P.device[I] != P.device.front() || P.stage[I] != P.stage.front())
-      return makeError("chain schedule write-back: the plan spreads the model over several devices or stages; "
-                       "offloading and recomputation are written for one accelerator");
+      return makeError(
+          "chain schedule write-back: the plan spreads the model over several devices or stages; "
+          "offloading and recomputation are written for one accelerator");
   return Error::success();
 }
 
@@ -83,9 +84,9 @@ struct WeightEvent {
   int anchor = 0; ///< the original node it goes after (offload) or before (prefetch)
 };
 
-Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelPlacement &P, const OnnxModel &M,
-                                                   const Chain &C, const ChainOnnxNodes &Nodes,
-                                                   const std::string &Json) {
+Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelPlacement &P,
+                                                   const OnnxModel &M, const Chain &C,
+                                                   const ChainOnnxNodes &Nodes, const std::string &Json) {
   int L = int(C.size());
   Expected<OffloadSchedule> S = parseOffloadScheduleJson(Json, L);
   if (!S) return S.takeError();
@@ -97,7 +98,8 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
   };
   for (int J = 0; J < 2 * L; ++J)
     for (int Idx : OpNodes(J))
-      if (Idx < 0 || Idx >= N) return makeInternalError("chain block names ONNX node ", Idx, ", not in the graph");
+      if (Idx < 0 || Idx >= N)
+        return makeInternalError("chain block names ONNX node ", Idx, ", not in the graph");
   // The weights of each layer: parameters whose first reader is in the block.
   std::set<std::string> Params;
   for (const ParameterInfo &Pr : findParameters(M)) Params.insert(Pr.name);
@@ -110,13 +112,15 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
   std::set<std::string> Owned;
   for (int Idx = 0; Idx < N; ++Idx)
     for (const std::string &In : G.node(Idx).input())
-      if (Params.count(In) && Owned.insert(In).second && LayerOfNode[Idx]) Weights[LayerOfNode[Idx]].push_back(In);
+      if (Params.count(In) && Owned.insert(In).second && LayerOfNode[Idx])
+        Weights[LayerOfNode[Idx]].push_back(In);
 
   std::vector<WeightEvent> Events;
   int Skipped = 0;
   for (const OffloadTransfer &T : S->transfers) {
     if (T.layer < 1 || T.layer > L || T.forOp < 0 || T.forOp >= 2 * L)
-      return makeError("offload schedule: transfer of layer ", T.layer, " for op ", T.forOp, " is outside the chain");
+      return makeError("offload schedule: transfer of layer ", T.layer, " for op ", T.forOp,
+                       " is outside the chain");
     // An op without ONNX nodes (backward nodes derived by --training exist
     // in the cost graph only) has no point in the model to write at.
     const std::vector<int> &Any = OpNodes(T.forOp);
@@ -160,15 +164,19 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
       const double Bytes = Known ? *Known : 0.0;
       std::string Cur = Current.count(W) ? Current[W] : W;
       const onnx::NodeProto &AN = G.node(Index[E.anchor]);
-      const std::string Anchor = AN.name().empty() ? AN.op_type() + "_" + std::to_string(E.anchor) : AN.name();
+      const std::string Anchor =
+          AN.name().empty() ? AN.op_type() + "_" + std::to_string(E.anchor) : AN.name();
       std::vector<onnx::AttributeProto> Attrs = {
-          stringAttribute("source", E.prefetch ? "host" : Acc), stringAttribute("target", E.prefetch ? Acc : "host"),
-          intAttribute("bytes", int64_t(Bytes)), intAttribute("stage", Stage),
-          stringAttribute("after_node", Anchor), stringAttribute("stream", E.prefetch ? "host->gpu" : "gpu->host")};
+          stringAttribute("source", E.prefetch ? "host" : Acc),
+          stringAttribute("target", E.prefetch ? Acc : "host"),
+          intAttribute("bytes", int64_t(Bytes)),
+          intAttribute("stage", Stage),
+          stringAttribute("after_node", Anchor),
+          stringAttribute("stream", E.prefetch ? "host->gpu" : "gpu->host")};
       if (!E.prefetch) {
         std::string Host = Fresh(W + "__host");
-        Expected<int> Pos = insertPartitionNode(Out, P, PartitionOp::Offload, Cur, Host, Attrs, Index[E.anchor], {},
-                                                P.device.front(), Stage);
+        Expected<int> Pos = insertPartitionNode(Out, P, PartitionOp::Offload, Cur, Host, Attrs,
+                                                Index[E.anchor], {}, P.device.front(), Stage);
         if (!Pos) return Pos.takeError();
         for (int &I : Index)
           if (I >= *Pos) ++I;
@@ -180,8 +188,8 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
       std::string Source = HostCopy.count(W) ? HostCopy[W] : Cur;
       std::string Back = Fresh(W + "__prefetch");
       int Before = Index[E.anchor];
-      Expected<int> Pos =
-          insertPartitionNode(Out, P, PartitionOp::Prefetch, Source, Back, Attrs, Before - 1, {}, P.device.front(), Stage);
+      Expected<int> Pos = insertPartitionNode(Out, P, PartitionOp::Prefetch, Source, Back, Attrs, Before - 1,
+                                              {}, P.device.front(), Stage);
       if (!Pos) return Pos.takeError();
       for (int &I : Index)
         if (I >= *Pos) ++I;
@@ -199,8 +207,9 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
   return R;
 }
 
-Expected<ChainWriteBackResult> writeActivationSchedule(onnx::ModelProto &Out, ModelPlacement &P, const Chain &C,
-                                                       const ChainOnnxNodes &Nodes, const std::string &Json) {
+Expected<ChainWriteBackResult> writeActivationSchedule(onnx::ModelProto &Out, ModelPlacement &P,
+                                                       const Chain &C, const ChainOnnxNodes &Nodes,
+                                                       const std::string &Json) {
   Expected<ActivationScheduleText> S = parseActivationScheduleJson(Json);
   if (!S) return S.takeError();
   S->plan.layers.resize(C.size());
@@ -214,7 +223,8 @@ Expected<ChainWriteBackResult> writeActivationSchedule(onnx::ModelProto &Out, Mo
   P.stage.assign(G.node_size(), Stage);
   P.inserted.assign(G.node_size(), 0);
   for (int I = 0; I < G.node_size(); ++I)
-    P.inserted[I] = G.node(I).domain() == kPartitionDomain || G.node(I).name().find(kRecomputeNameTag) != std::string::npos;
+    P.inserted[I] = G.node(I).domain() == kPartitionDomain ||
+                    G.node(I).name().find(kRecomputeNameTag) != std::string::npos;
   ChainWriteBackResult R;
   R.kind = ChainWriteBackResult::Kind::Activation;
   R.offloadNodes = RR->offloadNodes;
@@ -225,9 +235,9 @@ Expected<ChainWriteBackResult> writeActivationSchedule(onnx::ModelProto &Out, Mo
 
 } // namespace
 
-Expected<ChainWriteBackResult> onnxp::writeChainSchedule(onnx::ModelProto &Out, ModelPlacement &P, const OnnxModel &M,
-                                                         const CostGraph &G, const Chain &C,
-                                                         const std::string &ScheduleJson) {
+Expected<ChainWriteBackResult> onnxp::writeChainSchedule(onnx::ModelProto &Out, ModelPlacement &P,
+                                                         const OnnxModel &M, const CostGraph &G,
+                                                         const Chain &C, const std::string &ScheduleJson) {
   ChainWriteBackResult None;
   if (ScheduleJson.empty()) return None;
   nlohmann::json J = nlohmann::json::parse(ScheduleJson, nullptr, /*allow_exceptions=*/false);
@@ -236,8 +246,8 @@ Expected<ChainWriteBackResult> onnxp::writeChainSchedule(onnx::ModelProto &Out, 
   bool Weights = J.contains("opStartMs") && J.contains("transfers") && J.contains("perLayer");
   if (!Activation && !Weights) return None;
   if (Out.graph().node_size() != int(P.numNodes()))
-    return makeInternalError("chain schedule write-back: the placement covers ", P.numNodes(), " nodes, the model has ",
-                             Out.graph().node_size());
+    return makeInternalError("chain schedule write-back: the placement covers ", P.numNodes(),
+                             " nodes, the model has ", Out.graph().node_size());
   for (const ChainBlock &B : C.blocks)
     if (B.nodes.empty())
       return makeError("chain schedule write-back: chain block '", B.name,

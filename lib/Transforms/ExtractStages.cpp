@@ -52,7 +52,8 @@ std::map<std::string, onnx::TypeProto> inferTypes(const onnx::ModelProto &M) {
   }
   for (const auto *List : {&G.value_info(), &G.output(), &G.input()})
     for (const auto &VI : *List)
-      if (VI.has_type() && VI.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) Types[VI.name()] = VI.type();
+      if (VI.has_type() && VI.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+        Types[VI.name()] = VI.type();
   return Types;
 }
 
@@ -167,8 +168,8 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
     Out.set_producer_version(M.producer_version());
     Out.set_domain(M.domain());
     Out.set_model_version(M.model_version());
-    Out.set_doc_string("onnx-partition stage " + std::to_string(St) + " of '" + M.graph().name() +
-                       "' on " + P.deviceNames[SM.device]);
+    Out.set_doc_string("onnx-partition stage " + std::to_string(St) + " of '" + M.graph().name() + "' on " +
+                       P.deviceNames[SM.device]);
     *Out.mutable_functions() = M.functions();
     // Keep the device configuration (field 26) so the stage's node
     // annotations refer to a configuration that exists in the stage model.
@@ -186,7 +187,8 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
       // give it (its op and index among the original nodes), so ONNX
       // Runtime's profile of the stage (run_pipeline.js --profile) names
       // it as `onnx-partition --profile` expects.
-      if (Node->name().empty() && !P.inserted[I]) Node->set_name(G.node(I).op_type() + "_" + std::to_string(OriginalIndex[I]));
+      if (Node->name().empty() && !P.inserted[I])
+        Node->set_name(G.node(I).op_type() + "_" + std::to_string(OriginalIndex[I]));
       for (const std::string &T : G.node(I).output())
         if (!T.empty()) Produced.insert(T);
     }
@@ -218,7 +220,8 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
         *VI->mutable_type() = *T;
         SM.inputs.push_back(In);
         auto PIt = Producer.find(In);
-        nlohmann::json From = PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
+        nlohmann::json From =
+            PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
         Inputs.push_back({{"tensor", In}, {"from", From}});
         J["edges"].push_back({{"tensor", In}, {"from", From}, {"to", St}});
       }
@@ -262,16 +265,17 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
 
     // What ONNX Runtime needs to run this stage on its device.
     OrtDevice Ort = ortDeviceFor(P.deviceNames[SM.device]);
-    nlohmann::json Stage = {{"id", St},
-                            {"name", SM.name},
-                            {"device", P.deviceNames[SM.device]},
-                            {"file", SM.fileName},
-                            {"nodes", SM.numNodes},
-                            {"execution_provider", Ort.executionProvider},
-                            {"device_id", Ort.deviceId},
-                            {"layer_assignment_settings", ortLayerAssignmentSettings({P.deviceNames[SM.device]})},
-                            {"inputs", Inputs},
-                            {"outputs", Outputs}};
+    nlohmann::json Stage = {
+        {"id", St},
+        {"name", SM.name},
+        {"device", P.deviceNames[SM.device]},
+        {"file", SM.fileName},
+        {"nodes", SM.numNodes},
+        {"execution_provider", Ort.executionProvider},
+        {"device_id", Ort.deviceId},
+        {"layer_assignment_settings", ortLayerAssignmentSettings({P.deviceNames[SM.device]})},
+        {"inputs", Inputs},
+        {"outputs", Outputs}};
     if (St < static_cast<int>(O.prediction.stageTime.size()))
       Stage["predicted_time"] = O.prediction.stageTime[St];
     J["stages"].push_back(std::move(Stage));
@@ -282,8 +286,9 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
     auto PIt = Producer.find(GO.name());
     J["graph_outputs"].push_back(
         {{"name", GO.name()},
-         {"from", PIt == Producer.end() ? nlohmann::json(Initializers.count(GO.name()) ? "initializer" : "graph")
-                                        : nlohmann::json(P.stage[PIt->second])}});
+         {"from", PIt == Producer.end()
+                      ? nlohmann::json(Initializers.count(GO.name()) ? "initializer" : "graph")
+                      : nlohmann::json(P.stage[PIt->second])}});
   }
   J["transfers"] = nlohmann::json::array();
   for (const InsertedTransfer &T : Transfers)

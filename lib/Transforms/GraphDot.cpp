@@ -38,7 +38,10 @@ std::string quote(const std::string &S) {
   std::string Out = "\"";
   for (char C : S) {
     if (C == '"' || C == '\\') Out += '\\';
-    if (C == '\n') { Out += "\\n"; continue; }
+    if (C == '\n') {
+      Out += "\\n";
+      continue;
+    }
     Out += C;
   }
   return Out + "\"";
@@ -80,8 +83,8 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
      << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
      << "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#777777\"];\n";
   std::ostringstream Title;
-  Title << P.algorithm << ": " << objectiveName(P.objectiveKind) << " " << ms(P.objective, Unit) << " on " << Pl.accelerators
-        << " accelerators + " << Pl.cpus << " CPU cores";
+  Title << P.algorithm << ": " << objectiveName(P.objectiveKind) << " " << ms(P.objective, Unit) << " on "
+        << Pl.accelerators << " accelerators + " << Pl.cpus << " CPU cores";
   OS << "  labelloc=t;\n  label=" << quote(Title.str()) << ";\n";
   for (auto &[C, Nodes] : Members) {
     int D = Device(Nodes.front());
@@ -96,14 +99,16 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
     else L << Dev;
     L << "\n" << Nodes.size() << " nodes, " << ms(Compute, Unit);
     OS << "  subgraph cluster_" << (C < 0 ? "none" : std::to_string(C)) << " {\n"
-       << "    label=" << quote(L.str()) << ";\n    style=dashed;\n    color=" << quote(D >= 0 ? borderColor(Pl, D) : "black")
+       << "    label=" << quote(L.str())
+       << ";\n    style=dashed;\n    color=" << quote(D >= 0 ? borderColor(Pl, D) : "black")
        << ";\n    penwidth=2;\n";
     for (int V : Nodes) {
       const CostNode &N = G.node(V);
       int ND = Device(V);
       double T = Pl.isAccelerator(ND) ? N.accTime : N.cpuTime;
       std::string Label = N.name + (N.op.empty() ? "" : "\n" + N.op) + "\n" + ms(T, Unit);
-      OS << "    n" << V << " [label=" << quote(Label) << ", fillcolor=" << quote(ND >= 0 ? deviceColor(Pl, ND) : "white");
+      OS << "    n" << V << " [label=" << quote(Label)
+         << ", fillcolor=" << quote(ND >= 0 ? deviceColor(Pl, ND) : "white");
       if (N.isBackward()) OS << ", shape=ellipse";
       OS << "];\n";
     }
@@ -116,7 +121,8 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
     auto [S, T] = Ends;
     OS << "  n" << S << " -> n" << T;
     if (Device(S) != Device(T))
-      OS << " [color=\"#d62728\", penwidth=2.5, fontcolor=\"#d62728\", label=" << quote(humanBytes(Bytes)) << "]";
+      OS << " [color=\"#d62728\", penwidth=2.5, fontcolor=\"#d62728\", label=" << quote(humanBytes(Bytes))
+         << "]";
     OS << ";\n";
   }
   // A legend: one swatch per used device.
@@ -125,8 +131,8 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
   std::string Chain;
   for (int D : Used) {
     if (D < 0) continue;
-    OS << "    legend" << D << " [label=" << quote(Pl.deviceName(D)) << ", fillcolor=" << quote(deviceColor(Pl, D))
-       << ", color=" << quote(borderColor(Pl, D)) << "];\n";
+    OS << "    legend" << D << " [label=" << quote(Pl.deviceName(D))
+       << ", fillcolor=" << quote(deviceColor(Pl, D)) << ", color=" << quote(borderColor(Pl, D)) << "];\n";
     Chain += (Chain.empty() ? "    " : " -> ") + ("legend" + std::to_string(D));
   }
   // Invisible edges keep the swatches in device order, side by side.

@@ -39,11 +39,9 @@ namespace {
 /// Attributes each op declares; a node may set any subset.
 std::vector<std::string> declaredAttributes(PartitionOp Op) {
   switch (Op) {
-  case PartitionOp::Transfer:
-    return {"source", "target", "bytes", "source_stage", "target_stage"};
+  case PartitionOp::Transfer: return {"source", "target", "bytes", "source_stage", "target_stage"};
   case PartitionOp::Offload:
-  case PartitionOp::Prefetch:
-    return {"source", "target", "bytes", "stage", "after_node", "stream"};
+  case PartitionOp::Prefetch: return {"source", "target", "bytes", "stage", "after_node", "stream"};
   }
   return {};
 }
@@ -227,12 +225,13 @@ Expected<int> onnxp::insertPartitionNode(onnx::ModelProto &M, ModelPlacement &P,
                                          const std::string &Input, const std::string &Output,
                                          const std::vector<onnx::AttributeProto> &Attributes, int After,
                                          const std::vector<int> &Consumers, int Device, int Stage) {
-  return insertNode(M, P, Op, Input, Output, Attributes, After, Consumers, Device, Stage, /*AddValueInfo=*/true);
+  return insertNode(M, P, Op, Input, Output, Attributes, After, Consumers, Device, Stage,
+                    /*AddValueInfo=*/true);
 }
 
-Expected<TransferResult> onnxp::insertTransfers(
-    onnx::ModelProto &M, ModelPlacement &P,
-    const std::function<double(const std::string &)> &TensorBytes) {
+Expected<TransferResult>
+onnxp::insertTransfers(onnx::ModelProto &M, ModelPlacement &P,
+                       const std::function<double(const std::string &)> &TensorBytes) {
   TransferResult R;
   const onnx::GraphProto &G = M.graph();
   int N = G.node_size();
@@ -282,7 +281,8 @@ Expected<TransferResult> onnxp::insertTransfers(
     T.consumers = Consumers;
     T.output = uniqueName(Names, Tensor + "__to_" + P.deviceNames[Target]);
     Names.insert(T.output);
-    if (auto It = Declared.find(Tensor); It != Declared.end()) NewValueInfo.emplace_back(T.output, &It->second);
+    if (auto It = Declared.find(Tensor); It != Declared.end())
+      NewValueInfo.emplace_back(T.output, &It->second);
     std::vector<onnx::AttributeProto> Attrs = {
         stringAttr("source", P.deviceNames[T.source]), stringAttr("target", P.deviceNames[Target]),
         intAttr("bytes", static_cast<int64_t>(T.bytes)), intAttr("source_stage", T.sourceStage),
@@ -290,8 +290,8 @@ Expected<TransferResult> onnxp::insertTransfers(
     std::vector<int> Current;
     for (int C : Consumers) Current.push_back(Index[C]);
     int After = Index[Prod] + InsertedAfter[Prod];
-    Expected<int> Pos = insertNode(M, P, PartitionOp::Transfer, Tensor, T.output, Attrs, After, Current, Target,
-                                   T.targetStage, /*AddValueInfo=*/false);
+    Expected<int> Pos = insertNode(M, P, PartitionOp::Transfer, Tensor, T.output, Attrs, After, Current,
+                                   Target, T.targetStage, /*AddValueInfo=*/false);
     if (!Pos) return Pos.takeError();
     ++InsertedAfter[Prod];
     for (int &I : Index)

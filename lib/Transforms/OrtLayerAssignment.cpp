@@ -35,6 +35,7 @@ std::string onnxp::ortLayerAssignmentSettings(const std::vector<std::string> &De
 
 bool onnxp::fitsOneOrtSession(const std::vector<std::string> &Devices) {
   int Gpus = 0;
-  for (const std::string &Name : Devices) Gpus += ortDeviceFor(Name).executionProvider != "CPUExecutionProvider";
+  for (const std::string &Name : Devices)
+    Gpus += ortDeviceFor(Name).executionProvider != "CPUExecutionProvider";
   return Gpus <= 1;
 }

@@ -53,7 +53,8 @@ void onnxp::registerOrtOnnxDomainSchemas() {
                 "for checking only)")
         .Attr("axis", "first normalization dimension", onnx::AttributeProto::INT, static_cast<int64_t>(-1))
         .Attr("epsilon", "added to the variance", onnx::AttributeProto::FLOAT, 1e-5f)
-        .Attr("stash_type", "type of mean and inv_std_var", onnx::AttributeProto::INT, static_cast<int64_t>(1))
+        .Attr("stash_type", "type of mean and inv_std_var", onnx::AttributeProto::INT,
+              static_cast<int64_t>(1))
         .AllowUncheckedAttributes()
         .Input(0, "X", "input", "T")
         .Input(1, "scale", "scale", "T")

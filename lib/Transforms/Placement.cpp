@@ -99,8 +99,7 @@ Error onnxp::assignStages(const onnx::GraphProto &G, ModelPlacement &P) {
   } else {
     std::vector<int> Level(N, 0);
     for (int V : *Order)
-      for (int U : Preds[V])
-        Level[V] = std::max(Level[V], Level[U] + (P.device[U] != P.device[V] ? 1 : 0));
+      for (int U : Preds[V]) Level[V] = std::max(Level[V], Level[U] + (P.device[U] != P.device[V] ? 1 : 0));
     for (size_t V = 0; V < N; ++V) Key[V] = {Level[V], P.device[V]};
   }
   std::map<std::pair<int, int>, int> StageOf;
@@ -132,14 +131,17 @@ Expected<ModelPlacement> onnxp::placementFromPlan(const OnnxModel &M, const Cost
       return makeError("plan places node '", G.node(V).name, "' on device ", D, ", which the platform lacks");
     for (int I : G.node(V).onnxNodes) {
       if (I < 0 || I >= OG.node_size())
-        return makeError("plan node '", G.node(V).name, "' refers to ONNX node ", I,
-                         " but the model has ", OG.node_size(), " nodes");
+        return makeError("plan node '", G.node(V).name, "' refers to ONNX node ", I, " but the model has ",
+                         OG.node_size(), " nodes");
       Out.device[I] = D;
     }
   }
   for (int I = 0; I < OG.node_size(); ++I)
     if (Out.device[I] < 0)
-      return makeError("the plan does not place ONNX node '", (OG.node(I).name().empty() ? OG.node(I).op_type() + "_" + std::to_string(I) : OG.node(I).name()), "'");
+      return makeError(
+          "the plan does not place ONNX node '",
+          (OG.node(I).name().empty() ? OG.node(I).op_type() + "_" + std::to_string(I) : OG.node(I).name()),
+          "'");
   ONNXP_RETURN_IF_ERROR(assignStages(OG, Out));
   return Out;
 }

@@ -41,8 +41,7 @@ Expected<std::map<std::string, JsonAssignment>> parsePlanAssignment(const std::s
   std::map<std::string, JsonAssignment> Out;
   if (Json.empty()) return Out;
   nlohmann::json J = nlohmann::json::parse(Json, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object())
-    return makeError("metadata '", kPlanKey, "' is not a JSON object");
+  if (J.is_discarded() || !J.is_object()) return makeError("metadata '", kPlanKey, "' is not a JSON object");
   if (!J.contains("assignment")) return Out;
   if (!J["assignment"].is_array()) return makeError("metadata '", kPlanKey, "': assignment is not a list");
   for (const auto &A : J["assignment"]) {
@@ -55,7 +54,8 @@ Expected<std::map<std::string, JsonAssignment>> parsePlanAssignment(const std::s
       // Stage numbers size per-stage arrays: keep them to a sane int range.
       int64_t S = A["stage"].get<int64_t>();
       if (S < 0 || S > 1000000)
-        return makeError("metadata '", kPlanKey, "': stage ", A["stage"].dump(), " is out of range [0, 1000000]");
+        return makeError("metadata '", kPlanKey, "': stage ", A["stage"].dump(),
+                         " is out of range [0, 1000000]");
       E.stage = static_cast<int>(S);
     }
     Out[A["node"].get<std::string>()] = E;
@@ -140,7 +140,8 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
       auto It = Json->find(Name);
       if (!Json->empty() && It == Json->end())
         return makeError(Where, " is missing from the plan JSON in metadata '", kPlanKey, "'");
-      if (It != Json->end() && (It->second.device != DevName || (It->second.stage >= 0 && It->second.stage != Stage)))
+      if (It != Json->end() &&
+          (It->second.device != DevName || (It->second.stage >= 0 && It->second.stage != Stage)))
         return makeError(Where, ": device field says ", DevName, " stage ", Stage, " but the plan JSON says ",
                          It->second.device, " stage ", It->second.stage);
       R.originalNodes.push_back(I);
@@ -177,9 +178,8 @@ Expected<Plan> onnxp::planFromAnnotatedModel(const onnx::ModelProto &Annotated, 
                 A.output_size() == O.output_size();
     for (int J = 0; Same && J < O.output_size(); ++J) Same = A.output(J) == O.output(J);
     if (!Same)
-      return makeError("the plan is for a different model: its node ", K, " is '", displayName(A, K),
-                       "' (", A.op_type(), "), this model's is '", displayName(O, K), "' (", O.op_type(),
-                       ")");
+      return makeError("the plan is for a different model: its node ", K, " is '", displayName(A, K), "' (",
+                       A.op_type(), "), this model's is '", displayName(O, K), "' (", O.op_type(), ")");
   }
   Expected<std::map<std::string, JsonAssignment>> Json = parsePlanAssignment(R->planJson);
   if (!Json) return Json.takeError();

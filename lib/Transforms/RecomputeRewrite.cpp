@@ -34,13 +34,13 @@ struct Rewriter {
   RecomputeRewriteResult R;
 
   int N = 0, L = 0;
-  std::vector<int> LayerOf;                          // node -> layer (0: none)
-  std::unordered_map<std::string, int> TensorLayer;  // produced by a layer node
-  std::vector<std::vector<std::string>> Outputs;     // layer -> its tensors
-  std::vector<std::set<std::string>> Activation;     // layer -> tensors later layers read (a^k)
-  std::vector<std::vector<int>> BackwardNodes;       // layer -> backward nodes
+  std::vector<int> LayerOf;                         // node -> layer (0: none)
+  std::unordered_map<std::string, int> TensorLayer; // produced by a layer node
+  std::vector<std::vector<std::string>> Outputs;    // layer -> its tensors
+  std::vector<std::set<std::string>> Activation;    // layer -> tensors later layers read (a^k)
+  std::vector<std::vector<int>> BackwardNodes;      // layer -> backward nodes
   std::unordered_map<std::string, std::string> Avail;
-  std::unordered_map<std::string, std::string> Host;  // offloaded tensor -> host copy
+  std::unordered_map<std::string, std::string> Host; // offloaded tensor -> host copy
   std::unordered_set<std::string> Names;
   std::vector<onnx::NodeProto> Pending;
   std::vector<std::pair<double, onnx::NodeProto>> Placed; // (position, node)
@@ -77,8 +77,10 @@ struct Rewriter {
     std::unordered_map<std::string, int> ByName;
     for (int K = 1; K <= L; ++K)
       for (int Idx : Layers[K - 1]) {
-        if (Idx < 0 || Idx >= N) return makeError("activation rewrite: layer ", K, " names node ", Idx, ", not in the graph");
-        if (LayerOf[Idx]) return makeError("activation rewrite: node ", Idx, " is in layers ", LayerOf[Idx], " and ", K);
+        if (Idx < 0 || Idx >= N)
+          return makeError("activation rewrite: layer ", K, " names node ", Idx, ", not in the graph");
+        if (LayerOf[Idx])
+          return makeError("activation rewrite: node ", Idx, " is in layers ", LayerOf[Idx], " and ", K);
         LayerOf[Idx] = K;
         for (const auto &O : G.node(Idx).output()) {
           TensorLayer[O] = K;
@@ -139,7 +141,8 @@ struct Rewriter {
         continue;
       }
       onnx::NodeProto C = Orig;
-      C.set_name(fresh((Orig.name().empty() ? Orig.op_type() : Orig.name()) + "/recompute" + std::to_string(Copy)));
+      C.set_name(
+          fresh((Orig.name().empty() ? Orig.op_type() : Orig.name()) + "/recompute" + std::to_string(Copy)));
       for (int I = 0; I < C.input_size(); ++I) {
         const std::string &In = C.input(I);
         if (Local.count(In)) C.set_input(I, Local[In]);
@@ -168,8 +171,9 @@ struct Rewriter {
   std::string need(const std::string &T, const std::string &Reader) {
     auto It = Avail.find(T);
     if (It == Avail.end()) {
-      if (Missing.empty()) Missing = "activation rewrite: " + Reader + " reads " + T +
-                                     ", which the schedule neither keeps, prefetches nor recomputes there";
+      if (Missing.empty())
+        Missing = "activation rewrite: " + Reader + " reads " + T +
+                  ", which the schedule neither keeps, prefetches nor recomputes there";
       return T;
     }
     return It->second;
@@ -195,9 +199,7 @@ struct Rewriter {
       switch (Op.kind) {
       case RematOpKind::ForwardAll:
       case RematOpKind::ForwardCheck:
-      case RematOpKind::ForwardNoGrad:
-        forwardLayer(Op.layer, Op.kind, AfterLoss);
-        break;
+      case RematOpKind::ForwardNoGrad: forwardLayer(Op.layer, Op.kind, AfterLoss); break;
       case RematOpKind::Loss:
         AfterLoss = true;
         for (const std::string &T : Away) Avail.erase(T);
@@ -303,7 +305,8 @@ struct Rewriter {
       for (int U : Users[I])
         if (--Indeg[U] == 0) Ready.push(U);
     }
-    if (Order.size() != All.size()) return makeInternalError("activation rewrite: the rewritten graph has a cycle");
+    if (Order.size() != All.size())
+      return makeInternalError("activation rewrite: the rewritten graph has a cycle");
     G->clear_node();
     for (int I : Order) *G->add_node() = All[I].second;
     return Error::success();
@@ -312,9 +315,9 @@ struct Rewriter {
 
 } // namespace
 
-Expected<RecomputeRewriteResult> onnxp::rewriteActivationSchedule(onnx::ModelProto &M,
-                                                                  const std::vector<std::vector<int>> &LayerNodes,
-                                                                  const RematPlan &Plan) {
+Expected<RecomputeRewriteResult>
+onnxp::rewriteActivationSchedule(onnx::ModelProto &M, const std::vector<std::vector<int>> &LayerNodes,
+                                 const RematPlan &Plan) {
   if (!Plan.feasible) return makeError("activation rewrite: the plan is infeasible");
   onnx::ModelProto Copy = M;
   Rewriter W(Copy, LayerNodes, Plan);
@@ -325,7 +328,8 @@ Expected<RecomputeRewriteResult> onnxp::rewriteActivationSchedule(onnx::ModelPro
 
 Expected<onnx::ModelProto> onnxp::recomputeCheckModel(const onnx::ModelProto &Rewritten,
                                                       const RecomputeRewriteResult &R,
-                                                      const std::map<std::string, int64_t> &Dims, unsigned Seed) {
+                                                      const std::map<std::string, int64_t> &Dims,
+                                                      unsigned Seed) {
   if (R.recomputedTensors.empty()) return makeError("recompute check: the schedule recomputes nothing");
   const onnx::GraphProto &G = Rewritten.graph();
   std::unordered_map<std::string, int> Producer;
@@ -390,7 +394,9 @@ Expected<onnx::ModelProto> onnxp::recomputeCheckModel(const onnx::ModelProto &Re
       case onnx::TensorProto::INT32:
       case onnx::TensorProto::BOOL: Init->add_int32_data(int32_t(U * 8)); break;
       case onnx::TensorProto::INT64: Init->add_int64_data(int64_t(U * 8)); break;
-      default: return makeError("recompute check: input '", In.name(), "' has an element type the check cannot fill");
+      default:
+        return makeError("recompute check: input '", In.name(),
+                         "' has an element type the check cannot fill");
       }
     }
   }

@@ -36,15 +36,14 @@ Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) 
   // 1.12 checker insists on a shape field. It sees an empty one; inference
   // below runs without it.
   onnx::ModelProto ForChecker = Checked;
-  for (auto *List : {ForChecker.mutable_graph()->mutable_input(), ForChecker.mutable_graph()->mutable_output()})
+  for (auto *List :
+       {ForChecker.mutable_graph()->mutable_input(), ForChecker.mutable_graph()->mutable_output()})
     for (auto &VI : *List)
       if (VI.type().has_tensor_type() && !VI.type().tensor_type().has_shape())
         VI.mutable_type()->mutable_tensor_type()->mutable_shape();
   try {
     onnx::checker::check_model(ForChecker);
-  } catch (const std::exception &Ex) {
-    return makeError(What, ": ONNX checker: ", Ex.what());
-  }
+  } catch (const std::exception &Ex) { return makeError(What, ": ONNX checker: ", Ex.what()); }
   try {
     onnx::ModelProto Copy = Checked;
     onnx::ShapeInferenceOptions Options(/*check_type=*/true, /*error_mode=*/1,
@@ -104,7 +103,8 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
   for (int K = 0; K < OG.node_size(); ++K) {
     const onnx::NodeProto &A = OG.node(K);
     const onnx::NodeProto &B = G.node(R->originalNodes[K]);
-    std::string Where = "node '" + (A.name().empty() ? A.op_type() + "_" + std::to_string(K) : A.name()) + "'";
+    std::string Where =
+        "node '" + (A.name().empty() ? A.op_type() + "_" + std::to_string(K) : A.name()) + "'";
     if (A.op_type() != B.op_type() || A.domain() != B.domain() || A.name() != B.name() ||
         A.output_size() != B.output_size() || A.input_size() != B.input_size())
       return makeInternalError(Where, " changed in the written model");

@@ -68,10 +68,12 @@ CostGraph onnxp::makeTrainingGraph(const TrainingGraphOptions &O) {
   const double PerLayer = 2 + 2.0 * (W + 1) + (W - 1.0) / W;
   const size_t Layers = std::max<size_t>(1, static_cast<size_t>(O.nodes / PerLayer));
 
-  struct Branch { int fw, param; };
-  std::vector<int> Join;                      // forward join per layer
-  std::vector<std::vector<Branch>> Branches;  // per layer
-  std::vector<std::vector<int>> JoinInputs;   // layers whose join feeds this join by a skip
+  struct Branch {
+    int fw, param;
+  };
+  std::vector<int> Join;                     // forward join per layer
+  std::vector<std::vector<Branch>> Branches; // per layer
+  std::vector<std::vector<int>> JoinInputs;  // layers whose join feeds this join by a skip
   int Input = B.node("input", Role::Forward, 0.1 * O.meanTime, O.cpuSlowdown, Act(), 0);
   int Prev = Input;
   for (size_t L = 0; L < Layers; ++L) {
@@ -133,8 +135,7 @@ CostGraph onnxp::makeTrainingGraph(const TrainingGraphOptions &O) {
       int BG = Backward(X.fw, Q + ".grad", 2.0);
       B.edge(JG, BG);
       B.edge(X.param, BG);
-      int Opt = B.node(Q + ".update", Role::Optimizer, 0.1 * O.meanTime, O.cpuSlowdown, 0,
-                       0);
+      int Opt = B.node(Q + ".update", Role::Optimizer, 0.1 * O.meanTime, O.cpuSlowdown, 0, 0);
       B.G.node(Opt).memBytes = B.G.node(X.param).paramBytes; // optimizer state
       B.edge(BG, Opt);
       B.edge(X.param, Opt);

@@ -24,12 +24,12 @@
 namespace onnxp {
 
 struct TrainingGraphOptions {
-  size_t nodes = 10000;       ///< approximate node count (whole layers are added)
-  int maxWidth = 4;           ///< parallel branches per layer: uniform in [1, maxWidth]
-  int maxSkip = 4;            ///< a join also reads the join 2..maxSkip layers back
+  size_t nodes = 10000; ///< approximate node count (whole layers are added)
+  int maxWidth = 4;     ///< parallel branches per layer: uniform in [1, maxWidth]
+  int maxSkip = 4;      ///< a join also reads the join 2..maxSkip layers back
   double skipProbability = 0.5;
-  double meanTime = 1.0;      ///< mean accelerator time of a compute op (ms)
-  double cpuSlowdown = 10;    ///< cpuTime = accTime * cpuSlowdown
+  double meanTime = 1.0;   ///< mean accelerator time of a compute op (ms)
+  double cpuSlowdown = 10; ///< cpuTime = accTime * cpuSlowdown
   double activationBytes = 8e6;
   double paramBytes = 16e6;
   double linkBytesPerMs = 12e6; ///< commTime = bytes / linkBytesPerMs (12 GB/s)
@@ -42,7 +42,7 @@ CostGraph makeTrainingGraph(const TrainingGraphOptions &O);
 
 struct RandomDagOptions {
   size_t nodes = 12;
-  int maxInDegree = 3;          ///< each node reads up to this many earlier nodes
+  int maxInDegree = 3; ///< each node reads up to this many earlier nodes
   double residualProbability = 0.2;
   double colocPairProbability = 0.1; ///< chance a node shares a class with an earlier one
   double maxTime = 5;

@@ -17,16 +17,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"
-#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
-#include <ctime>
 #include <string>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -93,8 +93,7 @@ int runChild(const std::string &Path, bool Plain, int Fd) {
   }
   char Buf[256];
   int N = std::snprintf(Buf, sizeof(Buf), "%.6f %.0f %.6f %.6f %.6f %.0f %.6f\n", Pl->objective,
-                        Pl->stats["ideals"], Seconds, PlainSeconds, PlainObjective,
-                        Pl->stats["pairs"], Wall);
+                        Pl->stats["ideals"], Seconds, PlainSeconds, PlainObjective, Pl->stats["pairs"], Wall);
   if (write(Fd, Buf, N) != N) return 1;
   return 0;
 }
@@ -108,9 +107,8 @@ int main(int Argc, char **Argv) {
     if (!std::strcmp(Argv[I], "--no-plain")) Plain = false;
     else Shared = Argv[I];
   }
-  std::printf("%-40s %8s %8s %7s %9s %8s %8s %8s %8s %8s %8s %7s\n", "workload", "TPS",
-              "paper", "ideals", "pairs", "cpu[s]", "wall[s]", "paper[s]", "speedup", "plain[s]",
-              "vs-plain", "RSS[MB]");
+  std::printf("%-40s %8s %8s %7s %9s %8s %8s %8s %8s %8s %8s %7s\n", "workload", "TPS", "paper", "ideals",
+              "pairs", "cpu[s]", "wall[s]", "paper[s]", "speedup", "plain[s]", "vs-plain", "RSS[MB]");
   for (const Case &C : Cases) {
     std::string Path = Shared + "/workloads/msr/" + C.File;
     int Pipe[2];
@@ -128,14 +126,14 @@ int main(int Argc, char **Argv) {
     struct rusage Use;
     wait4(Pid, &Status, 0, &Use);
     double Obj, Ideals, Sec, PlainSec, PlainObj, Pairs, Wall;
-    if (Got <= 0 || std::sscanf(Buf, "%lf %lf %lf %lf %lf %lf %lf", &Obj, &Ideals, &Sec, &PlainSec,
-                                &PlainObj, &Pairs, &Wall) != 7) {
+    if (Got <= 0 || std::sscanf(Buf, "%lf %lf %lf %lf %lf %lf %lf", &Obj, &Ideals, &Sec, &PlainSec, &PlainObj,
+                                &Pairs, &Wall) != 7) {
       std::printf("%-40s FAILED\n", C.File);
       continue;
     }
-    std::printf("%-40s %8.2f %8.2f %7.0f %9.0f %8.4f %8.4f %8.2f %7.0fx %8.4f %7.1fx %7.1f%s\n",
-                C.File, Obj, C.PaperTps, Ideals, Pairs, Sec, Wall, C.PaperSeconds,
-                C.PaperSeconds / Sec, PlainSec, PlainSec / Sec, Use.ru_maxrss / 1024.0,
+    std::printf("%-40s %8.2f %8.2f %7.0f %9.0f %8.4f %8.4f %8.2f %7.0fx %8.4f %7.1fx %7.1f%s\n", C.File, Obj,
+                C.PaperTps, Ideals, Pairs, Sec, Wall, C.PaperSeconds, C.PaperSeconds / Sec, PlainSec,
+                PlainSec / Sec, Use.ru_maxrss / 1024.0,
                 PlainObj >= 0 && std::abs(PlainObj - Obj) > 1e-6 ? "  (plain differs!)" : "");
     std::fflush(stdout);
   }

@@ -76,18 +76,18 @@ int main(int Argc, char **Argv) {
     else if (A == "--cbc" && I + 1 < Argc) {
       std::istringstream Words(Argv[++I]);
       for (std::string W; Words >> W;) O.solverArgs.push_back(W);
-    }
-    else if (A == "--only" && I + 1 < Argc) Only.push_back(Argv[++I]);
-    else if (A == "--progress") O.progress = [](const std::string &L) { std::fprintf(stderr, "  %s\n", L.c_str()); };
+    } else if (A == "--only" && I + 1 < Argc) Only.push_back(Argv[++I]);
+    else if (A == "--progress")
+      O.progress = [](const std::string &L) { std::fprintf(stderr, "  %s\n", L.c_str()); };
     else Shared = A;
   }
   const char *Algo = Contig ? "ip-contig" : "ip";
   std::string Extra;
   for (const std::string &A : O.solverArgs) Extra += " " + A;
-  std::printf("# %s, CBC, %d threads, time limit %g s, gap %g%s%s\n", Algo, O.threads,
-              O.timeLimitSeconds, O.relativeGap, Extra.empty() ? "" : ", CBC", Extra.c_str());
-  std::printf("%-40s %5s %8s %8s %8s %8s %8s %7s %7s %8s %8s %s\n", "workload", "nodes", "warm",
-              "start", "TPS", "paper", "bound", "gap%", "vsPap%", "inc[s]", "total[s]", "status");
+  std::printf("# %s, CBC, %d threads, time limit %g s, gap %g%s%s\n", Algo, O.threads, O.timeLimitSeconds,
+              O.relativeGap, Extra.empty() ? "" : ", CBC", Extra.c_str());
+  std::printf("%-40s %5s %8s %8s %8s %8s %8s %7s %7s %8s %8s %s\n", "workload", "nodes", "warm", "start",
+              "TPS", "paper", "bound", "gap%", "vsPap%", "inc[s]", "total[s]", "status");
   for (const Case &C : Cases) {
     if (!Only.empty()) {
       bool Match = false;
@@ -121,14 +121,12 @@ int main(int Argc, char **Argv) {
     // (0 when the warm start was never improved).
     double SolverSec = stat(*Pl, "solver_seconds");
     double WarmSec = std::isnan(SolverSec) ? 0 : Total - SolverSec;
-    double IncSec = WarmSec + (std::isnan(stat(*Pl, "seconds_to_incumbent"))
-                                   ? 0
-                                   : stat(*Pl, "seconds_to_incumbent"));
+    double IncSec =
+        WarmSec + (std::isnan(stat(*Pl, "seconds_to_incumbent")) ? 0 : stat(*Pl, "seconds_to_incumbent"));
     bool Optimal = stat(*Pl, "proven_optimal") == 1;
     std::printf("%-40s %5zu %8.2f %8.2f %8.2f %8.2f %8.2f %7.2f %+7.2f %8.1f %8.1f %s\n", C.File,
-                W->graph.numNodes(), Warm, stat(*Pl, "warm_start_objective"), Pl->objective,
-                Paper, Pl->lowerBound,
-                100 * Pl->gap(), 100 * (Pl->objective - Paper) / Paper, IncSec, Total,
+                W->graph.numNodes(), Warm, stat(*Pl, "warm_start_objective"), Pl->objective, Paper,
+                Pl->lowerBound, 100 * Pl->gap(), 100 * (Pl->objective - Paper) / Paper, IncSec, Total,
                 Optimal ? "optimal" : "time-limit");
     std::fflush(stdout);
   }

@@ -24,11 +24,11 @@
 // Usage: bench_pardnn [scale|compare|heuristics|all] [--max-nodes N]   (default: all)
 //
 //===----------------------------------------------------------------------===//
+#include "SyntheticGraphs.h"
 #include "onnx-partition/Import/WorkloadImporter.h"
-#include "onnx-partition/Partition/pardnn/ParDNN.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
-#include "SyntheticGraphs.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -36,14 +36,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -107,19 +107,21 @@ void runScaleConfig(size_t Nodes, int K) {
   getrusage(RUSAGE_SELF, &RU);
   double MaxPeak = 0;
   for (int D = 0; D < K; ++D) MaxPeak = std::max(MaxPeak, Pl->stats["peak_memory_acc" + std::to_string(D)]);
-  std::printf("| %zu | %zu | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %.0f | %.0f | %.0f | %.0f | %.0f%% | %.0f | %.0f | %.0f |\n",
-              G.numNodes(), G.numEdges(), K, GenS, Pl->stats["time_slicing_s"],
-              Pl->stats["time_mapping_s"], Pl->stats["time_memory_s"], AlgoS, AlgoCpu, RunS,
-              Checked ? "ok" : Checked.takeError().message().c_str(),
-              Pl->objective, Pl->lowerBound, SingleMakespan, Pl->stats["nodes_moved"],
-              100 * MaxPeak / Memory, Pl->stats["memory_rounds"],
+  std::printf("| %zu | %zu | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %.0f | %.0f | %.0f | "
+              "%.0f | %.0f%% | %.0f | %.0f | %.0f |\n",
+              G.numNodes(), G.numEdges(), K, GenS, Pl->stats["time_slicing_s"], Pl->stats["time_mapping_s"],
+              Pl->stats["time_memory_s"], AlgoS, AlgoCpu, RunS,
+              Checked ? "ok" : Checked.takeError().message().c_str(), Pl->objective, Pl->lowerBound,
+              SingleMakespan, Pl->stats["nodes_moved"], 100 * MaxPeak / Memory, Pl->stats["memory_rounds"],
               Pl->stats["single_device_fallback"], RU.ru_maxrss / 1024.0);
   std::fflush(stdout);
 }
 
 void scale(size_t MaxNodes) {
   std::printf("## scale: training-shaped graphs, memory = 1.5 x single-device peak / k, headroom 10%%\n\n");
-  std::printf("| nodes | edges | k | gen s | slicing s | mapping s | memory s | pardnn s | pardnn CPU s | runPartitioner s (pardnn + validate + price) | valid | makespan | lower bound | single makespan | nodes moved | max peak / mem | rounds | fallback | peak RSS MB |\n");
+  std::printf("| nodes | edges | k | gen s | slicing s | mapping s | memory s | pardnn s | pardnn CPU s | "
+              "runPartitioner s (pardnn + validate + price) | valid | makespan | lower bound | single "
+              "makespan | nodes moved | max peak / mem | rounds | fallback | peak RSS MB |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   for (size_t N : {10000ul, 100000ul, 200000ul, 1000000ul}) {
@@ -139,7 +141,8 @@ void scale(size_t MaxNodes) {
 
 void heuristics() {
   std::printf("## heuristics: memory heuristic I (knapsack) against II (balance), 2x10^5 nodes, k = 8\n\n");
-  std::printf("| memory / (single peak / k) | heuristic | result | makespan | nodes moved | max peak / mem | pardnn CPU s |\n");
+  std::printf("| memory / (single peak / k) | heuristic | result | makespan | nodes moved | max peak / mem | "
+              "pardnn CPU s |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   TrainingGraphOptions TO;
   TO.nodes = 200000;
@@ -160,7 +163,8 @@ void heuristics() {
         continue;
       }
       double MaxPeak = 0;
-      for (int D = 0; D < K; ++D) MaxPeak = std::max(MaxPeak, Pl->stats["peak_memory_acc" + std::to_string(D)]);
+      for (int D = 0; D < K; ++D)
+        MaxPeak = std::max(MaxPeak, Pl->stats["peak_memory_acc" + std::to_string(D)]);
       std::printf("| %.1f | %s | fits | %.0f | %.0f | %.1f%% | %.2f |\n", F, H, Pl->objective,
                   Pl->stats["nodes_moved"], 100 * MaxPeak / P.accMemory(), Cpu);
     }
@@ -200,7 +204,10 @@ std::vector<int> greedyEft(const CostGraph &G, const std::vector<int> &Topo, int
         Ready = std::max(Ready, Finish[E.src] + (D[E.src] != Dev ? E.commTime : 0));
       }
       double F = std::max(Ready, Free[Dev]) + G.node(V).accTime;
-      if (Best < 0 || F < BestFinish) { Best = Dev; BestFinish = F; }
+      if (Best < 0 || F < BestFinish) {
+        Best = Dev;
+        BestFinish = F;
+      }
     }
     D[V] = Best;
     Finish[V] = BestFinish;
@@ -214,8 +221,7 @@ double makespanOf(const CostGraph &G, const Platform &P, const std::vector<int> 
   return (*emulateTiming(G, P, D)).makespan;
 }
 
-void compareOne(const std::string &Name, const CostGraph &G, int K, bool HaveDp,
-                const Platform &P) {
+void compareOne(const std::string &Name, const CostGraph &G, int K, bool HaveDp, const Platform &P) {
   PartitionOptions O;
   O.timeLimitSeconds = 60;
   std::vector<int> Topo = *G.topologicalOrder();
@@ -237,10 +243,10 @@ void compareOne(const std::string &Name, const CostGraph &G, int K, bool HaveDp,
     }
   }
   double Clustered = Pd && Pd->stats.count("clustered_makespan") ? Pd->stats.at("clustered_makespan")
-                                                                   : (Pd ? Pd->objective : NAN);
+                                                                 : (Pd ? Pd->objective : NAN);
   std::printf("| %s | %zu | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", Name.c_str(),
-              G.numNodes(), K, Pd ? Pd->objective : NAN, Clustered, Pd ? Pd->lowerBound : NAN,
-              Single, RR, Greedy, Dp.c_str());
+              G.numNodes(), K, Pd ? Pd->objective : NAN, Clustered, Pd ? Pd->lowerBound : NAN, Single, RR,
+              Greedy, Dp.c_str());
   std::fflush(stdout);
 }
 
@@ -249,7 +255,8 @@ void compare() {
   // dp's search is exponential in the width of the forward graph; the
   // parameter sources of the training graphs make most of them too wide.
   std::printf("## compare: emulated makespan (same emulator for every plan), no memory limit\n\n");
-  std::printf("| graph | nodes | k | pardnn | pardnn clustered | lower bound | single | round-robin | greedy EFT | dp |\n");
+  std::printf("| graph | nodes | k | pardnn | pardnn clustered | lower bound | single | round-robin | greedy "
+              "EFT | dp |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t N : {60ul, 150ul, 400ul})
     for (int K : {2, 4})
@@ -258,8 +265,8 @@ void compare() {
         TO.nodes = N;
         TO.seed = Seed;
         TO.maxWidth = 3;
-        compareOne("training-" + std::to_string(N) + "-s" + std::to_string(Seed),
-                   makeTrainingGraph(TO), K, HaveDp, accelerators(K, kInfinity));
+        compareOne("training-" + std::to_string(N) + "-s" + std::to_string(Seed), makeTrainingGraph(TO), K,
+                   HaveDp, accelerators(K, kInfinity));
       }
   for (size_t N : {30ul, 80ul})
     for (int K : {2, 4}) {
@@ -268,8 +275,7 @@ void compare() {
       RO.seed = static_cast<unsigned>(N);
       RO.colocPairProbability = 0;
       RO.residualProbability = 0;
-      compareOne("random-" + std::to_string(N), makeRandomDag(RO), K, HaveDp,
-                 accelerators(K, kInfinity));
+      compareOne("random-" + std::to_string(N), makeRandomDag(RO), K, HaveDp, accelerators(K, kInfinity));
     }
   // The msr workloads (seed 004 Table 1) with their own k and memory: dp
   // handles these (its contiguous max-load optimum, priced here by makespan).
@@ -289,8 +295,8 @@ void compare() {
     if (!W) continue;
     Platform P = W->platform;
     P.cpus = 0; // pardnn and the baselines here use the accelerators only
-    compareOne(F.parent_path().filename().string() + "/" + F.stem().string(), W->graph,
-               P.accelerators, HaveDp, P);
+    compareOne(F.parent_path().filename().string() + "/" + F.stem().string(), W->graph, P.accelerators,
+               HaveDp, P);
   }
   std::printf("\n");
 }
@@ -300,7 +306,8 @@ int main(int Argc, char **Argv) {
   std::string Mode = "all";
   size_t MaxNodes = 1000000;
   for (int I = 1; I < Argc; ++I) {
-    if (!std::strcmp(Argv[I], "--max-nodes") && I + 1 < Argc) MaxNodes = std::strtoull(Argv[++I], nullptr, 10);
+    if (!std::strcmp(Argv[I], "--max-nodes") && I + 1 < Argc)
+      MaxNodes = std::strtoull(Argv[++I], nullptr, 10);
     else Mode = Argv[I];
   }
   if (Mode != "scale" && Mode != "compare" && Mode != "heuristics" && Mode != "all") {

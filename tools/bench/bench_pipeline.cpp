@@ -72,8 +72,7 @@ int main(int Argc, char **Argv) {
     } else if (!A.empty() && A[0] == '-') {
       std::fprintf(stderr, "error: unknown option %s\n", A.c_str());
       return 2;
-    } else
-      Shared = A;
+    } else Shared = A;
   }
   std::printf("time limit %.0f s per point, bandwidth %.3g B/s, %d points from %.2f to %.2f x PipeDream's "
               "peak\n",
@@ -109,9 +108,9 @@ int main(int Argc, char **Argv) {
           Win = num(std::fabs(Pt.baselinePeriod - Pt.ilpPeriod) < 1e-9 * Pt.baselinePeriod
                         ? 0.0
                         : 100 * (Pt.baselinePeriod - Pt.ilpPeriod) / Pt.baselinePeriod,
-                    1) + "%";
-        else if (std::isfinite(Pt.ilpPeriod))
-          Win = "only-ilp";
+                    1) +
+                "%";
+        else if (std::isfinite(Pt.ilpPeriod)) Win = "only-ilp";
         std::printf("%10s %12s %12s %8s %8s %10s %12s %6d %8s%s\n", num(Pt.memoryBytes / 1e9).c_str(),
                     Pt.ilpInfeasible ? "infeasible" : num(Pt.ilpPeriod).c_str(), num(Pt.ilpBound).c_str(),
                     num(Pt.ilpGap, 4).c_str(), num(Pt.ilpSeconds, 1).c_str(),
@@ -123,9 +122,8 @@ int main(int Argc, char **Argv) {
       if (!Sweep) return std::fprintf(stderr, "error: %s\n", Sweep.takeError().message().c_str()), 1;
       std::string Stem = Model + "-p" + std::to_string(P);
       if (!SvgDir.empty()) {
-        std::ofstream(SvgDir + "/" + Stem + ".svg")
-            << memorySweepSvg(*Sweep, Model + ", " + std::to_string(P) + " GPUs, " + num(Bandwidth / 1e9, 0) +
-                                          " GB/s");
+        std::ofstream(SvgDir + "/" + Stem + ".svg") << memorySweepSvg(
+            *Sweep, Model + ", " + std::to_string(P) + " GPUs, " + num(Bandwidth / 1e9, 0) + " GB/s");
       }
       if (!TraceDir.empty()) {
         O.memoryBytes = Limits.back();

@@ -153,10 +153,11 @@ double replayed(const Chain &C, const RematOptions &O, const RematPlan &P) {
 void overheads(const Chain &C, bool Quick) {
   double LB = rematLowerBoundMs(C, RematOptions());
   double MAll = unlimitedMemory(C);
-  std::printf("\n## %s: %zu layers, unlimited makespan %.3f ms, M_all %.3f GB\n\n", C.name.c_str(), C.size(), LB,
-              MAll / 1e9);
-  std::printf("| M_all / M | M (GB) | remat only: overhead | offload+remat: overhead | offloaded GB | share of "
-              "remat overhead removed | solve s |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf("\n## %s: %zu layers, unlimited makespan %.3f ms, M_all %.3f GB\n\n", C.name.c_str(), C.size(),
+              LB, MAll / 1e9);
+  std::printf(
+      "| M_all / M | M (GB) | remat only: overhead | offload+remat: overhead | offloaded GB | share of "
+      "remat overhead removed | solve s |\n| --- | --- | --- | --- | --- | --- | --- |\n");
   for (double R : {1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0}) {
     if (Quick && R > 3) continue;
     RematOptions O;
@@ -178,8 +179,8 @@ void overheads(const Chain &C, bool Quick) {
     std::printf("| %.1f | %.2f | %s | %s | %.2f | %s | %.1f |\n", R, O.memoryBytes / 1e9,
                 std::isfinite(A) ? (std::to_string(Pct(A)).substr(0, 6) + "%").c_str() : "infeasible",
                 std::isfinite(B) ? (std::to_string(Pct(B)).substr(0, 6) + "%").c_str() : "infeasible",
-                On->offloadedBytes / 1e9, std::isnan(Removed) ? "-" : (std::to_string(Removed).substr(0, 5) + "%").c_str(),
-                T1 - T0);
+                On->offloadedBytes / 1e9,
+                std::isnan(Removed) ? "-" : (std::to_string(Removed).substr(0, 5) + "%").c_str(), T1 - T0);
     std::fflush(stdout);
   }
 }

@@ -21,7 +21,8 @@
 // Usage: bench_weightoffload [table|pipedream|random|scale|all] [--time-limit S] [--batch B]
 //        bench_weightoffload point MEM_MB GBPS [unused] [TIME_LIMIT]   (one BERT-32 row)
 //        bench_weightoffload trace OUT.json MEM_MB GBPS   (greedy's BERT-32 plan as a Chrome trace)
-//        bench_weightoffload chain [--time-limit S] [--no-bound] [--fractions F,..] [--bandwidths GBPS,..] CHAIN.json
+//        bench_weightoffload chain [--time-limit S] [--no-bound] [--fractions F,..] [--bandwidths GBPS,..]
+//        CHAIN.json
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/PipeDreamProfile.h"
@@ -110,7 +111,8 @@ void row(const Chain &C, double MemMB, double GBps) {
 }
 
 void header() {
-  std::printf("| M_GPU MB | beta GB/s | sum u ms | greedy ms | greedy-paper ms | Greedy* ms | L2L ms | MILP bound ms | "
+  std::printf("| M_GPU MB | beta GB/s | sum u ms | greedy ms | greedy-paper ms | Greedy* ms | L2L ms | MILP "
+              "bound ms | "
               "greedy gap | choices | greedy s | MILP s |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
@@ -152,9 +154,10 @@ void pipedreamTable(const std::string &Model) {
   }
   Expected<OffloadInstance> I0 = makeOffloadInstance(*C, 0, 1);
   double Lo = I0->minimumMemory(), Hi = I0->noOffloadMemory();
-  std::printf("\n## PipeDream %s (separator chain, %zu blocks; M_GPU from %.1f MB (smallest feasible) to %.1f MB "
-              "(no offload))\n\n",
-              Model.c_str(), C->size(), Lo / 1e6, Hi / 1e6);
+  std::printf(
+      "\n## PipeDream %s (separator chain, %zu blocks; M_GPU from %.1f MB (smallest feasible) to %.1f MB "
+      "(no offload))\n\n",
+      Model.c_str(), C->size(), Lo / 1e6, Hi / 1e6);
   header();
   for (double F : {0.0, 0.25, 0.5, 0.75})
     for (double Bw : {1.0, 2.0, 4.0, 12.0}) row(*C, std::ceil(Lo + F * (Hi - Lo)) / 1e6, Bw);
@@ -197,9 +200,10 @@ void chainTable(const std::string &Path) {
   double Lo = I0->minimumMemory(), Hi = I0->noOffloadMemory();
   int Weighted = 0;
   for (int K = 1; K <= I0->L; ++K) Weighted += I0->w[K] > 0;
-  std::printf("\n## %s (%zu blocks, %d with weights, %.1f MB of weights; M_GPU from %.1f MB (smallest feasible) "
-              "to %.1f MB (no offload))\n\n",
-              C->name.c_str(), C->size(), Weighted, I0->totalWeights() / 1e6, Lo / 1e6, Hi / 1e6);
+  std::printf(
+      "\n## %s (%zu blocks, %d with weights, %.1f MB of weights; M_GPU from %.1f MB (smallest feasible) "
+      "to %.1f MB (no offload))\n\n",
+      C->name.c_str(), C->size(), Weighted, I0->totalWeights() / 1e6, Lo / 1e6, Hi / 1e6);
   header();
   for (double F : ChainFractions)
     for (double Bw : ChainBandwidths) row(*C, std::ceil(Lo + F * (Hi - Lo)) / 1e6, Bw);
@@ -259,14 +263,17 @@ void randomOrder() {
       L2L += G->cycleTime > L->cycleTime + 1e-9;
     }
   }
-  std::printf("## Expected order on %d random instances\n\n| | slower than Greedy* | slower than L2L |\n|---|---|---|\n"
+  std::printf("## Expected order on %d random instances\n\n| | slower than Greedy* | slower than L2L "
+              "|\n|---|---|---|\n"
               "| greedy-paper (vs Greedy*-paper) | %d | %d |\n| greedy | %d | %d |\n",
               N, PaperStar, PaperL2L, Star, L2L);
 }
 
 void scale() {
-  std::printf("## Greedy scale (synthetic chains, memory = half the no-offload threshold, beta = 12 GB/s)\n\n");
-  std::printf("| layers | choices | cut points | greedy s | cycle ms | sum u ms |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "## Greedy scale (synthetic chains, memory = half the no-offload threshold, beta = 12 GB/s)\n\n");
+  std::printf(
+      "| layers | choices | cut points | greedy s | cycle ms | sum u ms |\n|---|---|---|---|---|---|\n");
   for (int L : {32, 64, 128, 256}) {
     Chain C = syntheticChain(L);
     Expected<OffloadInstance> I0 = makeOffloadInstance(C, 1, 12e6);
@@ -278,8 +285,8 @@ void scale() {
       std::printf("| %d | error: %s |\n", L, G.takeError().message().c_str());
       continue;
     }
-    std::printf("| %d | %d | %d | %.3f | %.3f | %.3f |\n", L, G->selection.count(), numCutPoints(G->selection), S,
-                G->cycleTime, I->totalCompute());
+    std::printf("| %d | %d | %d | %.3f | %.3f | %.3f |\n", L, G->selection.count(),
+                numCutPoints(G->selection), S, G->cycleTime, I->totalCompute());
     std::fflush(stdout);
   }
 }
@@ -313,9 +320,10 @@ int main(int Argc, char **Argv) {
     header();
     row(*C, std::atof(Argv[2]), std::atof(Argv[3]));
     if (std::getenv("ONNXP_DESCRIBE")) {
-      Expected<OffloadInstance> I = makeOffloadInstance(*C, std::atof(Argv[2]) * 1e6, std::atof(Argv[3]) * 1e6);
-      for (Expected<OffloadPlan> P : {planGreedyOffload(*I), planGreedyOffload(*I, false), planGreedyStarOffload(*I),
-                                      planL2LOffload(*I)})
+      Expected<OffloadInstance> I =
+          makeOffloadInstance(*C, std::atof(Argv[2]) * 1e6, std::atof(Argv[3]) * 1e6);
+      for (Expected<OffloadPlan> P : {planGreedyOffload(*I), planGreedyOffload(*I, false),
+                                      planGreedyStarOffload(*I), planL2LOffload(*I)})
         if (P) std::printf("%s", describeOffloadPlan(*I, *P).c_str());
     }
     return 0;

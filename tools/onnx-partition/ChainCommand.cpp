@@ -28,7 +28,8 @@ int runChain(int Argc, char **Argv) {
   addPlatformOptions(App, O);
   addPipelineOptions(App, O);
   App.add_option("-o,--output", O.output, "Write the chain JSON here (default: standard output)")
-      ->type_name("chain.json")->group("Output");
+      ->type_name("chain.json")
+      ->group("Output");
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
   if (!O.output.empty())
     if (Error E = checkWritable(O.output, "-o")) return reportError(E);

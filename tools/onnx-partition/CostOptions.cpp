@@ -14,20 +14,25 @@ void onnxp::tool::addCostOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--cost-model", O.costModel,
                  "How nodes are priced: analytical (FLOPs and bytes from shapes, roofline on the "
                  "--platform) or placeholder (bytes only)")
-      ->check(CLI::IsMember({"analytical", "placeholder"}))->group("Cost model");
+      ->check(CLI::IsMember({"analytical", "placeholder"}))
+      ->group("Cost model");
   App.add_option("--cost-table", O.costTable,
                  "CSV or JSON table of per-node / per-op forward and backward ms and bytes; "
                  "overrides the analytical model")
-      ->type_name("FILE")->group("Cost model");
+      ->type_name("FILE")
+      ->group("Cost model");
   App.add_option("--profile", O.profile,
                  "ONNX Runtime profile JSON (test/ort/profile.js); its kernel times override "
                  "the cost table and the analytical model")
-      ->type_name("FILE")->group("Cost model");
+      ->type_name("FILE")
+      ->group("Cost model");
   App.add_option("--profile-device", O.profileDevice,
                  "Device kind the --profile times were measured on: acc (accelerator) or cpu (one core)")
-      ->check(CLI::IsMember({"acc", "cpu"}))->group("Cost model");
+      ->check(CLI::IsMember({"acc", "cpu"}))
+      ->group("Cost model");
   App.add_option("--optimizer", O.optimizer,
                  "Optimizer whose state training memory accounting charges: sgd (none), momentum (1x "
                  "parameters), adam (2x)")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))->group("Cost model");
+      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
+      ->group("Cost model");
 }

@@ -31,10 +31,8 @@ Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string
     long long V = -1;
     try {
       V = std::stoll(Value, &Pos);
-    } catch (...) {
-    }
-    if (Pos != Value.size() || V <= 0)
-      return makeUsageError("--dim '", D, "' must bind a positive integer");
+    } catch (...) {}
+    if (Pos != Value.size() || V <= 0) return makeUsageError("--dim '", D, "' must bind a positive integer");
     B[D.substr(0, Eq)] = V;
   }
   return B;
@@ -135,14 +133,18 @@ Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool With
   R.writeStages = R.plan && !O.emitStages.empty();
   std::string Pipeline = O.passes.empty() ? defaultPipeline(R) : completePipeline(O.passes, R);
   // --granularity asks for the contract pass right before the plan step.
-  if (O.passes.empty() && !O.granularity.empty() && WithPartition && Pipeline.find("partition") != std::string::npos)
+  if (O.passes.empty() && !O.granularity.empty() && WithPartition &&
+      Pipeline.find("partition") != std::string::npos)
     Pipeline.insert(Pipeline.find("partition"), "contract,");
   if (Pipeline.empty()) return Error::success();
   Expected<PassManager> PM = PassManager::parse(Pipeline);
   if (!PM) return PM.takeError();
   Instrumentation I;
   for (const std::string &P : O.printAfter) {
-    if (P == "*") { I.printAfter.insert(P); continue; }
+    if (P == "*") {
+      I.printAfter.insert(P);
+      continue;
+    }
     Expected<std::unique_ptr<Pass>> Known = createPass(P);
     if (!Known) return makeUsageError("--print-after names unknown pass '", P, "'");
     I.printAfter.insert(P);

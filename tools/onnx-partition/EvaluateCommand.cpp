@@ -11,8 +11,8 @@
 #include "Options.h"
 
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
-#include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Support/FileIO.h"
 
 #include <iostream>
@@ -32,16 +32,19 @@ int runEvaluate(int Argc, char **Argv) {
   App.add_option("--plan", SplitFile,
                  "Split to price: {\"fpgas\":[{\"nodes\":[ids]}],\"cpus\":[...]}, node ids as in "
                  "the workload file (else node indices)")
-      ->type_name("SPLIT.json")->required();
+      ->type_name("SPLIT.json")
+      ->required();
   O.objective = "max-load";
   App.add_option("--objective", O.objective,
                  "max-load (time per sample), gpipe (training: max FW + max BW) or latency "
                  "(single-sample latency, seed 004 §4)")
       ->check(CLI::IsMember({"max-load", "gpipe", "latency"}));
   App.add_option("--report", O.report, "Write the priced plan as a JSON report here")
-      ->type_name("FILE")->group("Output");
+      ->type_name("FILE")
+      ->group("Output");
   App.add_option("--split-out", SplitOut, "Write the plan back in the split format, with loads")
-      ->type_name("FILE")->group("Output");
+      ->type_name("FILE")
+      ->group("Output");
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
 
@@ -66,8 +69,8 @@ int runEvaluate(int Argc, char **Argv) {
   Error Contig = validatePlan(G, P, *Pl, VO);
 
   std::ostream &OS = std::cout;
-  OS << "split " << SplitFile << " on " << G.numNodes() << " nodes, " << P.accelerators
-     << " accelerator(s), " << P.cpus << " CPU(s)\n";
+  OS << "split " << SplitFile << " on " << G.numNodes() << " nodes, " << P.accelerators << " accelerator(s), "
+     << P.cpus << " CPU(s)\n";
   OS << "contiguous: " << (Contig ? "no" : "yes") << "\n";
   OS << "objective (" << O.objective << "): " << formatNumber(Pl->objective) << "\n";
   for (int D = 0; D < P.numDevices(); ++D) {

@@ -106,8 +106,8 @@ int runInspect(int Argc, char **Argv) {
     std::cout << "format: JSON workload (costs in the workload's unit)\n";
   }
   std::cout << "nodes: " << G.numNodes() << " (forward " << G.countRole(Role::Forward) << ", loss "
-            << G.countRole(Role::Loss) << ", backward " << G.countRole(Role::Backward)
-            << ", optimizer " << G.countRole(Role::Optimizer) << ")\n";
+            << G.countRole(Role::Loss) << ", backward " << G.countRole(Role::Backward) << ", optimizer "
+            << G.countRole(Role::Optimizer) << ")\n";
   std::cout << "edges: " << G.numEdges() << "\n";
   if (Ctx->model)
     std::cout << "parameters: " << Params.size() << " (" << Trainable << " trainable), "
@@ -120,8 +120,7 @@ int runInspect(int Argc, char **Argv) {
     for (const std::string &D : Unbound) std::cout << " " << D;
     std::cout << " (bind with --dim NAME=VALUE; sizes depending on them count 0 bytes here)\n";
   }
-  if (UnknownShapes)
-    std::cout << "tensors of unknown shape: " << UnknownShapes << "\n";
+  if (UnknownShapes) std::cout << "tensors of unknown shape: " << UnknownShapes << "\n";
   if (MissingExternal)
     std::cout << "external data: absent for " << MissingExternal
               << " initializers (sizes taken from their dims)\n";

@@ -41,7 +41,9 @@ void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
       ->group("Input");
   // One value per --dim, so `--dim N=4 MODEL` does not take MODEL as a second binding.
   App.add_option("--dim", O.dims, "Bind a symbolic dimension, e.g. --dim batch_size=32 (repeatable)")
-      ->type_name("NAME=VALUE")->allow_extra_args(false)->group("Input");
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false)
+      ->group("Input");
   App.add_flag("--training", O.training,
                "Treat a forward-only model as training: derive one backward node per forward node")
       ->group("Input");
@@ -49,13 +51,19 @@ void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
 
 void onnxp::tool::addPlatformOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--devices", O.devices, "Number of accelerators k (default: from the workload, else 1)")
-      ->type_name("K")->check(CLI::Range(0, 4096))->group("Platform");
+      ->type_name("K")
+      ->check(CLI::Range(0, 4096))
+      ->group("Platform");
   App.add_option("--cpus", O.cpus, "Number of CPU cores l (default: from the workload, else 0)")
-      ->type_name("L")->check(CLI::Range(0, 4096))->group("Platform");
+      ->type_name("L")
+      ->check(CLI::Range(0, 4096))
+      ->group("Platform");
   App.add_option("--memory", O.memory, "Memory per accelerator, e.g. 16GiB (default: from the platform)")
-      ->type_name("SIZE")->group("Platform");
+      ->type_name("SIZE")
+      ->group("Platform");
   App.add_option("--platform", O.platform, "Preset (default, v100, a100, h100, cpu) or JSON platform file")
-      ->type_name("NAME|FILE")->group("Platform");
+      ->type_name("NAME|FILE")
+      ->group("Platform");
   App.add_flag("--overlap-comm", O.overlapComm,
                "Communication overlaps computation: load = max of compute and transfers (seed 004 App. C.1)")
       ->group("Platform");
@@ -65,14 +73,15 @@ void onnxp::tool::addPlatformOptions(CLI::App &App, ToolOptions &O) {
 /// The options that are PartitionOptions fields (declared below with their
 /// checks); every other algorithm option comes from Partitioners.def.
 static const char *const SharedAlgorithmOptions[] = {
-    "replicate", "ideal-limit", "time-limit", "gap", "threads", "subgraphs-per-device",
-    "memory-headroom", "memory-heuristic", "seed", "restarts"};
+    "replicate",       "ideal-limit",      "time-limit", "gap",     "threads", "subgraphs-per-device",
+    "memory-headroom", "memory-heuristic", "seed",       "restarts"};
 
 std::string onnxp::tool::algorithmHelp() {
   std::string S = "Algorithms (--algo NAME; objectives, the first being the default; own options):";
   for (const PartitionerInfo &P : partitioners()) {
     S += std::string("\n  ") + P.name + ": " + P.summary + "\n      objectives: ";
-    for (size_t I = 0; I < P.objectives.size(); ++I) S += (I ? ", " : "") + std::string(objectiveName(P.objectives[I]));
+    for (size_t I = 0; I < P.objectives.size(); ++I)
+      S += (I ? ", " : "") + std::string(objectiveName(P.objectives[I]));
     if (P.input == PlannerInput::Chain) S += "; plans on the chain of the linearize pass";
     if (!P.options.empty()) {
       S += "; options:";
@@ -100,39 +109,56 @@ Error onnxp::tool::checkAlgorithmOptions(const CLI::App &App, const ToolOptions 
 
 void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
   std::string Names;
-  for (const PartitionerInfo &P : partitioners())
-    Names += std::string("\n  ") + P.name + ": " + P.summary;
+  for (const PartitionerInfo &P : partitioners()) Names += std::string("\n  ") + P.name + ": " + P.summary;
   App.add_option("--algo", O.algo, "Partitioner:" + Names)->type_name("NAME")->group("Algorithm");
   App.add_option("--objective", O.objective,
                  "What to minimise; default: the algorithm's own (the first it lists). max-load (max "
                  "over devices of FW+BW), gpipe (max FW + max BW), latency, makespan, pipeline-period, "
                  "iteration-time")
-      ->check(CLI::IsMember(objectiveNames()))->group("Algorithm");
+      ->check(CLI::IsMember(objectiveNames()))
+      ->group("Algorithm");
   App.add_flag("--replicate", O.partition.replicate,
                "dp: a stage may be replicated over several accelerators (seed 004 App. C.2)")
       ->group("Algorithm");
   App.add_option("--ideal-limit", O.partition.idealLimit,
                  "dp: refuse graphs with more ideals than this and suggest dpl")
-      ->type_name("N")->check(CLI::Range(1.0, 1e12))->group("Algorithm");
+      ->type_name("N")
+      ->check(CLI::Range(1.0, 1e12))
+      ->group("Algorithm");
   App.add_option("--time-limit", O.partition.timeLimitSeconds, "ip*: solver time limit in seconds")
-      ->type_name("SECONDS")->check(CLI::PositiveNumber)->group("Algorithm");
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->group("Algorithm");
   App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")
-      ->type_name("FRACTION")->check(CLI::Range(0.0, 1.0))->group("Algorithm");
+      ->type_name("FRACTION")
+      ->check(CLI::Range(0.0, 1.0))
+      ->group("Algorithm");
   App.add_option("--threads", O.partition.threads, "ip*: solver threads")
-      ->type_name("N")->check(CLI::Range(1, 256))->group("Algorithm");
+      ->type_name("N")
+      ->check(CLI::Range(1, 256))
+      ->group("Algorithm");
   App.add_option("--subgraphs-per-device", O.partition.subgraphsPerDevice,
                  "latency-ip: contiguous subgraphs per accelerator (q of seed 004 Fig. 4)")
-      ->type_name("Q")->check(CLI::Range(1, 64))->group("Algorithm");
+      ->type_name("Q")
+      ->check(CLI::Range(1, 64))
+      ->group("Algorithm");
   App.add_option("--memory-headroom", O.partition.memoryHeadroom,
                  "pardnn: fraction of accelerator memory kept free (seed 003 §4)")
-      ->type_name("FRACTION")->check(CLI::Range(0.0, 0.9))->group("Algorithm");
+      ->type_name("FRACTION")
+      ->check(CLI::Range(0.0, 0.9))
+      ->group("Algorithm");
   App.add_option("--memory-heuristic", O.partition.memoryHeuristic,
                  "pardnn: knapsack (heuristic I) or balance (heuristic II)")
-      ->check(CLI::IsMember({"knapsack", "balance"}))->group("Algorithm");
+      ->check(CLI::IsMember({"knapsack", "balance"}))
+      ->group("Algorithm");
   App.add_option("--seed", O.partition.seed, "local-search: seed of the random starts")
-      ->type_name("N")->check(CLI::Range(0.0, 4294967295.0))->group("Algorithm");
+      ->type_name("N")
+      ->check(CLI::Range(0.0, 4294967295.0))
+      ->group("Algorithm");
   App.add_option("--restarts", O.partition.restarts, "local-search: random starts (seed 004 §6)")
-      ->type_name("N")->check(CLI::Range(1, 1000000))->group("Algorithm");
+      ->type_name("N")
+      ->check(CLI::Range(1, 1000000))
+      ->group("Algorithm");
   // Options the algorithms declare themselves (Partitioners.def), kept as
   // text for the algorithm to parse (PartitionOptions::param*).
   for (const AlgorithmOptionInfo &D : declaredAlgorithmOptions()) {
@@ -140,29 +166,36 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
     std::string Name = D.name;
     App.add_option_function<std::string>(
            "--" + Name, [&O, Name](const std::string &V) { O.partition.params[Name] = V; }, D.help)
-        ->type_name(D.typeName)->group("Algorithm");
+        ->type_name(D.typeName)
+        ->group("Algorithm");
   }
 }
 
 void onnxp::tool::addPipelineOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--passes", O.passes, "Explicit pass pipeline, e.g. infer-shapes,build-cost-graph")
-      ->type_name("P1,P2,...")->group("Pipeline");
+      ->type_name("P1,P2,...")
+      ->group("Pipeline");
   App.add_option("--print-after", O.printAfter, "Dump the cost graph after this pass (repeatable)")
-      ->type_name("PASS")->delimiter(',')->group("Pipeline");
-  App.add_flag("--print-after-all", O.printAfterAll, "Dump the cost graph after every pass")->group("Pipeline");
+      ->type_name("PASS")
+      ->delimiter(',')
+      ->group("Pipeline");
+  App.add_flag("--print-after-all", O.printAfterAll, "Dump the cost graph after every pass")
+      ->group("Pipeline");
   App.add_flag("--stats", O.stats, "Print pass counters")->group("Pipeline");
   App.add_flag("--time-passes", O.timePasses, "Print the time each pass took")->group("Pipeline");
   App.add_option("--granularity", O.granularity,
                  "Run the contract pass before partitioning: op (exact reductions only), const (+ constants "
                  "into their first consumer), layer, block (module scopes), chain (seed 000 linearization "
                  "blocks) or auto (the finest within --ideal-limit)")
-      ->check(CLI::IsMember({"op", "const", "layer", "block", "chain", "auto"}))->group("Pipeline");
+      ->check(CLI::IsMember({"op", "const", "layer", "block", "chain", "auto"}))
+      ->group("Pipeline");
   App.add_flag("-v,--verbose", O.verbose, "Log settings and progress to stderr")->group("Pipeline");
 }
 
 void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("-o,--output", O.output, "Write the annotated ONNX model here")
-      ->type_name("OUT.onnx")->group("Output");
+      ->type_name("OUT.onnx")
+      ->group("Output");
   App.add_option("--report", O.report, "Write the plan as JSON here")->type_name("FILE")->group("Output");
   App.add_option("--trace", O.trace,
                  "Write the plan's schedule as a Chrome trace (opens in ui.perfetto.dev): a chain planner's "
@@ -179,8 +212,9 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
       ->type_name("N")
       ->check(CLI::Range(2, 100))
       ->group("Output");
-  App.add_flag("--timings", O.timings,
-               "Add a \"timings\" section (solve seconds) to --report; without it, outputs are byte-reproducible")
+  App.add_flag(
+         "--timings", O.timings,
+         "Add a \"timings\" section (solve seconds) to --report; without it, outputs are byte-reproducible")
       ->group("Output");
   addWriteBackOptions(App, O);
 }

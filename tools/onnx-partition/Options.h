@@ -60,12 +60,12 @@ struct ToolOptions {
   std::string trace;       ///< --trace FILE.json: Chrome trace of the plan's schedule
   std::string memorySweep; ///< --memory-sweep OUT.svg (pipeline-ilp)
   int sweepPoints = 6;     ///< --sweep-points
-  bool timings = false; ///< --timings: add the solve time to --report (not byte-reproducible)
+  bool timings = false;    ///< --timings: add the solve time to --report (not byte-reproducible)
   // Write-back and plan loading (WriteBackOptions.cpp).
-  std::string emitStages; ///< --emit-stages DIR
+  std::string emitStages;         ///< --emit-stages DIR
   std::string emitRecomputeCheck; ///< --emit-recompute-check FILE
-  std::string dot;        ///< --dot FILE: the plan as a Graphviz picture
-  std::string loadPlan;   ///< --load-plan FILE (annotated ONNX model or JSON plan)
+  std::string dot;                ///< --dot FILE: the plan as a Graphviz picture
+  std::string loadPlan;           ///< --load-plan FILE (annotated ONNX model or JSON plan)
 };
 
 void addInputOptions(CLI::App &App, ToolOptions &O);

@@ -19,10 +19,10 @@ using namespace onnxp::tool;
 void onnxp::tool::printRunSummary(std::ostream &OS, const PassContext &Ctx, const ToolOptions &O) {
   const Plan &P = *Ctx.plan;
   const CostGraph &G = Ctx.graph;
-  OS << "onnx-partition: " << O.input << ": " << G.numNodes() << " nodes, " << G.numEdges()
-     << " edges" << (G.isTraining() ? " (training)" : " (inference)") << "\n";
-  OS << "  algorithm " << P.algorithm << ": " << objectiveName(P.objectiveKind) << " " << formatNumber(P.objective)
-     << " " << G.timeUnit;
+  OS << "onnx-partition: " << O.input << ": " << G.numNodes() << " nodes, " << G.numEdges() << " edges"
+     << (G.isTraining() ? " (training)" : " (inference)") << "\n";
+  OS << "  algorithm " << P.algorithm << ": " << objectiveName(P.objectiveKind) << " "
+     << formatNumber(P.objective) << " " << G.timeUnit;
   if (!std::isnan(P.lowerBound)) OS << ", lower bound " << formatNumber(P.lowerBound);
   OS << ", solved in " << formatNumber(P.solveSeconds) << " s\n";
   std::map<int, int> Count;

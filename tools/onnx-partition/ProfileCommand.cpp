@@ -97,13 +97,12 @@ std::string buildCsv(const PassContext &Ctx, const std::vector<std::string> &Rul
         "workspace_bytes,mem_bytes,source,rule\n";
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
-    OS << csvCell(N.name) << "," << csvCell(N.op) << "," << roleName(N.role) << ","
-       << formatNumber(N.flops) << "," << formatNumber(N.bytesAccessed) << ","
-       << formatNumber(N.accTime) << "," << formatNumber(N.cpuTime) << ","
-       << formatNumber(N.paramBytes) << "," << formatNumber(N.gradBytes) << ","
-       << formatNumber(N.optimizerBytes) << "," << formatNumber(N.savedBytes) << ","
-       << formatNumber(N.workspaceBytes) << "," << formatNumber(N.memBytes) << ","
-       << csvCell(N.costSource) << "," << csvCell(Rules[V]) << "\n";
+    OS << csvCell(N.name) << "," << csvCell(N.op) << "," << roleName(N.role) << "," << formatNumber(N.flops)
+       << "," << formatNumber(N.bytesAccessed) << "," << formatNumber(N.accTime) << ","
+       << formatNumber(N.cpuTime) << "," << formatNumber(N.paramBytes) << "," << formatNumber(N.gradBytes)
+       << "," << formatNumber(N.optimizerBytes) << "," << formatNumber(N.savedBytes) << ","
+       << formatNumber(N.workspaceBytes) << "," << formatNumber(N.memBytes) << "," << csvCell(N.costSource)
+       << "," << csvCell(Rules[V]) << "\n";
   }
   return OS.str();
 }
@@ -112,8 +111,8 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
   const CostGraph &G = Ctx.graph;
   const std::string &U = G.timeUnit;
   OS << "model: " << G.sourceName << "\n";
-  OS << "platform: " << Ctx.platform.name << " (accelerator " << Ctx.platform.accelerator.name
-     << ", cpu " << Ctx.platform.cpu.name << ")\n";
+  OS << "platform: " << Ctx.platform.name << " (accelerator " << Ctx.platform.accelerator.name << ", cpu "
+     << Ctx.platform.cpu.name << ")\n";
   std::map<std::string, size_t> Sources;
   for (const CostNode &N : G.nodes()) ++Sources[N.costSource.empty() ? "-" : N.costSource];
   OS << "sources:";
@@ -134,8 +133,8 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
       C += Cpu[static_cast<int>(R)];
       F += Flops[static_cast<int>(R)];
     }
-    OS << Label << ": acc " << formatNumber(A) << " " << U << ", cpu " << formatNumber(C) << " " << U
-       << ", " << formatNumber(F) << " FLOPs\n";
+    OS << Label << ": acc " << formatNumber(A) << " " << U << ", cpu " << formatNumber(C) << " " << U << ", "
+       << formatNumber(F) << " FLOPs\n";
   };
   Line("forward (incl. loss)", {Role::Forward, Role::Loss});
   Line("backward", {Role::Backward});
@@ -145,9 +144,9 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
   MemorySummary M = summarizeMemory(G);
   OS << "memory (bytes): parameters " << formatNumber(M.parameters) << ", gradients "
      << formatNumber(M.gradients) << ", optimizer state " << formatNumber(M.optimizerState)
-     << (Ctx.model ? " (" + Ctx.options.optimizer + ")" : std::string()) << ", saved activations " << formatNumber(M.savedActivations)
-     << ", peak workspace " << formatNumber(M.peakWorkspace) << ", charged " << formatNumber(M.charged)
-     << "\n";
+     << (Ctx.model ? " (" + Ctx.options.optimizer + ")" : std::string()) << ", saved activations "
+     << formatNumber(M.savedActivations) << ", peak workspace " << formatNumber(M.peakWorkspace)
+     << ", charged " << formatNumber(M.charged) << "\n";
 
   std::vector<int> Order(G.numNodes());
   for (size_t V = 0; V < G.numNodes(); ++V) Order[V] = static_cast<int>(V);
@@ -157,9 +156,9 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
   for (size_t I = 0; I < Order.size() && I < 10; ++I) {
     const CostNode &N = G.node(Order[I]);
     OS << "  " << std::setw(2) << I + 1 << ". " << N.name << " (" << N.op << ", " << roleName(N.role)
-       << ") acc " << formatNumber(N.accTime) << " " << U << ", cpu " << formatNumber(N.cpuTime) << " "
-       << U << ", " << formatNumber(N.flops) << " FLOPs, " << formatNumber(N.bytesAccessed)
-       << " bytes, " << N.costSource << "\n";
+       << ") acc " << formatNumber(N.accTime) << " " << U << ", cpu " << formatNumber(N.cpuTime) << " " << U
+       << ", " << formatNumber(N.flops) << " FLOPs, " << formatNumber(N.bytesAccessed) << " bytes, "
+       << N.costSource << "\n";
   }
   std::set<std::string> FallbackOps;
   size_t Fallback = 0;
@@ -251,11 +250,14 @@ int runProfile(int Argc, char **Argv) {
   addInputOptions(App, O);
   addPlatformOptions(App, O);
   App.add_option("-o,--output", O.output, "Write the per-node cost table here (.json or .csv)")
-      ->type_name("costs.json|costs.csv")->group("Output");
+      ->type_name("costs.json|costs.csv")
+      ->group("Output");
   std::string EmitOnnx;
-  App.add_option("--emit-onnx", EmitOnnx,
-                 "Write the model as binary ONNX with named nodes and bound dims (input of test/ort/profile.js)")
-      ->type_name("FILE")->group("Output");
+  App.add_option(
+         "--emit-onnx", EmitOnnx,
+         "Write the model as binary ONNX with named nodes and bound dims (input of test/ort/profile.js)")
+      ->type_name("FILE")
+      ->group("Output");
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
 
@@ -271,7 +273,8 @@ int runProfile(int Argc, char **Argv) {
   if (!Ctx) return reportError(Ctx.takeError());
   if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
   if (!Ctx->hasGraph || !Ctx->costed)
-    return reportError(makeUsageError("profile needs a priced cost graph; include estimate-costs in --passes"));
+    return reportError(
+        makeUsageError("profile needs a priced cost graph; include estimate-costs in --passes"));
 
   // The rule that priced each node (analytical model), for the table.
   std::vector<std::string> Rules(Ctx->graph.numNodes(), "");
@@ -282,7 +285,8 @@ int runProfile(int Argc, char **Argv) {
         Rules[V] = nodeWork(Ctx->graph, static_cast<int>(V), *Ctx->model).rule;
 
   if (!EmitOnnx.empty()) {
-    if (!Ctx->model) return reportError(makeUsageError("--emit-onnx needs an ONNX model, not a JSON workload"));
+    if (!Ctx->model)
+      return reportError(makeUsageError("--emit-onnx needs an ONNX model, not a JSON workload"));
     if (Error E = emitNamedModel(*Ctx, EmitOnnx)) return reportError(E);
   }
   if (!O.output.empty()) {

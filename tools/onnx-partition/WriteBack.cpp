@@ -49,8 +49,9 @@ Error onnxp::tool::checkStagesDir(const std::string &Dir) {
 Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O, OutputTransaction &Tx) {
   if (O.output.empty() && O.emitStages.empty() && O.emitRecomputeCheck.empty()) return Error::success();
   if (!O.emitRecomputeCheck.empty() && !Ctx.recomputeCheck)
-    return makeUsageError("--emit-recompute-check: the plan recomputes no forward node in the model (it needs "
-                          "--algo offload-activations or rotor with a memory limit that forces recomputation)");
+    return makeUsageError(
+        "--emit-recompute-check: the plan recomputes no forward node in the model (it needs "
+        "--algo offload-activations or rotor with a memory limit that forces recomputation)");
   if (!Ctx.model)
     return makeUsageError("-o and --emit-stages write ONNX models but '", O.input, "' is a JSON workload");
   // The write-back passes made and checked every model; only files remain.
@@ -95,7 +96,8 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
     return Error::success();
   };
   if (!O.output.empty()) ONNXP_RETURN_IF_ERROR(Prepare(*Ctx.annotated, O.output));
-  if (!O.emitRecomputeCheck.empty()) ONNXP_RETURN_IF_ERROR(Prepare(*Ctx.recomputeCheck, O.emitRecomputeCheck));
+  if (!O.emitRecomputeCheck.empty())
+    ONNXP_RETURN_IF_ERROR(Prepare(*Ctx.recomputeCheck, O.emitRecomputeCheck));
   if (!O.emitStages.empty())
     for (const StageModel &S : Ctx.stages->stages)
       ONNXP_RETURN_IF_ERROR(Prepare(S.model, (fs::path(O.emitStages) / S.fileName).string()));

@@ -16,8 +16,8 @@
 #include "onnx-partition/Partition/StagedPlanChain.h"
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
-#include "onnx-partition/Transforms/GraphDot.h"
 #include "onnx-partition/Support/OutputTransaction.h"
+#include "onnx-partition/Transforms/GraphDot.h"
 
 #include <nlohmann/json.hpp>
 
@@ -81,8 +81,8 @@ int runPartition(int Argc, char **Argv) {
     if (Error E = checkAlgorithmOptions(App, O)) return reportError(E);
 
   // Two outputs (or an output and the input) naming one file would lose one.
-  std::vector<std::pair<std::string, std::string>> Named = {{"the input", O.input}, {"-o", O.output},
-                                                            {"--report", O.report}, {"--dot", O.dot}};
+  std::vector<std::pair<std::string, std::string>> Named = {
+      {"the input", O.input}, {"-o", O.output}, {"--report", O.report}, {"--dot", O.dot}};
   for (size_t I = 0; I < Named.size(); ++I)
     for (size_t J = I + 1; J < Named.size(); ++J)
       if (!Named[I].second.empty() && !Named[J].second.empty() && samePath(Named[I].second, Named[J].second))
@@ -91,7 +91,8 @@ int runPartition(int Argc, char **Argv) {
   if (!O.emitStages.empty())
     for (size_t I = 0; I < Named.size(); ++I)
       if (!Named[I].second.empty() && samePath(Named[I].second, O.emitStages))
-        return reportError(makeUsageError("--emit-stages '", O.emitStages, "' is the same path as ", Named[I].first));
+        return reportError(
+            makeUsageError("--emit-stages '", O.emitStages, "' is the same path as ", Named[I].first));
   // Fail on unwritable outputs before a long run, not after it.
   if (!O.output.empty())
     if (Error E = checkWritable(O.output, "-o")) return reportError(E);

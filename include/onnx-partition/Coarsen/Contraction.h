@@ -120,7 +120,7 @@ struct ContractedGraph {
   CostGraph graph;
   std::vector<int> groupOf; ///< original node -> node of graph
   Granularity granularity = Granularity::Op;
-  size_t exactMerged = 0;   ///< nodes removed by the exact reductions alone
+  size_t exactMerged = 0; ///< nodes removed by the exact reductions alone
 };
 
 /// Builds the coarse graph of a grouping (after fusing the strongly

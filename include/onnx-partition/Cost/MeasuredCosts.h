@@ -26,7 +26,7 @@ namespace onnxp {
 enum class MeasuredDevice { Accelerator, Cpu };
 
 struct MeasuredSummary {
-  std::map<std::string, size_t> nodesBySource; ///< costSource -> count
+  std::map<std::string, size_t> nodesBySource;    ///< costSource -> count
   std::vector<std::string> unmatchedProfileNodes; ///< profiled names not in the graph
   std::vector<std::string> unmatchedTableNodes;   ///< table node keys not in the graph
   std::vector<std::string> unmatchedTableOps;     ///< table op keys no node has

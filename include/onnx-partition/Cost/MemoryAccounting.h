@@ -47,9 +47,9 @@ struct MemorySummary {
   double gradients = 0;
   double optimizerState = 0;
   double savedActivations = 0;
-  double outputs = 0;        ///< all node outputs (inference: all of them held)
-  double peakWorkspace = 0;  ///< the largest single workspace
-  double charged = 0;        ///< sum of memBytes
+  double outputs = 0;       ///< all node outputs (inference: all of them held)
+  double peakWorkspace = 0; ///< the largest single workspace
+  double charged = 0;       ///< sum of memBytes
 };
 MemorySummary summarizeMemory(const CostGraph &G);
 

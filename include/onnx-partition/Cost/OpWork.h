@@ -36,8 +36,8 @@ struct OpWork {
   /// Which rule priced it: "matmul", "conv", "elementwise", "view", ...,
   /// "fallback" for an op without a rule.
   std::string rule;
-  bool fallback = false;     ///< no rule: the documented fallback was used
-  bool shapesKnown = true;   ///< every tensor the rule needed had a known shape
+  bool fallback = false;   ///< no rule: the documented fallback was used
+  bool shapesKnown = true; ///< every tensor the rule needed had a known shape
 
   double bytes() const { return bytesRead + bytesWritten; }
 };

@@ -57,9 +57,7 @@ struct Chain {
 
   size_t size() const { return blocks.size(); }
   /// a_l for l = 0..L (a_0 = inputBytes).
-  double activationBytes(size_t L) const {
-    return L == 0 ? inputBytes : blocks[L - 1].outputBytes;
-  }
+  double activationBytes(size_t L) const { return L == 0 ? inputBytes : blocks[L - 1].outputBytes; }
   double totalForwardTime() const;
   double totalBackwardTime() const;
   double totalWeightBytes() const;

@@ -41,20 +41,20 @@ struct CostNode {
   int partner = -1;    ///< forward partner of a backward node, else -1
   int colocClass = -1; ///< nodes sharing a class must share a device; -1: own class
 
-  double accTime = 0;         ///< time on one accelerator
-  double cpuTime = 0;         ///< time on one CPU core
-  bool accSupported = true;   ///< false: must not be placed on an accelerator
-  double flops = 0;           ///< floating point operations (cost model)
-  double paramBytes = 0;      ///< bytes of parameters this node owns
-  double outputBytes = 0;     ///< bytes of the tensors it produces
-  double workspaceBytes = 0;  ///< transient bytes while it runs
-  double memBytes = 0;        ///< bytes charged against accelerator memory
-  std::string costSource;     ///< which model priced it: workload, placeholder, ...
+  double accTime = 0;        ///< time on one accelerator
+  double cpuTime = 0;        ///< time on one CPU core
+  bool accSupported = true;  ///< false: must not be placed on an accelerator
+  double flops = 0;          ///< floating point operations (cost model)
+  double paramBytes = 0;     ///< bytes of parameters this node owns
+  double outputBytes = 0;    ///< bytes of the tensors it produces
+  double workspaceBytes = 0; ///< transient bytes while it runs
+  double memBytes = 0;       ///< bytes charged against accelerator memory
+  std::string costSource;    ///< which model priced it: workload, placeholder, ...
   // Breakdown for reports (Cost/MemoryAccounting.h); memBytes is their sum.
-  double bytesAccessed = 0;   ///< bytes the kernel reads + writes (cost model)
-  double gradBytes = 0;       ///< gradients of the trainable parameters it owns
-  double optimizerBytes = 0;  ///< optimizer state of those parameters
-  double savedBytes = 0;      ///< activations kept for the backward pass
+  double bytesAccessed = 0;  ///< bytes the kernel reads + writes (cost model)
+  double gradBytes = 0;      ///< gradients of the trainable parameters it owns
+  double optimizerBytes = 0; ///< optimizer state of those parameters
+  double savedBytes = 0;     ///< activations kept for the backward pass
 
   std::vector<int> onnxNodes; ///< indices into the model's graph.node
   int64_t externalId = -1;    ///< node id in the source workload file, or -1
@@ -68,9 +68,9 @@ struct CostNode {
 struct CostEdge {
   int src = -1;
   int dst = -1;
-  std::string tensor;   ///< ONNX tensor name ("" for workload edges)
-  double bytes = 0;     ///< size of the tensor
-  double commTime = 0;  ///< time to move it between an accelerator and host RAM
+  std::string tensor;  ///< ONNX tensor name ("" for workload edges)
+  double bytes = 0;    ///< size of the tensor
+  double commTime = 0; ///< time to move it between an accelerator and host RAM
 };
 
 class CostGraph {

@@ -59,7 +59,8 @@ std::optional<uint64_t> declaredTensorBytes(const onnx::TensorProto &T);
 /// initializers of every graph and subgraph, tensor attributes (Constant),
 /// and the same inside model-local functions.
 void forEachExternalTensor(onnx::ModelProto &M, const std::function<void(onnx::TensorProto &)> &F);
-void forEachExternalTensor(const onnx::ModelProto &M, const std::function<void(const onnx::TensorProto &)> &F);
+void forEachExternalTensor(const onnx::ModelProto &M,
+                           const std::function<void(const onnx::TensorProto &)> &F);
 
 /// The folder a model file's external locations are relative to ("." for a
 /// bare file name).
@@ -84,11 +85,11 @@ onnx::ModelProto withoutExternalData(const onnx::ModelProto &M);
 struct ExternalDataFile {
   std::string path;
   struct Piece {
-    uint64_t offset = 0;     ///< where it goes in the new file
-    std::string sourcePath;  ///< copy from here ...
+    uint64_t offset = 0;    ///< where it goes in the new file
+    std::string sourcePath; ///< copy from here ...
     uint64_t sourceOffset = 0;
-    uint64_t length = 0;     ///< ... this many bytes
-    std::string bytes;       ///< or write these (inline tensors moved out)
+    uint64_t length = 0; ///< ... this many bytes
+    std::string bytes;   ///< or write these (inline tensors moved out)
   };
   std::vector<Piece> pieces;
   uint64_t size = 0;
@@ -128,8 +129,8 @@ Error writeExternalDataFiles(const ExternalDataLayout &L, OutputTransaction *Tx 
 /// of M is confined to OutputDir's tree and names a file there (one L will
 /// write, or one already present) long enough for the reference, or is one
 /// of L's absent locations. What names the output in messages.
-Error checkWrittenReferences(const onnx::ModelProto &M, const std::string &OutputDir, const ExternalDataLayout &L,
-                             const std::string &What);
+Error checkWrittenReferences(const onnx::ModelProto &M, const std::string &OutputDir,
+                             const ExternalDataLayout &L, const std::string &What);
 
 /// One line per data file M references: location, tensors, bytes, and
 /// whether it is present beside the model (for `inspect`).

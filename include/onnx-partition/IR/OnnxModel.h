@@ -23,9 +23,9 @@ namespace onnxp {
 
 /// Static knowledge about one tensor.
 struct TensorInfo {
-  int32_t elemType = 0;          ///< onnx::TensorProto::DataType, 0 = unknown
-  bool hasShape = false;         ///< rank known
-  std::vector<int64_t> dims;     ///< -1 where unknown
+  int32_t elemType = 0;             ///< onnx::TensorProto::DataType, 0 = unknown
+  bool hasShape = false;            ///< rank known
+  std::vector<int64_t> dims;        ///< -1 where unknown
   std::vector<std::string> symbols; ///< dim_param per dim ("" where none)
 
   bool fullyKnown() const;

@@ -87,8 +87,7 @@ struct Plan {
   std::string schedule;
 
   double gap() const {
-    if (std::isnan(objective) || std::isnan(lowerBound) || objective == 0)
-      return NAN;
+    if (std::isnan(objective) || std::isnan(lowerBound) || objective == 0) return NAN;
     return (objective - lowerBound) / std::fabs(objective);
   }
 };

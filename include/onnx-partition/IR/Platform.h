@@ -18,10 +18,10 @@ namespace onnxp {
 
 /// Peak rates of one device kind, for the analytical cost model.
 struct DeviceSpec {
-  std::string name;           ///< e.g. "V100-SXM2-16GB"
-  double peakFlops = 0;       ///< FLOP/s
-  double memBandwidth = 0;    ///< bytes/s
-  double kernelOverheadMs = 0;///< fixed cost per kernel launch
+  std::string name;            ///< e.g. "V100-SXM2-16GB"
+  double peakFlops = 0;        ///< FLOP/s
+  double memBandwidth = 0;     ///< bytes/s
+  double kernelOverheadMs = 0; ///< fixed cost per kernel launch
   double memoryBytes = kInfinity;
 };
 
@@ -31,11 +31,11 @@ struct Platform {
   int cpus = 0;         ///< l
   DeviceSpec accelerator;
   DeviceSpec cpu;
-  double hostLinkBandwidth = 12e9;  ///< accelerator <-> host, bytes/s
+  double hostLinkBandwidth = 12e9; ///< accelerator <-> host, bytes/s
   double hostLinkLatencyMs = 0.01;
-  double peerLinkBandwidth = 25e9;  ///< accelerator <-> accelerator, bytes/s
+  double peerLinkBandwidth = 25e9; ///< accelerator <-> accelerator, bytes/s
   double peerLinkLatencyMs = 0.005;
-  bool overlapComm = false;         ///< seed 004 App. C.1
+  bool overlapComm = false; ///< seed 004 App. C.1
   /// With overlapComm: in- and out-transfers use separate channels, so the
   /// load is max(in, compute, out) instead of max(compute, in + out).
   bool fullDuplex = false;

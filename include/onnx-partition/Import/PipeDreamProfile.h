@@ -40,8 +40,8 @@ struct PipeDreamLayer {
 
 struct PipeDreamProfile {
   std::string sourceName;
-  std::vector<PipeDreamLayer> layers;          ///< in file order
-  std::vector<std::pair<int, int>> edges;      ///< indices into layers
+  std::vector<PipeDreamLayer> layers;     ///< in file order
+  std::vector<std::pair<int, int>> edges; ///< indices into layers
   /// Layer indices in a topological order; among ready layers the one with
   /// the smallest numeric id first (PipeDream numbers layers in trace order).
   std::vector<int> topologicalOrder() const;

@@ -32,7 +32,8 @@ struct PiperChainOptions {
 bool looksLikePiper(const std::string &Text);
 
 /// Builds the chain; the kept nodes must be consecutive in topological order.
-Expected<Chain> parsePiperChain(const std::string &Text, const std::string &Source, const PiperChainOptions &O);
+Expected<Chain> parsePiperChain(const std::string &Text, const std::string &Source,
+                                const PiperChainOptions &O);
 
 } // namespace onnxp
 

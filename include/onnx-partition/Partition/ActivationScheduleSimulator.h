@@ -28,7 +28,7 @@ namespace onnxp {
 struct ActivationReplay {
   double makespanMs = 0;
   double peakBytes = 0;
-  double budgetBytes = 0;   ///< slots x slot size
+  double budgetBytes = 0; ///< slots x slot size
   double offloadedBytes = 0;
   struct Slice {
     std::string name;

@@ -39,17 +39,17 @@ struct PartitionOptions {
   /// does not optimise and sets it before calling the algorithm, so inside
   /// an algorithm it is always engaged.
   std::optional<Objective> objective;
-  bool replicate = false;           ///< dp: stages may be replicated (App. C.2)
-  size_t idealLimit = 2000000;      ///< dp: more ideals than this -> suggest dpl
-  double timeLimitSeconds = 600;    ///< ip*: solver time limit
-  double relativeGap = 1e-4;        ///< ip*: stop at this relative gap
-  int threads = 1;                  ///< ip*: solver threads
-  std::vector<std::string> solverArgs; ///< ip*: extra CBC settings, e.g. "-proximity", "on"
-  int subgraphsPerDevice = 1;       ///< latency-ip: q (Fig. 4)
-  double memoryHeadroom = 0.10;     ///< pardnn: fraction of memory kept free (§4)
+  bool replicate = false;                   ///< dp: stages may be replicated (App. C.2)
+  size_t idealLimit = 2000000;              ///< dp: more ideals than this -> suggest dpl
+  double timeLimitSeconds = 600;            ///< ip*: solver time limit
+  double relativeGap = 1e-4;                ///< ip*: stop at this relative gap
+  int threads = 1;                          ///< ip*: solver threads
+  std::vector<std::string> solverArgs;      ///< ip*: extra CBC settings, e.g. "-proximity", "on"
+  int subgraphsPerDevice = 1;               ///< latency-ip: q (Fig. 4)
+  double memoryHeadroom = 0.10;             ///< pardnn: fraction of memory kept free (§4)
   std::string memoryHeuristic = "knapsack"; ///< pardnn: knapsack | balance
-  unsigned seed = 1;                ///< randomized methods (local-search)
-  int restarts = 10;                ///< local-search
+  unsigned seed = 1;                        ///< randomized methods (local-search)
+  int restarts = 10;                        ///< local-search
   bool verbose = false;
   /// Per cost node: computes from constants and parameters only (Coarsen/
   /// Linearize.h dataFreeNodes); guides dp's contraction. Empty: guessed.

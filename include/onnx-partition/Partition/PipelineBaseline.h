@@ -70,8 +70,8 @@ double singleGpuPeakMemory(const PipelineTasks &Tasks);
 /// stage s on GPU s. Builds the pattern at the plan's load period, replays
 /// it and writes Periods steady-state periods into Trace; returns the
 /// simulation (period, per-GPU peak memory).
-Expected<PipelineSimResult> traceStagedPlan(const Chain &Stages, double BandwidthBytesPerSec, ChromeTrace &Trace,
-                                            int Periods = 4);
+Expected<PipelineSimResult> traceStagedPlan(const Chain &Stages, double BandwidthBytesPerSec,
+                                            ChromeTrace &Trace, int Periods = 4);
 
 } // namespace onnxp
 

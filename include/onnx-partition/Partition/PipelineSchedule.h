@@ -63,13 +63,13 @@ private:
 /// K+1 on one GPU) take no time and no link; their start is ignored.
 struct PeriodicPattern {
   int numGpus = 1;
-  double period = 0;              ///< T, ms
-  double bandwidth = 0;           ///< beta, bytes/s, of every link
-  std::vector<int> gpuOfBlock;    ///< L entries; F_l and B_l share a GPU (eq. 4)
-  std::vector<double> taskStart;  ///< 2L entries, start_k in [-d_k, T - d_k]
-  std::vector<int> taskDelay;     ///< 2L entries, >= 0, taskDelay[0] = 0
-  std::vector<double> commStart;  ///< 2L-1 entries (cut communications only)
-  std::vector<int> commDelay;     ///< 2L-1 entries
+  double period = 0;             ///< T, ms
+  double bandwidth = 0;          ///< beta, bytes/s, of every link
+  std::vector<int> gpuOfBlock;   ///< L entries; F_l and B_l share a GPU (eq. 4)
+  std::vector<double> taskStart; ///< 2L entries, start_k in [-d_k, T - d_k]
+  std::vector<int> taskDelay;    ///< 2L entries, >= 0, taskDelay[0] = 0
+  std::vector<double> commStart; ///< 2L-1 entries (cut communications only)
+  std::vector<int> commDelay;    ///< 2L-1 entries
 
   int gpuOfTask(const PipelineTasks &Tasks, int K) const { return gpuOfBlock[Tasks.blockOf(K)]; }
   bool isCut(const PipelineTasks &Tasks, int K) const {

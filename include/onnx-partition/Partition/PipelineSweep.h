@@ -23,12 +23,12 @@ namespace onnxp {
 
 struct MemorySweepPoint {
   double memoryBytes = 0;
-  double ilpPeriod = NAN;   ///< simulated; NaN when the ILP found nothing
-  double ilpBound = NAN;    ///< solver's lower bound on the period
-  double ilpGap = NAN;      ///< relative
+  double ilpPeriod = NAN; ///< simulated; NaN when the ILP found nothing
+  double ilpBound = NAN;  ///< solver's lower bound on the period
+  double ilpGap = NAN;    ///< relative
   double ilpPeakMemory = NAN;
   double ilpSeconds = 0;
-  bool ilpProven = false;   ///< proven optimal (or proven infeasible)
+  bool ilpProven = false; ///< proven optimal (or proven infeasible)
   bool ilpInfeasible = false;
   double baselinePeriod = NAN; ///< NaN when no straight pipeline fits
   double baselinePeakMemory = NAN;

@@ -47,7 +47,7 @@ struct RematOptions {
   /// Host link bandwidth in bytes per second; ignored when offload is false.
   /// +infinity is allowed (transfers take no time).
   double bandwidthBytesPerSec = 0;
-  bool offload = true; ///< false: rematerialization only (rotor, --no-offload)
+  bool offload = true;  ///< false: rematerialization only (rotor, --no-offload)
   int memorySteps = 50; ///< N: the slot is M / N (ignored when slotBytes > 0)
   /// > 0: fixed slot size; the budget is floor(M / slotBytes) slots.
   double slotBytes = 0;
@@ -66,17 +66,17 @@ const char *rematOpName(RematOpKind K);
 /// time the accelerator waits for the link (the epsilons of Lemma 1).
 struct RematOp {
   RematOpKind kind = RematOpKind::Idle;
-  int layer = 0;        ///< F/B: layer 1..L; Loss: L+1; Offload/Prefetch: activation index 0..L
-  bool stored = false;  ///< Offload/Prefetch: the tensor is abar^layer, not a^layer
-  double idleMs = 0;    ///< Idle only
+  int layer = 0;       ///< F/B: layer 1..L; Loss: L+1; Offload/Prefetch: activation index 0..L
+  bool stored = false; ///< Offload/Prefetch: the tensor is abar^layer, not a^layer
+  double idleMs = 0;   ///< Idle only
 };
 
 /// Per layer: how the forward phase ran it and what happened to its input.
 struct RematLayerReport {
   RematOpKind forwardVariant = RematOpKind::ForwardAll; ///< F_all, F_ck or F_nograd
-  int recomputations = 0;    ///< forward executions after the loss
-  bool inputOffloaded = false; ///< the input of this layer was offloaded
-  double inputBytes = 0;     ///< bytes of that input (a^{k-1} or abar^{k-1})
+  int recomputations = 0;                               ///< forward executions after the loss
+  bool inputOffloaded = false;                          ///< the input of this layer was offloaded
+  double inputBytes = 0;                                ///< bytes of that input (a^{k-1} or abar^{k-1})
 };
 
 struct RematPlan {

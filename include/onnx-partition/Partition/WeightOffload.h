@@ -39,12 +39,12 @@ namespace onnxp {
 struct OffloadInstance {
   std::string name;
   int L = 0;
-  std::vector<double> uF, uB; ///< u_{F_k}, u_{B_k}, ms
-  std::vector<double> w;      ///< |w_k| bytes
-  std::vector<double> a;      ///< |a^k| bytes, k = 0..L
+  std::vector<double> uF, uB;               ///< u_{F_k}, u_{B_k}, ms
+  std::vector<double> w;                    ///< |w_k| bytes
+  std::vector<double> a;                    ///< |a^k| bytes, k = 0..L
   std::vector<double> fOverhead, bOverhead; ///< transient bytes of F_k, B_k (0 in the paper)
-  double memory = 0;    ///< M_GPU, bytes
-  double bandwidth = 0; ///< beta, bytes per ms, each direction
+  double memory = 0;                        ///< M_GPU, bytes
+  double bandwidth = 0;                     ///< beta, bytes per ms, each direction
 
   int numOps() const { return 2 * L; }
   int opLayer(int J) const { return J < L ? L - J : J - L + 1; }
@@ -127,7 +127,7 @@ struct OffloadSchedule {
   std::vector<double> opStart; ///< per op 0..2L-1
   std::vector<OffloadTransfer> transfers;
   std::vector<OffloadDrop> drops;
-  std::vector<char> residentAtStart; ///< per layer: w_k on the GPU at time 0
+  std::vector<char> residentAtStart;  ///< per layer: w_k on the GPU at time 0
   std::vector<char> hostFreshAtStart; ///< per layer: the host holds the current w_k at time 0
 };
 
@@ -207,7 +207,8 @@ Expected<OffloadBound> offloadLowerBound(const OffloadInstance &I, const Offload
 std::string describeOffloadPlan(const OffloadInstance &I, const OffloadPlan &P);
 /// The plan as report JSON: thresholds, cycle, per-layer choices and idle,
 /// every transfer with its stream; the bound and gap when B is given.
-std::string offloadReportJson(const OffloadInstance &I, const OffloadPlan &P, const OffloadBound *B = nullptr);
+std::string offloadReportJson(const OffloadInstance &I, const OffloadPlan &P,
+                              const OffloadBound *B = nullptr);
 /// Reads the schedule back from that JSON (for a chain of L layers).
 Expected<OffloadSchedule> parseOffloadScheduleJson(const std::string &Text, int L);
 

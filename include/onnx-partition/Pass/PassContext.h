@@ -35,12 +35,12 @@ struct PipelineOptions {
   std::string algorithm = "auto";             ///< --algo
   std::string granularity = "auto";           ///< --granularity (contract pass)
   PartitionOptions partition;
-  std::string optimizer = "adam";             ///< --optimizer (memory accounting)
-  std::string costModel = "analytical";       ///< --cost-model analytical|placeholder
-  std::string costTable;                      ///< --cost-table FILE (CSV or JSON)
-  std::string profile;                        ///< --profile FILE (ONNX Runtime profile)
-  std::string profileDevice = "acc";          ///< --profile-device acc|cpu
-  std::string loadPlan;   ///< --load-plan FILE (the load-plan pass reads it)
+  std::string optimizer = "adam";       ///< --optimizer (memory accounting)
+  std::string costModel = "analytical"; ///< --cost-model analytical|placeholder
+  std::string costTable;                ///< --cost-table FILE (CSV or JSON)
+  std::string profile;                  ///< --profile FILE (ONNX Runtime profile)
+  std::string profileDevice = "acc";    ///< --profile-device acc|cpu
+  std::string loadPlan;                 ///< --load-plan FILE (the load-plan pass reads it)
   std::string outputPath; ///< -o FILE: where the annotated model will go (external data paths, messages)
   std::string stagesDir;  ///< --emit-stages DIR: where stage models will go
 };
@@ -55,20 +55,20 @@ struct Statistic {
 struct PassContext {
   std::optional<OnnxModel> model; ///< absent for JSON workloads
   CostGraph graph;
-  bool hasGraph = false;          ///< the cost graph has been built
-  bool costed = false;            ///< every node and edge has been priced
+  bool hasGraph = false; ///< the cost graph has been built
+  bool costed = false;   ///< every node and edge has been priced
   Platform platform;
   std::optional<Plan> plan;
   /// The chain of blocks chain planners plan on (the linearize pass, or a
   /// chain file given as input).
   std::optional<Chain> chain;
   // Write-back (annotate-placement, insert-transfers, extract-stages):
-  std::optional<ModelPlacement> placement;    ///< the plan mapped onto the ONNX nodes
-  std::optional<onnx::ModelProto> annotated;  ///< the model as -o writes it
-  bool annotationsCurrent = false;            ///< annotate-placement ran after the last change
-  std::vector<InsertedTransfer> transfers;    ///< Transfer nodes inserted
+  std::optional<ModelPlacement> placement;   ///< the plan mapped onto the ONNX nodes
+  std::optional<onnx::ModelProto> annotated; ///< the model as -o writes it
+  bool annotationsCurrent = false;           ///< annotate-placement ran after the last change
+  std::vector<InsertedTransfer> transfers;   ///< Transfer nodes inserted
   bool transfersInserted = false;
-  std::optional<StagePipeline> stages;        ///< stage models and pipeline.json
+  std::optional<StagePipeline> stages; ///< stage models and pipeline.json
   /// The recompute check model of an activation schedule (recomputeCheckModel)
   /// when the schedule recomputes forward nodes.
   std::optional<onnx::ModelProto> recomputeCheck;

@@ -61,7 +61,10 @@ public:
   /// The solver checks it; an infeasible start is ignored, not an error.
   void setMipStart(std::vector<double> Values) { Start = std::move(Values); }
   /// Fixes a variable's bounds (used to pin forced placements).
-  void setBounds(int Var, double Lb, double Ub) { Vars[Var].lb = Lb; Vars[Var].ub = Ub; }
+  void setBounds(int Var, double Lb, double Ub) {
+    Vars[Var].lb = Lb;
+    Vars[Var].ub = Ub;
+  }
 
   size_t numVars() const { return Vars.size(); }
   size_t numRows() const { return Rows.size(); }
@@ -138,9 +141,7 @@ struct MilpResult {
   long nodes = 0;
   std::vector<double> values; ///< empty unless a solution exists
 
-  bool hasSolution() const {
-    return status == MilpStatus::Optimal || status == MilpStatus::Feasible;
-  }
+  bool hasSolution() const { return status == MilpStatus::Optimal || status == MilpStatus::Feasible; }
   /// (objective - bound) / |objective|, 0 when proven optimal at 0.
   double gap() const;
 };

@@ -74,7 +74,9 @@ template <typename... Ts> Error makeInternalError(const Ts &...Parts) {
 template <typename T> class [[nodiscard]] Expected {
 public:
   Expected(T Value) : Storage(std::move(Value)) {}
-  Expected(Error E) : Storage(std::move(E)) { assert(std::get<Error>(Storage) && "Expected built from success"); }
+  Expected(Error E) : Storage(std::move(E)) {
+    assert(std::get<Error>(Storage) && "Expected built from success");
+  }
 
   explicit operator bool() const { return std::holds_alternative<T>(Storage); }
   T &operator*() { return std::get<T>(Storage); }
@@ -91,10 +93,9 @@ private:
 } // namespace onnxp
 
 /// Propagates a failing Error from the enclosing function.
-#define ONNXP_RETURN_IF_ERROR(expr)                                            \
-  do {                                                                         \
-    if (::onnxp::Error OnnxpErr_ = (expr))                                     \
-      return OnnxpErr_;                                                        \
+#define ONNXP_RETURN_IF_ERROR(expr)                                                                          \
+  do {                                                                                                       \
+    if (::onnxp::Error OnnxpErr_ = (expr)) return OnnxpErr_;                                                 \
   } while (false)
 
 #endif // ONNXP_SUPPORT_ERROR_H

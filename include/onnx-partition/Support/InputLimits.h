@@ -24,8 +24,7 @@ constexpr int64_t kMaxDevices = 4096;
 /// A count (devices, cores): an integral value in [Min, Max]. Where names the
 /// file and field ("w.json: maxFPGAs").
 inline Expected<int> checkedCount(double V, int64_t Min, int64_t Max, const std::string &Where) {
-  if (!std::isfinite(V) || V != std::floor(V))
-    return makeError(Where, ": must be a whole number, got ", V);
+  if (!std::isfinite(V) || V != std::floor(V)) return makeError(Where, ": must be a whole number, got ", V);
   if (V < static_cast<double>(Min) || V > static_cast<double>(Max))
     return makeError(Where, ": ", V, " is out of range [", Min, ", ", Max, "]");
   return static_cast<int>(V);

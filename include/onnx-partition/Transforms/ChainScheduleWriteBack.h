@@ -40,15 +40,15 @@ struct ChainWriteBackResult {
   enum class Kind { None, WeightOffload, Activation } kind = Kind::None;
   int offloadNodes = 0, prefetchNodes = 0;
   double offloadedBytes = 0, prefetchedBytes = 0; ///< per iteration, from the tensors' sizes
-  int skippedTransfers = 0; ///< weight transfers of ops without ONNX nodes (derived backward)
+  int skippedTransfers = 0;          ///< weight transfers of ops without ONNX nodes (derived backward)
   RecomputeRewriteResult activation; ///< Kind::Activation only
 };
 
 /// Rewrites Out (a copy of M's model, before annotate-placement) by the
 /// plan's schedule and keeps P in step with its nodes. Every block must be
 /// on one accelerator (chain planners put all on device 0).
-Expected<ChainWriteBackResult> writeChainSchedule(onnx::ModelProto &Out, ModelPlacement &P, const OnnxModel &M,
-                                                  const CostGraph &G, const Chain &C,
+Expected<ChainWriteBackResult> writeChainSchedule(onnx::ModelProto &Out, ModelPlacement &P,
+                                                  const OnnxModel &M, const CostGraph &G, const Chain &C,
                                                   const std::string &ScheduleJson);
 
 } // namespace onnxp

@@ -37,8 +37,8 @@ int64_t ensurePartitionOp(onnx::ModelProto &M, PartitionOp Op);
 
 /// One inserted ai.onnx.partition node, for reports and pipeline.json.
 struct InsertedTransfer {
-  std::string tensor; ///< the tensor as its producer names it
-  std::string output; ///< what the consumers on `target` read now
+  std::string tensor;                     ///< the tensor as its producer names it
+  std::string output;                     ///< what the consumers on `target` read now
   int source = -1, target = -1;           ///< device ids
   int sourceStage = -1, targetStage = -1; ///< stage ids
   double bytes = 0;

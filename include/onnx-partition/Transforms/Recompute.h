@@ -30,8 +30,8 @@
 namespace onnxp {
 
 struct RecomputeRewriteResult {
-  int recomputedNodes = 0;  ///< forward node copies added
-  int rewiredInputs = 0;    ///< backward inputs that now read a copy or a prefetch
+  int recomputedNodes = 0; ///< forward node copies added
+  int rewiredInputs = 0;   ///< backward inputs that now read a copy or a prefetch
   int offloadNodes = 0, prefetchNodes = 0;
   /// For each copy: (original tensor, recomputed tensor) — what a numerical
   /// check compares.
@@ -46,8 +46,6 @@ Expected<RecomputeRewriteResult> rewriteActivationSchedule(onnx::ModelProto &M,
 
 } // namespace onnxp
 
-
-
 #include <map>
 
 namespace onnxp {
@@ -59,7 +57,8 @@ namespace onnxp {
 /// [0, 8), symbolic dims bound by Dims, else 1); the outputs are the pairs
 /// (original, copy) of RecomputeRewriteResult::recomputedTensors in order.
 /// test/ort/check_pairs.js runs it and compares each pair.
-Expected<onnx::ModelProto> recomputeCheckModel(const onnx::ModelProto &Rewritten, const RecomputeRewriteResult &R,
+Expected<onnx::ModelProto> recomputeCheckModel(const onnx::ModelProto &Rewritten,
+                                               const RecomputeRewriteResult &R,
                                                const std::map<std::string, int64_t> &Dims, unsigned Seed);
 
 } // namespace onnxp

@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <optional>
 #include <map>
+#include <optional>
 
 using namespace onnxp;
 

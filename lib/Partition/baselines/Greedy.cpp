@@ -16,8 +16,7 @@
 
 using namespace onnxp;
 
-Expected<Plan> onnxp::partitionGreedy(const CostGraph &G, const Platform &P,
-                                      const PartitionOptions &) {
+Expected<Plan> onnxp::partitionGreedy(const CostGraph &G, const Platform &P, const PartitionOptions &) {
   Expected<std::vector<int>> Order = G.topologicalOrder();
   if (!Order) return Order.takeError();
   dp::UnitGraph UG = dp::buildUnitGraph(G, /*Linearize=*/false);

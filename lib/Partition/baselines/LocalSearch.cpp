@@ -84,8 +84,7 @@ private:
 
 } // namespace
 
-Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P,
-                                           const PartitionOptions &O) {
+Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
   const int C = G.numClasses(), D = P.numDevices();
   std::vector<int> ClassOf(G.numNodes());
   std::vector<std::vector<int>> Members(C);

@@ -53,14 +53,16 @@ UnitGraph contractToPath(const UnitGraph &UG) {
     if (IsInput(U) || IsOutput(U)) continue;
     BlockOf[U] = Block;
     BlockEmpty = false;
-    if (Open == 0) { ++Block; BlockEmpty = true; } // all over this cut starts at U
+    if (Open == 0) {
+      ++Block;
+      BlockEmpty = true;
+    } // all over this cut starts at U
   }
   if (BlockEmpty && Block > 0) --Block;
   for (int U = 0; U < M; ++U)
     if (IsOutput(U)) BlockOf[U] = BlockOf[UG.preds[U].back()];
   for (int U = 0; U < M; ++U)
-    if (IsInput(U))
-      BlockOf[U] = UG.succs[U].empty() ? 0 : BlockOf[UG.succs[U].front()];
+    if (IsInput(U)) BlockOf[U] = UG.succs[U].empty() ? 0 : BlockOf[UG.succs[U].front()];
   // An input feeding only inputs (cannot happen: inputs have no preds) or a
   // graph of inputs only: everything in block 0.
   for (int &B : BlockOf)
@@ -81,8 +83,7 @@ UnitGraph contractToPath(const UnitGraph &UG) {
 
 } // namespace
 
-Expected<Plan> onnxp::partitionPipeDream(const CostGraph &G, const Platform &P,
-                                         const PartitionOptions &O) {
+Expected<Plan> onnxp::partitionPipeDream(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
   Expected<std::vector<int>> Order = G.topologicalOrder();
   if (!Order) return Order.takeError();
   UnitGraph Path = contractToPath(buildUnitGraph(G, /*Linearize=*/false));

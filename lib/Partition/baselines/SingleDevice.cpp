@@ -3,8 +3,7 @@
 
 using namespace onnxp;
 
-Expected<Plan> onnxp::partitionSingleDevice(const CostGraph &G, const Platform &P,
-                                            const PartitionOptions &) {
+Expected<Plan> onnxp::partitionSingleDevice(const CostGraph &G, const Platform &P, const PartitionOptions &) {
   Plan Pl;
   Pl.device.assign(G.numNodes(), 0);
   for (size_t V = 0; V < G.numNodes(); ++V) {
@@ -28,7 +27,7 @@ Expected<Plan> onnxp::partitionSingleDevice(const CostGraph &G, const Platform &
     if (P.isAccelerator(Pl.device[V])) Bytes += G.node(V).memBytes;
   if (P.accelerators > 0 && Bytes > P.accMemory() * (1 + 1e-9))
     return makeError("single: the nodes it puts on acc0 need ", formatNumber(Bytes),
-                     " bytes, more than the accelerator's ", formatNumber(P.accMemory()),
-                     "; give --memory ", formatNumber(Bytes), " or more, or use a partitioner (--algo dp)");
+                     " bytes, more than the accelerator's ", formatNumber(P.accMemory()), "; give --memory ",
+                     formatNumber(Bytes), " or more, or use a partitioner (--algo dp)");
   return Pl;
 }

@@ -110,7 +110,10 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
     if (!Fine) return Fine.takeError();
     for (int W = 2; W >= 1 && Rounds < 4;) {
       ContractedGraph R = contractGraph(G, windowGrouping(G, Cur, Best, *Fine, W));
-      if (!CO.fits(R.graph)) { --W; continue; }
+      if (!CO.fits(R.graph)) {
+        --W;
+        continue;
+      }
       Expected<Plan> Refined = runIdealDP(R.graph, P, O, /*Linearize=*/false, Inner);
       ++Rounds;
       if (!Refined || !(Refined->objective < Best.objective * (1 - 1e-9))) break;
@@ -136,12 +139,12 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
   Pl.lowerBound = NAN;
   Pl.stats["contracted-units"] = static_cast<double>(Cur.graph.numNodes());
   Pl.stats["granularity"] = static_cast<double>(Used);
-  Pl.notes.push_back(std::string("dp: more than ") + std::to_string(O.idealLimit > Budget ? Budget : O.idealLimit) +
-                     " ideals on the " + std::to_string(G.numNodes()) +
-                     "-node graph; contracted at granularity " + granularityName(Used) + " to " +
-                     std::to_string(CoarseUnits) + " units (" + formatNumber(Coarse->stats["ideals"]) +
-                     " ideals), refined around stage boundaries in " + std::to_string(Rounds) +
-                     " round(s) (" + std::to_string(Cur.graph.numNodes()) +
+  Pl.notes.push_back(std::string("dp: more than ") +
+                     std::to_string(O.idealLimit > Budget ? Budget : O.idealLimit) + " ideals on the " +
+                     std::to_string(G.numNodes()) + "-node graph; contracted at granularity " +
+                     granularityName(Used) + " to " + std::to_string(CoarseUnits) + " units (" +
+                     formatNumber(Coarse->stats["ideals"]) + " ideals), refined around stage boundaries in " +
+                     std::to_string(Rounds) + " round(s) (" + std::to_string(Cur.graph.numNodes()) +
                      " units): optimal among contiguous plans on the contracted graph");
   if (G.numNodes() <= kDplNodeBudget) {
     Expected<Plan> L = runIdealDP(G, P, O, /*Linearize=*/true, Tuning);

@@ -11,8 +11,8 @@
 #include "DeviceSetCost.h"
 #include "IdealLattice.h"
 
-#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -42,8 +42,8 @@ struct Solution {
 /// times the most replicas a set may get (App. C.2). Returns the number of
 /// sets priced.
 template <typename Fn>
-double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double Cut,
-                  double AccCut, bool HaveAcc, bool HaveCpu, Fn &&OnPair) {
+double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double Cut, double AccCut,
+                  bool HaveAcc, bool HaveCpu, Fn &&OnPair) {
   struct Frame {
     int Ideal;
     int Added; ///< unit added to reach Ideal, -1 at the root
@@ -83,8 +83,8 @@ double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double C
 }
 
 /// The Pareto DP for "gpipe" (max FW + max BW, seed 004 App. A).
-Solution solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
-                      const UnitGraph &UG, const IdealLattice &L, double UpperBound);
+Solution solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOptions &O, const UnitGraph &UG,
+                      const IdealLattice &L, double UpperBound);
 
 /// The DP on a given unit graph, without the dpl bound (for baselines that
 /// shape the unit graph themselves, e.g. PipeDream's path).

@@ -19,14 +19,12 @@ DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Plat
     : G(G), UG(UG), P(P), T(computeTransferGroups(G)), MemCap(P.accMemory()) {
   const size_t N = G.numNodes();
   GroupSize.resize(T.size());
-  for (size_t Grp = 0; Grp < T.size(); ++Grp)
-    GroupSize[Grp] = static_cast<int>(T.edges[Grp].size());
+  for (size_t Grp = 0; Grp < T.size(); ++Grp) GroupSize[Grp] = static_cast<int>(T.edges[Grp].size());
   NIn.assign(T.size(), 0);
   NInFw.assign(T.size(), 0);
   Inside.assign(N, 0);
   UnitWeights.resize(UG.numUnits());
-  for (int U = 0; U < UG.numUnits(); ++U)
-    UnitWeights[U] = replicatedWeightBytes(G, UG.members[U]);
+  for (int U = 0; U < UG.numUnits(); ++U) UnitWeights[U] = replicatedWeightBytes(G, UG.members[U]);
 
   // Ancestors / descendants within the backward graph, as bitsets.
   std::vector<int> BwIndex(N, -1), BwNodes;

@@ -31,17 +31,16 @@ struct Entry {
 void insertPareto(std::vector<Entry> &Front, const Entry &E) {
   for (const Entry &X : Front)
     if (X.F <= E.F && X.B <= E.B) return;
-  Front.erase(std::remove_if(Front.begin(), Front.end(),
-                             [&](const Entry &X) { return E.F <= X.F && E.B <= X.B; }),
-              Front.end());
+  Front.erase(
+      std::remove_if(Front.begin(), Front.end(), [&](const Entry &X) { return E.F <= X.F && E.B <= X.B; }),
+      Front.end());
   Front.push_back(E);
 }
 
 } // namespace
 
-Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P,
-                                 const PartitionOptions &O, const UnitGraph &UG,
-                                 const IdealLattice &L, double UpperBound) {
+Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                                 const UnitGraph &UG, const IdealLattice &L, double UpperBound) {
   const int K = P.accelerators, Cpus = P.cpus, NS = (K + 1) * (Cpus + 1);
   auto Idx = [&](int A, int C) { return A * (Cpus + 1) + C; };
   const double Cut = std::isinf(UpperBound) ? kInfinity : UpperBound * (1 + 1e-9) + 1e-12;
@@ -57,8 +56,7 @@ Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P,
     for (int S = 0; S < NS && !Any; ++S) Any = !Cell[size_t(From) * NS + S].empty();
     if (!Any) continue;
     const double AccCut = O.replicate ? Cut * K : Cut;
-    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, AccCut, K > 0, Cpus > 0, [&](int To, bool AccOk,
-                                                                             bool CpuOk) {
+    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, AccCut, K > 0, Cpus > 0, [&](int To, bool AccOk, bool CpuOk) {
       double AccF[256], AccB[256];
       if (AccOk)
         for (int R = 1; R <= MaxR; ++R) {

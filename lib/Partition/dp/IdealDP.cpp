@@ -58,17 +58,16 @@ constexpr double kMaxTableBytes = 4.0 * (1 << 30);
 
 class MaxLoadDP {
 public:
-  MaxLoadDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
-            const UnitGraph &UG, const IdealLattice &L)
-      : G(G), P(P), O(O), UG(UG), L(L), K(P.accelerators), Cpus(P.cpus),
-        NS((K + 1) * (Cpus + 1)) {}
+  MaxLoadDP(const CostGraph &G, const Platform &P, const PartitionOptions &O, const UnitGraph &UG,
+            const IdealLattice &L)
+      : G(G), P(P), O(O), UG(UG), L(L), K(P.accelerators), Cpus(P.cpus), NS((K + 1) * (Cpus + 1)) {}
 
   Solution solve(double UpperBound);
 
 private:
   int idx(int A, int C) const { return A * (Cpus + 1) + C; }
-  void relax(int From, int To, const std::vector<int> &Live, const DeviceSetCost &Cost,
-             bool AccOk, bool CpuOk);
+  void relax(int From, int To, const std::vector<int> &Live, const DeviceSetCost &Cost, bool AccOk,
+             bool CpuOk);
 
   const CostGraph &G;
   const Platform &P;
@@ -100,8 +99,8 @@ private:
   }
 };
 
-void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live,
-                      const DeviceSetCost &Cost, bool AccOk, bool CpuOk) {
+void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live, const DeviceSetCost &Cost, bool AccOk,
+                      bool CpuOk) {
   const double *Src = &Val[size_t(From) * NS];
   double *Dst = &Val[size_t(To) * NS];
   const int MaxR = O.replicate ? K : 1;
@@ -182,16 +181,15 @@ Solution MaxLoadDP::solve(double UpperBound) {
     for (int S = 0; S < NS; ++S) {
       int A = S / (Cpus + 1), C = S % (Cpus + 1);
       // PrefixMin[S]: best value with at most A accelerators and C CPUs.
-      double Fewer = std::min(A > 0 ? PrefixMin[S - (Cpus + 1)] : kInfinity,
-                              C > 0 ? PrefixMin[S - 1] : kInfinity);
+      double Fewer =
+          std::min(A > 0 ? PrefixMin[S - (Cpus + 1)] : kInfinity, C > 0 ? PrefixMin[S - 1] : kInfinity);
       PrefixMin[S] = std::min(Fewer, V[S]);
       if (V[S] <= Cut && V[S] < Fewer && canFinish(From, A, C)) Live.push_back(S);
     }
     if (Live.empty()) continue;
-    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, O.replicate ? Cut * K : Cut, K > 0, Cpus > 0,
-                            [&](int To, bool AccOk, bool CpuOk) {
-                              relax(From, To, Live, Cost, AccOk, CpuOk);
-                            });
+    Sol.Pairs +=
+        walkUpFrom(L, Cost, From, Cut, O.replicate ? Cut * K : Cut, K > 0, Cpus > 0,
+                   [&](int To, bool AccOk, bool CpuOk) { relax(From, To, Live, Cost, AccOk, CpuOk); });
   }
 
   int Goal = 0;
@@ -249,12 +247,12 @@ Plan toPlan(const CostGraph &G, const Platform &P, const UnitGraph &UG, const Id
 
 } // namespace
 
-Expected<Plan> onnxp::dp::solveOnUnits(const CostGraph &G, const Platform &P,
-                                       const PartitionOptions &O, const UnitGraph &UG) {
+Expected<Plan> onnxp::dp::solveOnUnits(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                                       const UnitGraph &UG) {
   Expected<IdealLattice> L = buildIdealLattice(UG, O.idealLimit);
   if (!L) return L.takeError();
   Solution Sol = O.objective == Objective::Gpipe ? solveGpipeDP(G, P, O, UG, *L, kInfinity)
-                                        : MaxLoadDP(G, P, O, UG, *L).solve(kInfinity);
+                                                 : MaxLoadDP(G, P, O, UG, *L).solve(kInfinity);
   if (std::isinf(Sol.Value))
     return makeError("no split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
                      " CPU(s) respects the memory limit and accelerator support");
@@ -266,9 +264,8 @@ Expected<Plan> onnxp::dp::solveOnUnits(const CostGraph &G, const Platform &P,
   return Pl;
 }
 
-Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
-                                 const PartitionOptions &O, bool Linearize,
-                                 const IdealDPTuning &Tuning) {
+Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                                 bool Linearize, const IdealDPTuning &Tuning) {
   auto Start = std::chrono::steady_clock::now();
   if (O.objective && *O.objective != Objective::MaxLoad && *O.objective != Objective::Gpipe)
     return makeUsageError("dp: objective '", objectiveName(*O.objective), "' is not max-load or gpipe");
@@ -287,10 +284,10 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
   double TotalMem = 0;
   for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
   const bool SinksFit = !O.replicate && TotalMem <= P.accMemory();
-  const Reductions Absorb = !Tuning.absorbFreeSinks ? Reductions::None
-                            : !SinksFit             ? Reductions::FreeUnits
+  const Reductions Absorb = !Tuning.absorbFreeSinks           ? Reductions::None
+                            : !SinksFit                       ? Reductions::FreeUnits
                             : O.objective == Objective::Gpipe ? Reductions::FreeUnitsAndForwardReadSinks
-                                                     : Reductions::FreeUnitsAndSinks;
+                                                              : Reductions::FreeUnitsAndSinks;
   // dp: count the ideals first, with a cut-off and before anything large
   // is allocated; over the limit (or over the table budget) the graph is
   // contracted (Coarsen/Contraction.h) and the DP runs on the coarse graph.
@@ -301,24 +298,22 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
     Expected<size_t> Count = countIdeals(Full, O.idealLimit);
     // The table holds a value, a back pointer and a choice per ideal and
     // device count; contract rather than exhaust memory.
-    const double TableBytes = Count ? static_cast<double>(*Count) * (P.accelerators + 1) *
-                                          (P.cpus + 1) * (sizeof(double) + sizeof(int32_t) + 1)
+    const double TableBytes = Count ? static_cast<double>(*Count) * (P.accelerators + 1) * (P.cpus + 1) *
+                                          (sizeof(double) + sizeof(int32_t) + 1)
                                     : kInfinity;
     const bool FullFits = Count && TableBytes <= kMaxTableBytes;
     if (Tuning.autoContract && (!FullFits || *Count > kAutoIdealBudget)) {
       Expected<std::optional<Plan>> Pl = solveContracted(G, P, O, Tuning, FullFits, Count ? *Count : 0);
       if (!Pl) return Pl.takeError();
       if (*Pl) {
-        (*Pl)->solveSeconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+        (*Pl)->solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
         return std::move(**Pl);
       }
       // Within the limit and no exact reduction helps: the exact DP on G.
     } else if (!FullFits) {
       if (!Count) return Count.takeError();
-      return makeUsageError("the DP table for ", *Count, " ideals and ", P.accelerators,
-                            " accelerator(s) / ", P.cpus, " CPU(s) would need ",
-                            formatNumber(TableBytes / (1 << 30)),
+      return makeUsageError("the DP table for ", *Count, " ideals and ", P.accelerators, " accelerator(s) / ",
+                            P.cpus, " CPU(s) would need ", formatNumber(TableBytes / (1 << 30)),
                             " GiB; use --algo dpl (the linearized DP, polynomial)");
     }
     FullCount = Count ? *Count : 0;
@@ -371,13 +366,11 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P,
   Pl.stats["mirror-edges"] = UsedUG->mirrorEdges;
   Pl.stats["fused-components"] = UsedUG->fusedComponents;
   Pl.stats["absorbed-sinks"] = UsedUG->absorbedSinks;
-  Pl.solveSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+  Pl.solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
   return Pl;
 }
 
-Expected<Plan> onnxp::partitionIdealDP(const CostGraph &G, const Platform &P,
-                                       const PartitionOptions &O) {
+Expected<Plan> onnxp::partitionIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
   return runIdealDP(G, P, O, /*Linearize=*/false, IdealDPTuning());
 }
 

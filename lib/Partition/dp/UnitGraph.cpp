@@ -26,7 +26,10 @@ std::vector<int> denseClasses(const CostGraph &G, int &NumClasses) {
   NumClasses = 0;
   for (size_t V = 0; V < G.numNodes(); ++V) {
     int C = G.node(V).colocClass;
-    if (C < 0) { Cls[V] = NumClasses++; continue; }
+    if (C < 0) {
+      Cls[V] = NumClasses++;
+      continue;
+    }
     auto [It, New] = Dense.try_emplace(C, NumClasses);
     if (New) ++NumClasses;
     Cls[V] = It->second;
@@ -95,8 +98,7 @@ UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, Reductio
 
   // Step 1: which classes are orphans (backward members only).
   std::vector<char> HasFw(NumClasses, 0), HasBw(NumClasses, 0);
-  for (size_t V = 0; V < G.numNodes(); ++V)
-    (G.node(V).isBackward() ? HasBw : HasFw)[Cls[V]] = 1;
+  for (size_t V = 0; V < G.numNodes(); ++V) (G.node(V).isBackward() ? HasBw : HasFw)[Cls[V]] = 1;
   for (int C = 0; C < NumClasses; ++C) UG.orphanClasses += HasBw[C] && !HasFw[C];
 
   // Step 2: forward edges and mirror edges between class supernodes.
@@ -150,8 +152,8 @@ UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, Reductio
     std::vector<int> FreeInto(NumComp, -1); // -2: not free
     for (size_t V = 0; V < G.numNodes(); ++V) {
       const CostNode &N = G.node(V);
-      if (N.accTime != 0 || N.cpuTime != 0 || N.memBytes != 0 || N.paramBytes != 0 ||
-          !N.accSupported || N.isBackward())
+      if (N.accTime != 0 || N.cpuTime != 0 || N.memBytes != 0 || N.paramBytes != 0 || !N.accSupported ||
+          N.isBackward())
         FreeInto[Comp[Cls[V]]] = -2;
       for (int EId : G.outEdges(V))
         if (G.edge(EId).commTime != 0) FreeInto[Comp[Cls[V]]] = -2;
@@ -258,7 +260,10 @@ UnitGraph onnxp::dp::buildUnitGraph(const CostGraph &G, bool Linearize, Reductio
         if (I < CSucc[C].size()) {
           // Successors in reverse, for the same reason as the roots.
           int D = CSucc[C][CSucc[C].size() - 1 - I++];
-          if (!Seen[D]) { Seen[D] = 1; Call.push_back({D, 0}); }
+          if (!Seen[D]) {
+            Seen[D] = 1;
+            Call.push_back({D, 0});
+          }
           continue;
         }
         Order.push_back(C);

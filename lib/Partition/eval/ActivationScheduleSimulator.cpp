@@ -65,7 +65,7 @@ struct Transfer {
   bool stored;
   int layer;
   double bytes;
-  double when; ///< enqueue time (offload) or deadline (prefetch)
+  double when;  ///< enqueue time (offload) or deadline (prefetch)
   int beforeOp; ///< compute op index that follows the marker
   double start = 0, end = 0;
 };
@@ -123,33 +123,43 @@ private:
       case RematOpKind::Offload:
       case RematOpKind::Prefetch: {
         bool Off = Op.kind == RematOpKind::Offload;
-        if (!P.offload) return makeInternalError("activation replay: a transfer in a plan without offloading");
+        if (!P.offload)
+          return makeInternalError("activation replay: a transfer in a plan without offloading");
         if (Op.layer < 0 || Op.layer > L || (Op.stored && Op.layer == 0))
           return makeInternalError("activation replay: transfer of a tensor that does not exist");
         if (Off == SeenLoss)
-          return makeInternalError("activation replay: ", Off ? "offload after" : "prefetch before", " the loss");
-        Transfer X{key(Op.stored ? Stored : Act, Op.layer), Op.stored, Op.layer,
-                   Op.stored ? storedBytes(Op.layer) : actBytes(Op.layer), T, int(Ops.size())};
+          return makeInternalError("activation replay: ", Off ? "offload after" : "prefetch before",
+                                   " the loss");
+        Transfer X{key(Op.stored ? Stored : Act, Op.layer),
+                   Op.stored,
+                   Op.layer,
+                   Op.stored ? storedBytes(Op.layer) : actBytes(Op.layer),
+                   T,
+                   int(Ops.size())};
         (Off ? Offloads : Prefetches).push_back(X);
         break;
       }
       default: {
         double Dur = 0, Over = 0;
         if (Op.kind == RematOpKind::Loss) {
-          if (SeenLoss || Op.layer != L + 1) return makeInternalError("activation replay: a second or misplaced loss");
+          if (SeenLoss || Op.layer != L + 1)
+            return makeInternalError("activation replay: a second or misplaced loss");
           SeenLoss = true;
           LossIdx = int(Ops.size());
           Dur = O.lossTimeMs;
         } else {
-          if (Op.layer < 1 || Op.layer > L) return makeInternalError("activation replay: layer ", Op.layer, " out of range");
+          if (Op.layer < 1 || Op.layer > L)
+            return makeInternalError("activation replay: layer ", Op.layer, " out of range");
           const ChainBlock &B = C.blocks[Op.layer - 1];
           bool Fw = Op.kind != RematOpKind::Backward;
           Dur = Fw ? B.forwardTime : B.backwardTime;
           Over = rounded(Fw ? B.forwardOverhead : B.backwardOverhead);
-          if (!Fw && !SeenLoss) return makeInternalError("activation replay: B^", Op.layer, " before the loss");
+          if (!Fw && !SeenLoss)
+            return makeInternalError("activation replay: B^", Op.layer, " before the loss");
         }
         Ops.push_back({Op.kind, Op.layer, T, T + Dur, Over});
-        R.slices.push_back({std::string(rematOpName(Op.kind)) + " " + std::to_string(Op.layer), T, T + Dur, 0});
+        R.slices.push_back(
+            {std::string(rematOpName(Op.kind)) + " " + std::to_string(Op.layer), T, T + Dur, 0});
         T += Dur;
       }
       }
@@ -172,7 +182,8 @@ private:
     double FirstBackward = LossIdx + 1 < int(Ops.size()) ? Ops[LossIdx + 1].start : R.makespanMs;
     if (Free > FirstBackward + Tol * std::max(1.0, FirstBackward))
       return makeInternalError("activation replay: offloads run until ", formatNumber(Free),
-                               " ms, after the backward phase starts at ", formatNumber(FirstBackward), " ms");
+                               " ms, after the backward phase starts at ", formatNumber(FirstBackward),
+                               " ms");
     // As late as possible, latest deadline first.
     std::vector<Transfer *> Order;
     for (Transfer &X : Prefetches) Order.push_back(&X);
@@ -187,7 +198,8 @@ private:
     double Earliest = std::max(LossEnd, Free);
     if (!Order.empty() && Next < Earliest - Tol * std::max(1.0, Earliest))
       return makeInternalError("activation replay: the prefetches need the link from ", formatNumber(Next),
-                               " ms, before the loss and the offloads are over at ", formatNumber(Earliest), " ms");
+                               " ms, before the loss and the offloads are over at ", formatNumber(Earliest),
+                               " ms");
     return Error::success();
   }
 
@@ -201,7 +213,8 @@ private:
     int I = find(key(Act, K));
     if (I < 0 && K > 0) I = find(key(Stored, K));
     if (I < 0)
-      return makeInternalError("activation replay: ", opName(Idx), " reads a", K, ", which is not on the accelerator");
+      return makeInternalError("activation replay: ", opName(Idx), " reads a", K,
+                               ", which is not on the accelerator");
     ONNXP_RETURN_IF_ERROR(checkRead(I, Idx));
     return I;
   }
@@ -210,11 +223,12 @@ private:
     Instance &In = Inst[I];
     double S = Ops[Idx].start;
     if (In.prefetched && In.pe > S + Tol * std::max(1.0, S))
-      return makeInternalError("activation replay: ", opName(Idx), " reads ", In.name, " at ", formatNumber(S),
-                               " ms but its prefetch ends at ", formatNumber(In.pe), " ms");
+      return makeInternalError("activation replay: ", opName(Idx), " reads ", In.name, " at ",
+                               formatNumber(S), " ms but its prefetch ends at ", formatNumber(In.pe), " ms");
     if (In.offloaded) {
       if (In.os < S - Tol * std::max(1.0, S))
-        return makeInternalError("activation replay: ", opName(Idx), " reads ", In.name, " after its offload began");
+        return makeInternalError("activation replay: ", opName(Idx), " reads ", In.name,
+                                 " after its offload began");
       In.lastReader = std::max(In.lastReader, Idx);
     }
     return Error::success();
@@ -223,8 +237,8 @@ private:
   Expected<int> need(TensorKind Kind, int K, int Idx) {
     int I = find(key(Kind, K));
     if (I < 0)
-      return makeInternalError("activation replay: ", opName(Idx), " needs ", Kind == Grad ? "delta" : "abar", K,
-                               ", which is not on the accelerator");
+      return makeInternalError("activation replay: ", opName(Idx), " needs ", Kind == Grad ? "delta" : "abar",
+                               K, ", which is not on the accelerator");
     ONNXP_RETURN_IF_ERROR(checkRead(I, Idx));
     return I;
   }
@@ -333,12 +347,14 @@ private:
       return makeInternalError("activation replay: a transfer marker after the last operation");
     for (int K = 1; K <= L + 1; ++K)
       if (!BackwardDone[K])
-        return makeInternalError("activation replay: ", K == L + 1 ? std::string("the loss") : "B^" + std::to_string(K),
-                                 " never runs");
+        return makeInternalError(
+            "activation replay: ", K == L + 1 ? std::string("the loss") : "B^" + std::to_string(K),
+            " never runs");
     if (!Away.empty()) return makeInternalError("activation replay: an offloaded tensor never comes back");
     for (auto &[Key, I] : Live)
       if (Inst[I].name != "delta0")
-        return makeInternalError("activation replay: ", Inst[I].name, " is still on the accelerator at the end");
+        return makeInternalError("activation replay: ", Inst[I].name,
+                                 " is still on the accelerator at the end");
     if (!Away.empty()) return makeInternalError("activation replay: an offloaded tensor never comes back");
     return Error::success();
   }

@@ -55,11 +55,11 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
   const Objective Obj = Pl.objectiveKind;
   // Per-device compute and transfers from the max-load model for every
   // objective (the gpipe objective shares the same usage).
-  ONNXP_RETURN_IF_ERROR(evaluateInto(G, P, Pl, Obj == Objective::Gpipe ? Objective::Gpipe : Objective::MaxLoad));
+  ONNXP_RETURN_IF_ERROR(
+      evaluateInto(G, P, Pl, Obj == Objective::Gpipe ? Objective::Gpipe : Objective::MaxLoad));
   switch (Obj) {
   case Objective::MaxLoad:
-  case Objective::Gpipe:
-    break;
+  case Objective::Gpipe: break;
   case Objective::Latency: {
     Expected<double> L = evaluateLatency(G, P, Pl);
     if (!L) return L.takeError();
@@ -73,9 +73,7 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
     break;
   }
   case Objective::PipelinePeriod:
-  case Objective::IterationTime:
-    ONNXP_RETURN_IF_ERROR(priceOnChain(P, Pl, O));
-    break;
+  case Objective::IterationTime: ONNXP_RETURN_IF_ERROR(priceOnChain(P, Pl, O)); break;
   }
   if (Pl.memoryModel == MemoryModel::Peak) {
     // Report the memory the validator checked: the emulated peak per device.

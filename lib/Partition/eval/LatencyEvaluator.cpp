@@ -36,9 +36,7 @@ bool schedulable(const CostGraph &G, const Platform &P, const std::vector<int> &
     if (P.isAccelerator(Device[V])) Id.try_emplace({Device[V], Layer[V]}, 0);
   int NS = 0;
   for (auto &[Key, Index] : Id) Index = NS++;
-  auto Unit = [&](int V) {
-    return P.isAccelerator(Device[V]) ? Id[{Device[V], Layer[V]}] : NS + V;
-  };
+  auto Unit = [&](int V) { return P.isAccelerator(Device[V]) ? Id[{Device[V], Layer[V]}] : NS + V; };
   std::vector<std::vector<int>> Succ(NS + N);
   for (size_t EId = 0; EId < G.numEdges(); ++EId) {
     int A = Unit(G.edge(EId).src), B = Unit(G.edge(EId).dst);
@@ -107,8 +105,7 @@ Expected<std::vector<int>> onnxp::canonicalSubgraphs(const CostGraph &G, const P
   return Layer;
 }
 
-Expected<LatencySchedule> onnxp::simulateLatency(const CostGraph &G, const Platform &P,
-                                                 const Plan &Pl) {
+Expected<LatencySchedule> onnxp::simulateLatency(const CostGraph &G, const Platform &P, const Plan &Pl) {
   const int N = static_cast<int>(G.numNodes());
   if ((int)Pl.device.size() != N)
     return makeError("plan places ", Pl.device.size(), " nodes but the graph has ", N);
@@ -182,8 +179,7 @@ Expected<LatencySchedule> onnxp::simulateLatency(const CostGraph &G, const Platf
       int To = S.subgraphOf[G.edge(EId).dst];
       if (To == From && From >= 0) continue;
       Leaves = true;
-      if (To >= 0 && std::find(Readers.begin(), Readers.end(), To) == Readers.end())
-        Readers.push_back(To);
+      if (To >= 0 && std::find(Readers.begin(), Readers.end(), To) == Readers.end()) Readers.push_back(To);
     }
     if (From >= 0 && Leaves) S.subgraphs[From].commOut += T.cost[Grp];
     for (int To : Readers) S.subgraphs[To].commIn += T.cost[Grp];

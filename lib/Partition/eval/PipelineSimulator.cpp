@@ -93,9 +93,9 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
     size_t Run = 0;
     for (size_t I = 1; I < V.size(); ++I) {
       if (std::min(V[Run].End, V[I].End) - V[I].Start > Eps)
-        return makeError("GPU ", G, " runs ", taskName(Tasks, V[I].Task), " (minibatch ", V[I].Batch,
-                         ") at ", V[I].Start, " ms while ", taskName(Tasks, V[Run].Task), " (minibatch ",
-                         V[Run].Batch, ") runs until ", V[Run].End, " ms");
+        return makeError("GPU ", G, " runs ", taskName(Tasks, V[I].Task), " (minibatch ", V[I].Batch, ") at ",
+                         V[I].Start, " ms while ", taskName(Tasks, V[Run].Task), " (minibatch ", V[Run].Batch,
+                         ") runs until ", V[Run].End, " ms");
       if (V[I].End > V[Run].End) Run = I;
     }
   }

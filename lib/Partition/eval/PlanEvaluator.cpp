@@ -69,7 +69,10 @@ TransferGroups onnxp::computeTransferGroups(const CostGraph &G) {
 double onnxp::replicatedWeightBytes(const CostGraph &G, const std::vector<int> &Nodes) {
   bool AnyParams = false;
   for (const CostNode &N : G.nodes())
-    if (N.paramBytes > 0) { AnyParams = true; break; }
+    if (N.paramBytes > 0) {
+      AnyParams = true;
+      break;
+    }
   double Bytes = 0;
   for (int V : Nodes) Bytes += AnyParams ? G.node(V).paramBytes : G.node(V).memBytes;
   return Bytes;
@@ -80,8 +83,8 @@ double onnxp::allReduceTime(const Platform &P, double Bytes, int R) {
   return (R - 1) * Bytes / (R * P.peerLinkBandwidth) * 1e3;
 }
 
-double onnxp::deviceLoad(const Platform &P, bool Accelerator, double Compute, double CommIn,
-                         double CommOut, int R, double AllReduce) {
+double onnxp::deviceLoad(const Platform &P, bool Accelerator, double Compute, double CommIn, double CommOut,
+                         int R, double AllReduce) {
   if (!Accelerator) return Compute;
   double Base;
   if (!P.overlapComm) Base = Compute + CommIn + CommOut;
@@ -97,21 +100,20 @@ struct SplitUsage {
 };
 } // namespace
 
-Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
-                                         const Plan &Pl, Objective Obj) {
+Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
+                                         Objective Obj) {
   if (Obj != Objective::MaxLoad && Obj != Objective::Gpipe)
     return makeUsageError("evaluatePlan prices max-load and gpipe, not '", objectiveName(Obj), "'");
   if (Pl.device.size() != G.numNodes())
-    return makeError("plan places ", Pl.device.size(), " nodes but the graph has ",
-                     G.numNodes());
+    return makeError("plan places ", Pl.device.size(), " nodes but the graph has ", G.numNodes());
   const int D = P.numDevices();
   for (size_t V = 0; V < G.numNodes(); ++V)
     if (Pl.device[V] < 0 || Pl.device[V] >= D)
       return makeError("plan puts node '", G.node(V).name, "' on device ", Pl.device[V],
                        " but the platform has ", D, " devices");
   if (!Pl.replicas.empty() && Pl.replicas.size() != static_cast<size_t>(D))
-    return makeError("plan gives replica counts for ", Pl.replicas.size(),
-                     " devices but the platform has ", D);
+    return makeError("plan gives replica counts for ", Pl.replicas.size(), " devices but the platform has ",
+                     D);
   auto Replicas = [&](int Dev) { return Pl.replicas.empty() ? 1 : std::max(1, Pl.replicas[Dev]); };
 
   std::vector<SplitUsage> U(D);
@@ -142,8 +144,7 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
     if (!Crosses || T.cost[Grp] <= 0) continue;
     if (P.isAccelerator(From)) (SrcBw ? U[From].Bw : U[From].Fw).commOut += T.cost[Grp];
     for (auto &[To, ReadByFw] : Recv)
-      if (P.isAccelerator(To))
-        (SrcBw || !ReadByFw ? U[To].Bw : U[To].Fw).commIn += T.cost[Grp];
+      if (P.isAccelerator(To)) (SrcBw || !ReadByFw ? U[To].Bw : U[To].Fw).commIn += T.cost[Grp];
   }
 
   Evaluation Ev;
@@ -159,11 +160,10 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P,
     Tot.commOut = S.Fw.commOut + S.Bw.commOut;
     Tot.memory = S.Fw.memory + S.Bw.memory;
     Tot.load = deviceLoad(P, Acc, Tot.compute, Tot.commIn, Tot.commOut, R, AllReduce);
-    Ev.maxForwardLoad = std::max(
-        Ev.maxForwardLoad, deviceLoad(P, Acc, S.Fw.compute, S.Fw.commIn, S.Fw.commOut, R, 0));
-    Ev.maxBackwardLoad =
-        std::max(Ev.maxBackwardLoad,
-                 deviceLoad(P, Acc, S.Bw.compute, S.Bw.commIn, S.Bw.commOut, R, AllReduce));
+    Ev.maxForwardLoad =
+        std::max(Ev.maxForwardLoad, deviceLoad(P, Acc, S.Fw.compute, S.Fw.commIn, S.Fw.commOut, R, 0));
+    Ev.maxBackwardLoad = std::max(Ev.maxBackwardLoad,
+                                  deviceLoad(P, Acc, S.Bw.compute, S.Bw.commIn, S.Bw.commOut, R, AllReduce));
   }
   if (Obj == Objective::MaxLoad) {
     for (const DeviceUsage &Tot : Ev.usage) Ev.objective = std::max(Ev.objective, Tot.load);

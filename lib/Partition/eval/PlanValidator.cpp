@@ -24,7 +24,10 @@ bool onnxp::isContiguous(const CostGraph &G, const std::vector<char> &InSet,
     if (!InSet[V] || !Considered(V)) continue;
     for (int EId : G.outEdges(V)) {
       int W = G.edge(EId).dst;
-      if (!InSet[W] && Considered(W) && !Seen[W]) { Seen[W] = 1; Stack.push_back(W); }
+      if (!InSet[W] && Considered(W) && !Seen[W]) {
+        Seen[W] = 1;
+        Stack.push_back(W);
+      }
     }
   }
   while (!Stack.empty()) {
@@ -34,14 +37,16 @@ bool onnxp::isContiguous(const CostGraph &G, const std::vector<char> &InSet,
       int W = G.edge(EId).dst;
       if (!Considered(W)) continue;
       if (InSet[W]) return false;
-      if (!Seen[W]) { Seen[W] = 1; Stack.push_back(W); }
+      if (!Seen[W]) {
+        Seen[W] = 1;
+        Stack.push_back(W);
+      }
     }
   }
   return true;
 }
 
-Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
-                          const ValidationOptions &O) {
+Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O) {
   auto Fail = [&](const auto &...Parts) {
     return makeInternalError("plan from '", Pl.algorithm, "' is invalid: ", Parts...);
   };
@@ -50,8 +55,7 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
   const int D = P.numDevices();
   for (size_t V = 0; V < G.numNodes(); ++V) {
     int Dev = Pl.device[V];
-    if (Dev < 0 || Dev >= D)
-      return Fail("node '", G.node(V).name, "' is on device ", Dev, " of ", D);
+    if (Dev < 0 || Dev >= D) return Fail("node '", G.node(V).name, "' is on device ", Dev, " of ", D);
     if (P.isAccelerator(Dev) && !G.node(V).accSupported)
       return Fail("node '", G.node(V).name, "' is not supported on accelerators but is on ",
                   P.deviceName(Dev));
@@ -71,8 +75,7 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
       int R = Pl.replicas[Dev];
       if (R < 0 || (R > 1 && !P.isAccelerator(Dev)))
         return Fail(P.deviceName(Dev), " has ", R, " replicas (only accelerators replicate)");
-      if (R == 0 && Used[Dev])
-        return Fail(P.deviceName(Dev), " is lent as a replica but holds nodes");
+      if (R == 0 && Used[Dev]) return Fail(P.deviceName(Dev), " is lent as a replica but holds nodes");
       if (P.isAccelerator(Dev) && R >= 1) Accs += R; // the device and its copies
     }
     if (Accs > P.accelerators)
@@ -84,11 +87,14 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
     for (size_t V = 0; V < G.numNodes(); ++V) {
       int C = G.classOf(V);
       auto [It, New] = ClassDevice.try_emplace(C, Pl.device[V]);
-      if (New) { ClassNode[C] = V; continue; }
+      if (New) {
+        ClassNode[C] = V;
+        continue;
+      }
       if (It->second != Pl.device[V])
         return Fail("nodes '", G.node(ClassNode[C]).name, "' and '", G.node(V).name,
-                    "' share colocation class ", C, " but sit on ", P.deviceName(It->second),
-                    " and ", P.deviceName(Pl.device[V]));
+                    "' share colocation class ", C, " but sit on ", P.deviceName(It->second), " and ",
+                    P.deviceName(Pl.device[V]));
     }
   }
 
@@ -100,8 +106,7 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
     for (int Dev = 0; Dev < P.accelerators; ++Dev)
       if (S->peakMemory[Dev] > P.accMemory() * (1 + 1e-9))
         return Fail(P.deviceName(Dev), " peaks at ", formatNumber(S->peakMemory[Dev]),
-                    " bytes in the emulated schedule, over its memory of ",
-                    formatNumber(P.accMemory()));
+                    " bytes in the emulated schedule, over its memory of ", formatNumber(P.accMemory()));
   } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Sum) {
     // (MemoryModel::Schedule: the chain planner's simulator checks memory.)
     std::vector<double> Mem(D, 0);
@@ -109,8 +114,8 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
       if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
     for (int Dev = 0; Dev < P.accelerators; ++Dev)
       if (Mem[Dev] > P.accMemory() * (1 + 1e-9))
-        return Fail(P.deviceName(Dev), " holds ", formatNumber(Mem[Dev]),
-                    " bytes, over its memory of ", formatNumber(P.accMemory()));
+        return Fail(P.deviceName(Dev), " holds ", formatNumber(Mem[Dev]), " bytes, over its memory of ",
+                    formatNumber(P.accMemory()));
   }
 
   if (O.requireContiguous) {

@@ -19,9 +19,7 @@
 
 using namespace onnxp;
 
-bool onnxp::isResidualNode(const CostNode &N) {
-  return N.paramBytes > 0 || N.role == Role::Optimizer;
-}
+bool onnxp::isResidualNode(const CostNode &N) { return N.paramBytes > 0 || N.role == Role::Optimizer; }
 
 double onnxp::nodeTimeOn(const CostGraph &G, const Platform &P, int V, int Dev) {
   return P.isAccelerator(Dev) ? G.node(V).accTime : G.node(V).cpuTime;
@@ -33,9 +31,7 @@ struct Event {
   int kind; ///< 0: finish, 1: ready
   size_t seq;
   int node;
-  bool operator>(const Event &O) const {
-    return std::tie(time, kind, seq) > std::tie(O.time, O.kind, O.seq);
-  }
+  bool operator>(const Event &O) const { return std::tie(time, kind, seq) > std::tie(O.time, O.kind, O.seq); }
 };
 } // namespace
 
@@ -100,8 +96,7 @@ Expected<Schedule> onnxp::emulateTiming(const CostGraph &G, const Platform &P,
   return S;
 }
 
-void onnxp::trackMemory(const CostGraph &G, const Platform &P, const std::vector<int> &Device,
-                        Schedule &S) {
+void onnxp::trackMemory(const CostGraph &G, const Platform &P, const std::vector<int> &Device, Schedule &S) {
   const size_t N = G.numNodes();
   const int D = P.numDevices();
   std::vector<MemoryBuffer> All;
@@ -114,11 +109,10 @@ void onnxp::trackMemory(const CostGraph &G, const Platform &P, const std::vector
     LastOn.clear();
     for (int EId : G.outEdges(V)) {
       int U = G.edge(EId).dst;
-      auto It = std::find_if(LastOn.begin(), LastOn.end(),
-                             [&](const auto &P) { return P.first == Device[U]; });
+      auto It =
+          std::find_if(LastOn.begin(), LastOn.end(), [&](const auto &P) { return P.first == Device[U]; });
       if (It == LastOn.end()) LastOn.push_back({Device[U], U});
-      else if (S.finish[U] > S.finish[It->second] ||
-               (S.finish[U] == S.finish[It->second] && U > It->second))
+      else if (S.finish[U] > S.finish[It->second] || (S.finish[U] == S.finish[It->second] && U > It->second))
         It->second = U;
     }
     MemoryBuffer Own;
@@ -192,8 +186,7 @@ void onnxp::trackMemory(const CostGraph &G, const Platform &P, const std::vector
   }
 }
 
-Expected<Schedule> onnxp::emulateSchedule(const CostGraph &G, const Platform &P,
-                                          const Plan &Pl) {
+Expected<Schedule> onnxp::emulateSchedule(const CostGraph &G, const Platform &P, const Plan &Pl) {
   Expected<Schedule> S = emulateTiming(G, P, Pl.device);
   if (!S) return S.takeError();
   trackMemory(G, P, Pl.device, *S);

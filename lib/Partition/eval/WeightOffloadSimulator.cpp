@@ -47,7 +47,9 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
   const double T = S.cycleTime;
   const double TimeTol = 1e-9 * std::max(1.0, T);
   const double MemTol = 1e-9 * std::max(1.0, I.memory);
-  auto Fail = [&](const auto &...Parts) { return makeInternalError(I.name, ": offload schedule: ", Parts...); };
+  auto Fail = [&](const auto &...Parts) {
+    return makeInternalError(I.name, ": offload schedule: ", Parts...);
+  };
 
   if ((int)S.opStart.size() != N || (int)S.residentAtStart.size() != L + 1 ||
       (int)S.hostFreshAtStart.size() != L + 1)
@@ -79,8 +81,8 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
       return Fail(transferKindName(Tr.kind), " of w", Tr.layer, " lasts ", formatNumber(Tr.end - Tr.start),
                   " ms, not |w|/beta = ", formatNumber(Len));
     if (Tr.start < -TimeTol || Tr.end > T + TimeTol)
-      return Fail(transferKindName(Tr.kind), " of w", Tr.layer, " lies outside the cycle [0, ", formatNumber(T),
-                  "]");
+      return Fail(transferKindName(Tr.kind), " of w", Tr.layer, " lies outside the cycle [0, ",
+                  formatNumber(T), "]");
     (Tr.kind == TransferKind::Prefetch ? InLink : OutLink).push_back({Tr.start, (int)X});
     (Tr.kind == TransferKind::Prefetch ? R.linkInBusy : R.linkOutBusy) += Len;
   }
@@ -89,8 +91,8 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
     for (size_t Q = 1; Q < Link->size(); ++Q) {
       const OffloadTransfer &A = S.transfers[(*Link)[Q - 1].second], &B = S.transfers[(*Link)[Q].second];
       if (B.start < A.end - TimeTol)
-        return Fail("w", A.layer, " and w", B.layer, " share the ", Link == &InLink ? "host->GPU" : "GPU->host",
-                    " link", at(B.start));
+        return Fail("w", A.layer, " and w", B.layer, " share the ",
+                    Link == &InLink ? "host->GPU" : "GPU->host", " link", at(B.start));
     }
   }
 
@@ -132,7 +134,8 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
     double Level = WeightMem + ActMem;
     R.peakMemory = std::max(R.peakMemory, Level);
     if (Level > I.memory + MemTol)
-      return Fail("GPU memory ", formatNumber(Level), " bytes exceeds M_GPU = ", formatNumber(I.memory), at(Time));
+      return Fail("GPU memory ", formatNumber(Level), " bytes exceeds M_GPU = ", formatNumber(I.memory),
+                  at(Time));
     return Error::success();
   };
   ONNXP_RETURN_IF_ERROR(Check(0));
@@ -141,7 +144,8 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
     switch (E.kind) {
     case Ev::OpStart: {
       int K = I.opLayer(E.index);
-      if (!Present[K]) return Fail("w", K, " is not on the GPU when ", I.opName(E.index), " starts", at(E.time));
+      if (!Present[K])
+        return Fail("w", K, " is not on the GPU when ", I.opName(E.index), " starts", at(E.time));
       InUse[K] = 1;
       ActMem = I.working(E.index);
       // A zero-time op still needs its peak for an instant.
@@ -231,8 +235,8 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
         case Ev::OpStart: return E.index == 0 || OpEnded[E.index - 1];
         case Ev::OpEnd: return (bool)OpStarted[E.index];
         case Ev::TransferEnd:
-          return TrStarted[E.index] && (S.transfers[E.index].kind == TransferKind::Prefetch ||
-                                        !PendingOpOfLayer(LayerOf(E)));
+          return TrStarted[E.index] &&
+                 (S.transfers[E.index].kind == TransferKind::Prefetch || !PendingOpOfLayer(LayerOf(E)));
         case Ev::Drop:
         case Ev::TransferStart: return !PendingOpOfLayer(LayerOf(E));
         }
@@ -240,7 +244,8 @@ Expected<OffloadSimulation> onnxp::simulateOffloadSchedule(const OffloadInstance
       };
       size_t Pick = H;
       for (size_t Q = G; Q < H; ++Q)
-        if (!Done[Q - G] && Eligible(Events[Q]) && (Pick == H || Events[Q].kind < Events[Pick].kind)) Pick = Q;
+        if (!Done[Q - G] && Eligible(Events[Q]) && (Pick == H || Events[Q].kind < Events[Pick].kind))
+          Pick = Q;
       if (Pick == H)
         for (size_t Q = G; Q < H; ++Q) // nothing causal fits: let the rule that breaks report it
           if (!Done[Q - G] && (Pick == H || Events[Q].kind < Events[Pick].kind)) Pick = Q;
@@ -282,8 +287,8 @@ void onnxp::traceOffloadSchedule(const OffloadInstance &I, const OffloadSchedule
                {{"layer", std::to_string(I.opLayer(J))}, {"peak bytes", formatNumber(I.peak(J))}});
   for (const OffloadTransfer &Tr : S.transfers)
     T.addSlice(2, Tr.kind == TransferKind::Prefetch ? 1 : 2,
-               std::string(transferKindName(Tr.kind)) + " w" + std::to_string(Tr.layer), transferKindName(Tr.kind),
-               Tr.start, Tr.end - Tr.start,
+               std::string(transferKindName(Tr.kind)) + " w" + std::to_string(Tr.layer),
+               transferKindName(Tr.kind), Tr.start, Tr.end - Tr.start,
                {{"layer", std::to_string(Tr.layer)},
                 {"bytes", std::to_string((long long)std::llround(Tr.bytes))},
                 {"for", Tr.forOp >= 0 ? I.opName(Tr.forOp) : "-"}});

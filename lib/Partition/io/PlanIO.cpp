@@ -39,7 +39,7 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   J["devices"] = json::array();
   for (int D = 0; D < static_cast<int>(Pl.usage.size()); ++D) {
     const DeviceUsage &U = Pl.usage[D];
-    json Dev = {{"device", P.deviceName(D)}, {"load", U.load},     {"compute", U.compute},
+    json Dev = {{"device", P.deviceName(D)}, {"load", U.load},        {"compute", U.compute},
                 {"comm_in", U.commIn},       {"comm_out", U.commOut}, {"memory", U.memory}};
     if (!Pl.replicas.empty()) Dev["replicas"] = Pl.replicas[D];
     J["devices"].push_back(Dev);
@@ -80,8 +80,7 @@ std::string onnxp::planToSplitJson(const CostGraph &G, const Platform &P, const 
   return J.dump(2) + "\n";
 }
 
-Expected<Plan> onnxp::planFromSplitJson(const std::string &Text, const CostGraph &G,
-                                        const Platform &P) {
+Expected<Plan> onnxp::planFromSplitJson(const std::string &Text, const CostGraph &G, const Platform &P) {
   json J = json::parse(Text, nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded() || !J.is_object())
     return makeError("a split is a JSON object with \"fpgas\" and \"cpus\" lists");
@@ -109,8 +108,7 @@ Expected<Plan> onnxp::planFromSplitJson(const std::string &Text, const CostGraph
         if (!Id.is_number_integer())
           return makeError("split: \"", Key, "\"[", I, "] lists a node id that is not an integer");
         auto It = ById.find(Id.get<int64_t>());
-        if (It == ById.end())
-          return makeError("split: node id ", Id.get<int64_t>(), " is not in the graph");
+        if (It == ById.end()) return makeError("split: node id ", Id.get<int64_t>(), " is not in the graph");
         if (Pl.device[It->second] >= 0)
           return makeError("split: node id ", Id.get<int64_t>(), " ('", G.node(It->second).name,
                            "') is placed twice");
@@ -136,12 +134,12 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
   }
   if (!J.contains("assignment") || !J["assignment"].is_array())
     return makeError("not a plan: no \"assignment\" list of {node, device} (the --report format) "
-                           "and no \"fpgas\"/\"cpus\" split (the reference code's format)");
+                     "and no \"fpgas\"/\"cpus\" split (the reference code's format)");
   std::map<std::string, int> NodeIndex;
   for (size_t V = 0; V < G.numNodes(); ++V) NodeIndex[G.node(V).name] = static_cast<int>(V);
   Plan P;
-  P.algorithm = J.contains("algorithm") && J["algorithm"].is_string() ? J["algorithm"].get<std::string>()
-                                                                       : "loaded";
+  P.algorithm =
+      J.contains("algorithm") && J["algorithm"].is_string() ? J["algorithm"].get<std::string>() : "loaded";
   // The objective and memory model the plan was made for, so it is priced
   // the same way again (older reports without them: max-load, sum).
   if (J.contains("objective_kind") && J["objective_kind"].is_string()) {
@@ -175,7 +173,8 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
       // A stage number sizes per-stage arrays later: at most one per node.
       int64_t S = A["stage"].get<int64_t>();
       if (S < 0 || S >= static_cast<int64_t>(G.numNodes()))
-        return makeError("node '", Node, "' has stage ", A["stage"].dump(), "; stages are 0 to ", G.numNodes() - 1);
+        return makeError("node '", Node, "' has stage ", A["stage"].dump(), "; stages are 0 to ",
+                         G.numNodes() - 1);
       P.stage[It->second] = static_cast<int>(S);
     }
   }

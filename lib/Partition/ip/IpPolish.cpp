@@ -65,8 +65,7 @@ int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double
     if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
 
   auto Fits = [&](int Cl, int To, double Freed) {
-    return !P.isAccelerator(To) ||
-           (AccOk[Cl] && Mem[To] - Freed + Bytes[Cl] <= P.accMemory() * (1 + 1e-12));
+    return !P.isAccelerator(To) || (AccOk[Cl] && Mem[To] - Freed + Bytes[Cl] <= P.accMemory() * (1 + 1e-12));
   };
   auto Place = [&](int Cl, int To) {
     int From = Pl.device[Members[Cl][0]];

@@ -18,8 +18,7 @@ const std::vector<std::string> &onnxp::ipWarmStartAlgorithms() {
 }
 
 std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platform &P,
-                                                const PartitionOptions &O,
-                                                bool RequireContiguous,
+                                                const PartitionOptions &O, bool RequireContiguous,
                                                 std::vector<std::string> &Notes) {
   PartitionOptions Quiet = O;
   Quiet.progress = nullptr;
@@ -53,8 +52,6 @@ MilpOptions onnxp::milpOptionsFrom(const PartitionOptions &O, const std::string 
   MO.verbose = O.verbose;
   MO.extraArgs = O.solverArgs;
   if (O.progress)
-    MO.progress = [Report = O.progress, Who](const MilpProgress &Pr) {
-      Report(formatProgress(Who, Pr));
-    };
+    MO.progress = [Report = O.progress, Who](const MilpProgress &Pr) { Report(formatProgress(Who, Pr)); };
   return MO;
 }

@@ -27,9 +27,8 @@ const std::vector<std::string> &ipWarmStartAlgorithms();
 /// the valid plans (contiguous ones only when RequireContiguous). Failures
 /// (a DP over its ideal limit, a baseline over memory) are recorded in
 /// Notes, not returned.
-std::vector<Plan> runWarmStartCandidates(const CostGraph &G, const Platform &P,
-                                         const PartitionOptions &O, bool RequireContiguous,
-                                         std::vector<std::string> &Notes);
+std::vector<Plan> runWarmStartCandidates(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                                         bool RequireContiguous, std::vector<std::string> &Notes);
 
 /// Solver settings from the user's options; progress lines are prefixed
 /// with Who (the --algo name).

@@ -78,12 +78,12 @@ private:
   const CostGraph &G;
   const Platform &P;
   int K, Q, S, N;
-  std::vector<std::vector<int>> X; // [node][slot] (-1 if unsupported)
-  std::vector<int> XCpu;           // [node] (-1 without CPUs)
-  std::vector<std::vector<int>> I, Z;          // [node][slot]
-  std::vector<std::vector<int>> InCost, Out;   // [group][slot]
-  std::vector<int> Start, Finish, Lat, Pre; // Pre: [rank * K + acc]
-  std::vector<int> Rank;                    // topological position
+  std::vector<std::vector<int>> X;           // [node][slot] (-1 if unsupported)
+  std::vector<int> XCpu;                     // [node] (-1 without CPUs)
+  std::vector<std::vector<int>> I, Z;        // [node][slot]
+  std::vector<std::vector<int>> InCost, Out; // [group][slot]
+  std::vector<int> Start, Finish, Lat, Pre;  // Pre: [rank * K + acc]
+  std::vector<int> Rank;                     // topological position
   TransferGroups Groups;
   int Total = -1;
 
@@ -298,12 +298,10 @@ std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &
   // Accelerators renumbered by the lowest-ranked node they hold.
   std::vector<int> FirstRank(K, N);
   for (int V = 0; V < N; ++V)
-    if (P.isAccelerator(Pl.device[V]))
-      FirstRank[Pl.device[V]] = std::min(FirstRank[Pl.device[V]], Rank[V]);
+    if (P.isAccelerator(Pl.device[V])) FirstRank[Pl.device[V]] = std::min(FirstRank[Pl.device[V]], Rank[V]);
   std::vector<int> Order(K), Perm(K);
   std::iota(Order.begin(), Order.end(), 0);
-  std::stable_sort(Order.begin(), Order.end(),
-                   [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
+  std::stable_sort(Order.begin(), Order.end(), [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
   for (int J = 0; J < K; ++J) Perm[Order[J]] = J;
 
   std::vector<double> Val(M.numVars(), 0);
@@ -399,8 +397,7 @@ Plan LatencyIp::planOf(const std::vector<double> &Values) const {
 
 } // namespace
 
-Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
-                                         const PartitionOptions &O) {
+Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
   const int Q = O.subgraphsPerDevice;
   if (Q < 1) return makeUsageError("--subgraphs-per-device must be at least 1 (got ", Q, ")");
   const int N = static_cast<int>(G.numNodes());
@@ -458,15 +455,18 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
       Pl.notes.push_back("stopped by the time limit with gap " + formatNumber(R->gap()));
   } else if (R->status == MilpStatus::Infeasible) {
     if (Warm)
-      return makeInternalError("latency IP infeasible although the warm start from '",
-                               Warm->algorithm, "' is a valid plan");
-    return makeError("no placement with ", Q, " contiguous subgraph(s) per accelerator fits "
-                     "the memory (", formatNumber(P.accMemory()), " bytes per accelerator)");
+      return makeInternalError("latency IP infeasible although the warm start from '", Warm->algorithm,
+                               "' is a valid plan");
+    return makeError("no placement with ", Q,
+                     " contiguous subgraph(s) per accelerator fits "
+                     "the memory (",
+                     formatNumber(P.accMemory()), " bytes per accelerator)");
   } else if (Warm) {
     Pl = *Warm;
     Pl.objectiveKind = Objective::Latency;
     Pl.notes.push_back("the IP found no solution within the time limit; returning the warm "
-                       "start from '" + Warm->algorithm + "'");
+                       "start from '" +
+                       Warm->algorithm + "'");
   } else {
     return makeError("the latency IP found no solution within ", O.timeLimitSeconds,
                      " s and no warm start fits ", Q, " subgraph(s) per accelerator");
@@ -479,16 +479,14 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
   Pl.stats["warm_start_accepted"] = R->startAccepted ? 1 : 0;
   if (Warm) {
     Pl.stats["warm_start_objective"] = WarmSched.latency;
-    Pl.notes.insert(Pl.notes.begin(), "warm start: '" + Warm->algorithm + "' with latency " +
-                                          formatNumber(WarmSched.latency));
-    if (!R->startAccepted)
-      Pl.notes.push_back("the warm start did not satisfy the IP and was not used");
+    Pl.notes.insert(Pl.notes.begin(),
+                    "warm start: '" + Warm->algorithm + "' with latency " + formatNumber(WarmSched.latency));
+    if (!R->startAccepted) Pl.notes.push_back("the warm start did not satisfy the IP and was not used");
   }
   Pl.notes.insert(Pl.notes.end(), Notes.begin(), Notes.end());
 
   Expected<double> L = evaluateLatency(G, P, Pl);
-  if (!L) return makeInternalError("latency-ip produced an unschedulable plan: ",
-                                   L.takeError().message());
+  if (!L) return makeInternalError("latency-ip produced an unschedulable plan: ", L.takeError().message());
   Pl.objective = *L;
   // The bound is proven for the q-slot model; the evaluator can only price
   // the plan at or below the solver's value.

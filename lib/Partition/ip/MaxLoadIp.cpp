@@ -95,9 +95,7 @@ private:
   double accCost(int Class) const;
   double cpuCost(int Class) const;
   /// Whether v and w are in the same part (forward side or backward).
-  bool samePart(int V, int W) const {
-    return G.node(V).isBackward() == G.node(W).isBackward();
-  }
+  bool samePart(int V, int W) const { return G.node(V).isBackward() == G.node(W).isBackward(); }
   void addSymmetryBreaking(int First, int Count);
 };
 
@@ -129,14 +127,17 @@ Error MaxLoadIp::build() {
   // Rank classes by their first node in topological order.
   std::vector<char> Ranked(C, 0);
   for (int V : *Topo)
-    if (!Ranked[ClassOf[V]]) { Ranked[ClassOf[V]] = 1; ByRank.push_back(ClassOf[V]); }
+    if (!Ranked[ClassOf[V]]) {
+      Ranked[ClassOf[V]] = 1;
+      ByRank.push_back(ClassOf[V]);
+    }
 
   // Placement variables; classes with a node unsupported on accelerators
   // get none there.
   X.assign(C, std::vector<int>(D, -1));
   for (int Cl = 0; Cl < C; ++Cl) {
-    bool AccOk = std::all_of(Members[Cl].begin(), Members[Cl].end(),
-                             [&](int V) { return G.node(V).accSupported; });
+    bool AccOk =
+        std::all_of(Members[Cl].begin(), Members[Cl].end(), [&](int V) { return G.node(V).accSupported; });
     std::vector<LinTerm> One;
     for (int Dev = 0; Dev < D; ++Dev) {
       if (P.isAccelerator(Dev) && !AccOk) continue;
@@ -177,7 +178,10 @@ Error MaxLoadIp::build() {
     std::vector<char> Seen(C, 0);
     for (int EId : Groups.edges[Grp]) {
       int Cv = ClassOf[G.edge(EId).dst];
-      if (Cv != ClassOf[U] && !Seen[Cv]) { Seen[Cv] = 1; Targets[Grp].push_back(Cv); }
+      if (Cv != ClassOf[U] && !Seen[Cv]) {
+        Seen[Cv] = 1;
+        Targets[Grp].push_back(Cv);
+      }
     }
     if (Targets[Grp].empty()) continue;
     const int Cu = ClassOf[U];
@@ -190,8 +194,8 @@ Error MaxLoadIp::build() {
           M.addGe(Row, 0);
         }
       }
-      bool AnyReceiver = std::any_of(Targets[Grp].begin(), Targets[Grp].end(),
-                                     [&](int Cv) { return x(Cv, Dev) >= 0; });
+      bool AnyReceiver =
+          std::any_of(Targets[Grp].begin(), Targets[Grp].end(), [&](int Cv) { return x(Cv, Dev) >= 0; });
       if (AnyReceiver) {
         In[Grp][Dev] = M.addContinuous(0, W);
         for (int Cv : Targets[Grp]) {
@@ -240,8 +244,7 @@ Error MaxLoadIp::build() {
   for (int Cl = 0; Cl < C; ++Cl) {
     std::vector<LinTerm> Row = {{MaxLoad, 1}};
     for (int Dev = 0; Dev < D; ++Dev)
-      if (x(Cl, Dev) >= 0)
-        Row.push_back({x(Cl, Dev), -(P.isAccelerator(Dev) ? accCost(Cl) : cpuCost(Cl))});
+      if (x(Cl, Dev) >= 0) Row.push_back({x(Cl, Dev), -(P.isAccelerator(Dev) ? accCost(Cl) : cpuCost(Cl))});
     M.addGe(Row, 0);
   }
 
@@ -290,10 +293,8 @@ void MaxLoadIp::addSymmetryBreaking(int First, int Count) {
     for (int R = 0; R < C; ++R) {
       int Cl = ByRank[R];
       if (x(Cl, Dev) < 0) continue;
-      if (R == 0)
-        M.setBounds(x(Cl, Dev), 0, 0);
-      else
-        M.addLe({{x(Cl, Dev), 1}, {Pre[R - 1][Dev - 1], -1}}, 0);
+      if (R == 0) M.setBounds(x(Cl, Dev), 0, 0);
+      else M.addLe({{x(Cl, Dev), 1}, {Pre[R - 1][Dev - 1], -1}}, 0);
     }
 }
 
@@ -310,8 +311,7 @@ std::vector<double> MaxLoadIp::startFrom(const Plan &Pl) const {
   auto Renumber = [&](int First, int Count) {
     std::vector<int> Order(Count);
     std::iota(Order.begin(), Order.end(), First);
-    std::stable_sort(Order.begin(), Order.end(),
-                     [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
+    std::stable_sort(Order.begin(), Order.end(), [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
     for (int I = 0; I < Count; ++I) Perm[Order[I]] = First + I;
   };
   Renumber(0, K);
@@ -339,8 +339,7 @@ std::vector<double> MaxLoadIp::startFrom(const Plan &Pl) const {
     }
   for (int Dev = 0; Dev < D; ++Dev)
     for (int R = 0; R < C; ++R)
-      if (Pre[R][Dev] >= 0)
-        Val[Pre[R][Dev]] = (R > 0 ? Val[Pre[R - 1][Dev]] : 0) + On[ByRank[R]][Dev];
+      if (Pre[R][Dev] >= 0) Val[Pre[R][Dev]] = (R > 0 ? Val[Pre[R - 1][Dev]] : 0) + On[ByRank[R]][Dev];
   if (Contiguous) {
     // z[v][d] = 1 iff a node of d in v's part is reachable from v inside
     // that part (the "only if" construction of Lemma 4.1).
@@ -379,16 +378,18 @@ std::vector<int> MaxLoadIp::devicesOf(const std::vector<double> &Values) const {
     int Cl = ClassOf[V];
     double Best = -1;
     for (int Dv = 0; Dv < D; ++Dv)
-      if (x(Cl, Dv) >= 0 && Values[x(Cl, Dv)] > Best) { Best = Values[x(Cl, Dv)]; Dev[V] = Dv; }
+      if (x(Cl, Dv) >= 0 && Values[x(Cl, Dv)] > Best) {
+        Best = Values[x(Cl, Dv)];
+        Dev[V] = Dv;
+      }
   }
   return Dev;
 }
 
 } // namespace
 
-Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
-                                     const PartitionOptions &O, bool Contiguous,
-                                     const Plan *Warm) {
+Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                                     bool Contiguous, const Plan *Warm) {
   if (O.objective && *O.objective != Objective::MaxLoad)
     return makeUsageError("the ip partitioners minimise max-load; objective '", objectiveName(*O.objective),
                           "' is not supported (use --objective max-load)");
@@ -426,9 +427,8 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
                            "' did not satisfy the IP and was not used");
 
   if (R->status == MilpStatus::Infeasible)
-    return makeError("no placement satisfies the constraints (memory ",
-                     formatNumber(P.accMemory()), " bytes per accelerator",
-                     Contiguous ? ", contiguity" : "", ")");
+    return makeError("no placement satisfies the constraints (memory ", formatNumber(P.accMemory()),
+                     " bytes per accelerator", Contiguous ? ", contiguity" : "", ")");
   if (!R->hasSolution()) {
     if (!Warm)
       return makeError("the IP found no solution within ", O.timeLimitSeconds,
@@ -436,7 +436,8 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P,
     Result.device = Warm->device;
     Result.lowerBound = R->bound;
     Result.notes.push_back("the IP found no solution within the time limit; returning the warm "
-                           "start from '" + Warm->algorithm + "'");
+                           "start from '" +
+                           Warm->algorithm + "'");
     return Result;
   }
   Result.device = Ip.devicesOf(R->values);
@@ -478,11 +479,10 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
   if (Best) {
     Pl->stats["warm_start_plan_objective"] = Best->objective;
     Pl->stats["polish_moves"] = Moves;
-    std::string Note = "warm start: '" + Best->algorithm + "' with max-load " +
-                       formatNumber(Best->objective);
+    std::string Note = "warm start: '" + Best->algorithm + "' with max-load " + formatNumber(Best->objective);
     if (Moves > 0)
-      Note += ", polished by " + std::to_string(Moves) + " class moves to " +
-              formatNumber(Polished.objective);
+      Note +=
+          ", polished by " + std::to_string(Moves) + " class moves to " + formatNumber(Polished.objective);
     Pl->notes.insert(Pl->notes.begin(), Note);
   }
   Pl->notes.insert(Pl->notes.end(), Notes.begin(), Notes.end());
@@ -490,8 +490,7 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
 }
 } // namespace
 
-Expected<Plan> onnxp::partitionIp(const CostGraph &G, const Platform &P,
-                                  const PartitionOptions &O) {
+Expected<Plan> onnxp::partitionIp(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
   return runMaxLoadIp(G, P, O, /*Contiguous=*/false);
 }
 

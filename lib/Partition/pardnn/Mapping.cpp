@@ -76,11 +76,11 @@ private:
   const CostGraph &G;
   const Slicing &S;
   const int K;
-  std::vector<int> Device;          ///< per node, -1 while unmapped
-  std::vector<FenwickTree> Work;    ///< per primary, comp by level
+  std::vector<int> Device;       ///< per node, -1 while unmapped
+  std::vector<FenwickTree> Work; ///< per primary, comp by level
   FenwickTree Unmapped;
-  std::vector<size_t> LevelOf;      ///< per node, index of its top level
-  std::vector<double> Tops;         ///< sorted distinct top levels
+  std::vector<size_t> LevelOf; ///< per node, index of its top level
+  std::vector<double> Tops;    ///< sorted distinct top levels
   // Scratch filled by computeCommunication / spanWork.
   std::vector<double> CommWith, WorkIn;
   double CommMapped = 0, CommTotal = 0;
@@ -96,8 +96,7 @@ int Mapper::balanceTarget() const {
   for (int Pe = 1; Pe < K; ++Pe) {
     double Cost = WorkIn[Pe] + (CommMapped - CommWith[Pe]);
     double Tol = 1e-12 * std::max(1.0, std::fabs(BestCost));
-    if (Cost < BestCost - Tol ||
-        (std::fabs(Cost - BestCost) <= Tol && CommWith[Pe] > CommWith[Best])) {
+    if (Cost < BestCost - Tol || (std::fabs(Cost - BestCost) <= Tol && CommWith[Pe] > CommWith[Best])) {
       Best = Pe;
       BestCost = Cost;
     }
@@ -283,9 +282,8 @@ void Mapper::placeSplitClasses(const Levels &L, MappingStats &Stats) {
     for (int EId : G.inEdges(V)) Lo = std::max(Lo, L.top[G.edge(EId).src] + C.comp[G.edge(EId).src]);
     for (int EId : G.outEdges(V)) Hi = std::min(Hi, L.top[G.edge(EId).dst]);
     Hi = std::max(Hi, Lo);
-    return std::make_pair(
-        static_cast<size_t>(std::lower_bound(Tops.begin(), Tops.end(), Lo) - Tops.begin()),
-        static_cast<size_t>(std::upper_bound(Tops.begin(), Tops.end(), Hi) - Tops.begin()));
+    return std::make_pair(static_cast<size_t>(std::lower_bound(Tops.begin(), Tops.end(), Lo) - Tops.begin()),
+                          static_cast<size_t>(std::upper_bound(Tops.begin(), Tops.end(), Hi) - Tops.begin()));
   };
   for (const auto &[NegCrit, Cl] : Split) {
     std::fill(CommWith.begin(), CommWith.end(), 0.0);

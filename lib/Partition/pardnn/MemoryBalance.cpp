@@ -22,8 +22,8 @@
 // below the gap; a class moves at most once, so this is O(V log V).
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/pardnn/ParDNN.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <algorithm>
 #include <numeric>
@@ -69,8 +69,7 @@ size_t pardnn::chunkCriticalPath(const Context &C, Slicing &S) {
   return Moved;
 }
 
-size_t pardnn::balanceResidualMemory(const Context &C, const Platform &P,
-                                     std::vector<int> &Device) {
+size_t pardnn::balanceResidualMemory(const Context &C, const Platform &P, std::vector<int> &Device) {
   const CostGraph &G = *C.graph;
   const int K = P.accelerators;
   if (K < 2) return 0;
@@ -79,8 +78,13 @@ size_t pardnn::balanceResidualMemory(const Context &C, const Platform &P,
   for (size_t V = 0; V < G.numNodes(); ++V) {
     if (!P.isAccelerator(Device[V])) continue;
     double B = G.node(V).memBytes;
-    if (isResidualNode(G.node(V))) { Res[Device[V]] += B; ResTotal += B; }
-    else { Nor[Device[V]] += B; NorTotal += B; }
+    if (isResidualNode(G.node(V))) {
+      Res[Device[V]] += B;
+      ResTotal += B;
+    } else {
+      Nor[Device[V]] += B;
+      NorTotal += B;
+    }
   }
   if (ResTotal <= 0) return 0;
   auto Share = [&](int D) { return Res[D] / ResTotal + (NorTotal > 0 ? Nor[D] / NorTotal : 0.0); };

@@ -26,8 +26,8 @@
 // overflow) is kept.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/pardnn/ParDNN.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <algorithm>
 #include <queue>
@@ -41,15 +41,13 @@ constexpr int kMaxRounds = 64;
 struct Candidate {
   double key;
   int cls;
-  bool operator>(const Candidate &O) const {
-    return key > O.key || (key == O.key && cls > O.cls);
-  }
+  bool operator>(const Candidate &O) const { return key > O.key || (key == O.key && cls > O.cls); }
 };
 using MinHeap = std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>>;
 } // namespace
 
-Expected<OverflowResult> pardnn::fixMemoryOverflow(const Context &C, const Platform &P,
-                                                   double Limit, std::vector<int> &Device) {
+Expected<OverflowResult> pardnn::fixMemoryOverflow(const Context &C, const Platform &P, double Limit,
+                                                   std::vector<int> &Device) {
   const CostGraph &G = *C.graph;
   const size_t N = G.numNodes();
   const int K = P.accelerators;
@@ -73,7 +71,10 @@ Expected<OverflowResult> pardnn::fixMemoryOverflow(const Context &C, const Platf
       double Over = S->peakMemory[D] - Limit;
       if (Over <= 0) continue;
       Total += Over;
-      if (Worst < 0 || Over > WorstOver) { Worst = D; WorstOver = Over; }
+      if (Worst < 0 || Over > WorstOver) {
+        Worst = D;
+        WorstOver = Over;
+      }
     }
     if (Total < R.overflow) {
       R.overflow = Total;
@@ -89,9 +90,8 @@ Expected<OverflowResult> pardnn::fixMemoryOverflow(const Context &C, const Platf
     std::vector<int> Over;
     for (int D = 0; D < K; ++D)
       if (S->peakMemory[D] > Limit) Over.push_back(D);
-    std::stable_sort(Over.begin(), Over.end(), [&](int A, int B) {
-      return S->peakMemory[A] > S->peakMemory[B];
-    });
+    std::stable_sort(Over.begin(), Over.end(),
+                     [&](int A, int B) { return S->peakMemory[A] > S->peakMemory[B]; });
     std::vector<double> Reserved(K, 0);
     bool Progress = false;
     for (int D : Over) {
@@ -166,9 +166,11 @@ Expected<OverflowResult> pardnn::fixMemoryOverflow(const Context &C, const Platf
         std::fill(CommTo.begin(), CommTo.end(), 0.0);
         for (int M : C.members[Cl]) {
           for (int EId : G.inEdges(M))
-            if (int U = G.edge(EId).src; P.isAccelerator(Device[U])) CommTo[Device[U]] += G.edge(EId).commTime;
+            if (int U = G.edge(EId).src; P.isAccelerator(Device[U]))
+              CommTo[Device[U]] += G.edge(EId).commTime;
           for (int EId : G.outEdges(M))
-            if (int U = G.edge(EId).dst; P.isAccelerator(Device[U])) CommTo[Device[U]] += G.edge(EId).commTime;
+            if (int U = G.edge(EId).dst; P.isAccelerator(Device[U]))
+              CommTo[Device[U]] += G.edge(EId).commTime;
         }
         int Target = -1;
         for (int E = 0; E < K; ++E) {

@@ -26,8 +26,7 @@
 using namespace onnxp;
 using namespace onnxp::pardnn;
 
-Expected<size_t> pardnn::resolveColocation(const Context &C, const Platform &P,
-                                           std::vector<int> &Device) {
+Expected<size_t> pardnn::resolveColocation(const Context &C, const Platform &P, std::vector<int> &Device) {
   const CostGraph &G = *C.graph;
   const int D = P.numDevices();
   std::vector<double> Weight(D, 0);
@@ -51,7 +50,10 @@ Expected<size_t> pardnn::resolveColocation(const Context &C, const Platform &P,
       for (int V : M) Weight[Device[V]] = 0;
     }
     for (int V : M)
-      if (Device[V] != Target) { Device[V] = Target; ++Moved; }
+      if (Device[V] != Target) {
+        Device[V] = Target;
+        ++Moved;
+      }
   }
   return Moved;
 }
@@ -75,10 +77,8 @@ double makespanLowerBound(const Context &C, int K) {
 }
 } // namespace
 
-Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P,
-                                      const PartitionOptions &O) {
-  if (P.accelerators < 1)
-    return makeUsageError("pardnn needs at least one accelerator (--devices)");
+Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
+  if (P.accelerators < 1) return makeUsageError("pardnn needs at least one accelerator (--devices)");
   if (!(O.memoryHeadroom >= 0 && O.memoryHeadroom < 1))
     return makeUsageError("pardnn: memory headroom must be in [0, 1), got ", O.memoryHeadroom);
   if (O.memoryHeuristic != "knapsack" && O.memoryHeuristic != "balance")
@@ -132,7 +132,8 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P,
       Pl.stats["colocation_by_majority"] = 1;
     }
   }
-  Pl.stats["colocation_moved"] = static_cast<double>(Pl.stats.count("colocation_by_majority") ? *MajorityMoved : *Coloc);
+  Pl.stats["colocation_moved"] =
+      static_cast<double>(Pl.stats.count("colocation_by_majority") ? *MajorityMoved : *Coloc);
 
   const double Limit = (1 - O.memoryHeadroom) * P.accMemory();
   auto Bytes = [](double B) { return formatNumber(B); };
@@ -143,11 +144,11 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P,
     if (!R) return R.takeError().withContext("pardnn");
     Pl.stats["memory_rounds"] = R->rounds;
     if (!R->fits)
-      return makeError("pardnn: memory heuristic I could not fit the plan into ",
-                       Bytes(Limit), " bytes per accelerator (", Bytes(P.accMemory()),
-                       " minus ", O.memoryHeadroom * 100, "% headroom): the smallest overflow it reached is ",
-                       Bytes(R->overflow), " bytes in total, worst on ", P.deviceName(R->worstDevice),
-                       " (peak ", Bytes(R->worstPeak), " bytes) after moving ", R->nodesMoved,
+      return makeError("pardnn: memory heuristic I could not fit the plan into ", Bytes(Limit),
+                       " bytes per accelerator (", Bytes(P.accMemory()), " minus ", O.memoryHeadroom * 100,
+                       "% headroom): the smallest overflow it reached is ", Bytes(R->overflow),
+                       " bytes in total, worst on ", P.deviceName(R->worstDevice), " (peak ",
+                       Bytes(R->worstPeak), " bytes) after moving ", R->nodesMoved,
                        " nodes; add devices or memory");
     Pl.stats["nodes_moved"] = static_cast<double>(R->nodesMoved);
   }
@@ -172,7 +173,10 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P,
   std::vector<int> One(G.numNodes(), 0);
   bool Pinned = false;
   for (size_t V = 0; V < G.numNodes(); ++V)
-    if (P.isCpu(Device[V])) { One[V] = Device[V]; Pinned = true; }
+    if (P.isCpu(Device[V])) {
+      One[V] = Device[V];
+      Pinned = true;
+    }
   Expected<Schedule> OneSched = emulateTiming(G, P, One);
   if (!OneSched) return OneSched.takeError().withContext("pardnn");
   if (OneSched->makespan < Sched->makespan) {
@@ -198,8 +202,9 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P,
   bool UsesCpu = std::any_of(Pl.device.begin(), Pl.device.end(), [&](int D) { return P.isCpu(D); });
   if (!UsesCpu) Pl.lowerBound = makespanLowerBound(*C, K);
   Pl.notes.push_back("pardnn: makespan from the FIFO scheduler emulation (seed 003 §3.2.1); memory "
-                     "limit " + Bytes(Limit) + " bytes per accelerator (" +
-                     formatNumber(O.memoryHeadroom * 100) + "% headroom)");
+                     "limit " +
+                     Bytes(Limit) + " bytes per accelerator (" + formatNumber(O.memoryHeadroom * 100) +
+                     "% headroom)");
   Pl.notes.push_back("pardnn: residual nodes (paramBytes > 0 or optimizer) hold memory for the "
                      "whole iteration; others until their last consumer finishes");
   return Pl;

@@ -57,8 +57,7 @@ Expected<Context> pardnn::makeContext(const CostGraph &G, const Platform &P) {
   for (size_t V = 0; V < N; ++V)
     if (!G.node(V).accSupported) Pinned[C.classOf[V]] = 1;
   C.comp.resize(N);
-  for (size_t V = 0; V < N; ++V)
-    C.comp[V] = Pinned[C.classOf[V]] ? G.node(V).cpuTime : G.node(V).accTime;
+  for (size_t V = 0; V < N; ++V) C.comp[V] = Pinned[C.classOf[V]] ? G.node(V).cpuTime : G.node(V).accTime;
   (void)P;
   return C;
 }
@@ -101,8 +100,7 @@ namespace {
 /// Follows the unclustered child of largest weighted level from Start until
 /// a dead end (ties: the child continuing the heaviest path, comm + bl, then
 /// the earliest in topological order), clustering every node on the way.
-std::vector<int> followHeaviestPath(const Context &C, const Levels &L, int Start,
-                                    std::vector<char> &Alive) {
+std::vector<int> followHeaviestPath(const Context &C, const Levels &L, int Start, std::vector<char> &Alive) {
   const CostGraph &G = *C.graph;
   std::vector<int> Path;
   int V = Start;
@@ -118,7 +116,11 @@ std::vector<int> followHeaviestPath(const Context &C, const Levels &L, int Start
       double W = L.weighted(U), Tail = E.commTime + L.bottom[U];
       bool Better = Next < 0 || W > BestW || (W == BestW && Tail > BestTail) ||
                     (W == BestW && Tail == BestTail && C.topoPos[U] < C.topoPos[Next]);
-      if (Better) { Next = U; BestW = W; BestTail = Tail; }
+      if (Better) {
+        Next = U;
+        BestW = W;
+        BestTail = Tail;
+      }
     }
     V = Next;
   }
@@ -143,7 +145,10 @@ Slicing pardnn::sliceGraph(const Context &C, int K) {
       if (!Alive[V]) continue;
       bool Entry = true;
       for (int EId : G.inEdges(V))
-        if (Alive[G.edge(EId).src]) { Entry = false; break; }
+        if (Alive[G.edge(EId).src]) {
+          Entry = false;
+          break;
+        }
       if (Entry && (Start < 0 || L.weighted(V) > L.weighted(Start))) Start = V;
     }
     S.clusters[J] = followHeaviestPath(C, L, Start, Alive);
@@ -155,8 +160,7 @@ Slicing pardnn::sliceGraph(const Context &C, int K) {
     Order.reserve(Remaining);
     for (int V : C.topo)
       if (Alive[V]) Order.push_back(V);
-    std::stable_sort(Order.begin(), Order.end(),
-                     [&](int A, int B) { return L.weighted(A) > L.weighted(B); });
+    std::stable_sort(Order.begin(), Order.end(), [&](int A, int B) { return L.weighted(A) > L.weighted(B); });
     for (int V : Order)
       if (Alive[V]) S.clusters.push_back(followHeaviestPath(C, L, V, Alive));
   }

@@ -13,8 +13,7 @@ using namespace onnxp;
 
 std::vector<double> onnxp::memoryLimits(double Lo, double Hi, int Count) {
   std::vector<double> R;
-  for (int I = 0; I < Count; ++I)
-    R.push_back(std::floor(Count == 1 ? Hi : Lo + (Hi - Lo) * I / (Count - 1)));
+  for (int I = 0; I < Count; ++I) R.push_back(std::floor(Count == 1 ? Hi : Lo + (Hi - Lo) * I / (Count - 1)));
   return R;
 }
 
@@ -96,8 +95,8 @@ std::string onnxp::memorySweepSvg(const std::vector<MemorySweepPoint> &Points, c
   // Axes, ticks and grid.
   S += "<line x1=\"" + fmt(Left) + "\" y1=\"" + fmt(H - Bottom) + "\" x2=\"" + fmt(W - Right) + "\" y2=\"" +
        fmt(H - Bottom) + "\" stroke=\"black\"/>\n";
-  S += "<line x1=\"" + fmt(Left) + "\" y1=\"" + fmt(Top) + "\" x2=\"" + fmt(Left) + "\" y2=\"" + fmt(H - Bottom) +
-       "\" stroke=\"black\"/>\n";
+  S += "<line x1=\"" + fmt(Left) + "\" y1=\"" + fmt(Top) + "\" x2=\"" + fmt(Left) + "\" y2=\"" +
+       fmt(H - Bottom) + "\" stroke=\"black\"/>\n";
   double XS = niceStep(XMax - XMin, 8), YS = niceStep(YMax - YMin, 8);
   int XDig = XS < 1 ? (XS < 0.1 ? 2 : 1) : 0, YDig = YS < 1 ? (YS < 0.1 ? 2 : 1) : 0;
   for (double X = std::ceil(XMin / XS) * XS; X <= XMax; X += XS) {
@@ -109,8 +108,8 @@ std::string onnxp::memorySweepSvg(const std::vector<MemorySweepPoint> &Points, c
   for (double Y = std::ceil(YMin / YS) * YS; Y <= YMax; Y += YS) {
     S += "<line x1=\"" + fmt(Left) + "\" y1=\"" + fmt(PY(Y)) + "\" x2=\"" + fmt(W - Right) + "\" y2=\"" +
          fmt(PY(Y)) + "\" stroke=\"#ddd\"/>\n";
-    S += "<text x=\"" + fmt(Left - 6) + "\" y=\"" + fmt(PY(Y) + 4) + "\" text-anchor=\"end\">" + fmt(Y, YDig) +
-         "</text>\n";
+    S += "<text x=\"" + fmt(Left - 6) + "\" y=\"" + fmt(PY(Y) + 4) + "\" text-anchor=\"end\">" +
+         fmt(Y, YDig) + "</text>\n";
   }
   S += "<text x=\"" + fmt((Left + W - Right) / 2) + "\" y=\"" + fmt(H - 18) +
        "\" text-anchor=\"middle\">memory limit per GPU (GB)</text>\n";
@@ -125,9 +124,9 @@ std::string onnxp::memorySweepSvg(const std::vector<MemorySweepPoint> &Points, c
       double X = PX(P.memoryBytes / 1e9), YY = PY(Y);
       Path += (Path.empty() ? "M" : " L") + fmt(X) + " " + fmt(YY);
       // The baseline as rings, the ILP as dots: equal periods stay visible.
-      std::string Style = Ilp ? std::string("r=\"4\" fill=\"") + Color + "\"" +
-                                    (P.ilpProven ? "" : " fill-opacity=\"0.5\"")
-                              : std::string("r=\"7\" fill=\"none\" stroke-width=\"2\" stroke=\"") + Color + "\"";
+      std::string Style =
+          Ilp ? std::string("r=\"4\" fill=\"") + Color + "\"" + (P.ilpProven ? "" : " fill-opacity=\"0.5\"")
+              : std::string("r=\"7\" fill=\"none\" stroke-width=\"2\" stroke=\"") + Color + "\"";
       S += std::string("<circle cx=\"") + fmt(X) + "\" cy=\"" + fmt(YY) + "\" " + Style + "><title>" + Name +
            ": " + fmt(Y, 3) + " ms at " + fmt(P.memoryBytes / 1e9, 3) + " GB</title></circle>\n";
     }
@@ -137,8 +136,7 @@ std::string onnxp::memorySweepSvg(const std::vector<MemorySweepPoint> &Points, c
     S += std::string("<circle cx=\"") + fmt(W - Right + 20) + "\" cy=\"" + fmt(LegendY) + "\" " +
          (Ilp ? std::string("r=\"4\" fill=\"") + Color + "\""
               : std::string("r=\"6\" fill=\"none\" stroke-width=\"2\" stroke=\"") + Color + "\"") +
-         "/>\n<text x=\"" + fmt(W - Right + 30) + "\" y=\"" + fmt(LegendY + 4) + "\">" + Name +
-         "</text>\n";
+         "/>\n<text x=\"" + fmt(W - Right + 30) + "\" y=\"" + fmt(LegendY + 4) + "\">" + Name + "</text>\n";
   };
   Series(false, "#1f5fbf", "PipeDream", Top + 10);
   Series(true, "#d62728", "pipeline-ilp", Top + 30);

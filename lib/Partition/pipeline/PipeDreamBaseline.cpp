@@ -56,8 +56,9 @@ Expected<PipelinePlan> onnxp::priceAllocation(const PipelineTasks &Tasks, const 
   Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, Gpu, NumGpus, Load);
   if (!Pat) return Pat.takeError();
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, *Pat);
-  if (!Sim) return makeInternalError("the 1F1B pattern of '", Algorithm, "' fails the simulator: ",
-                                     Sim.takeError().message());
+  if (!Sim)
+    return makeInternalError("the 1F1B pattern of '", Algorithm,
+                             "' fails the simulator: ", Sim.takeError().message());
   PipelinePlan Plan;
   Plan.algorithm = Algorithm;
   Plan.pattern = std::move(*Pat);
@@ -75,17 +76,15 @@ Expected<PipelinePlan> onnxp::pipeDreamBaseline(const PipelineTasks &Tasks, int 
 }
 
 Expected<PipelinePlan> onnxp::bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory) {
-  Expected<PipelinePlan> Best = makeError("no straight pipeline of 1..", NumGpus, " stages fits in ", Memory,
-                                          " bytes per GPU");
+  Expected<PipelinePlan> Best =
+      makeError("no straight pipeline of 1..", NumGpus, " stages fits in ", Memory, " bytes per GPU");
   for (int S = 1; S <= std::min(NumGpus, Tasks.numBlocks()); ++S) {
     Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S);
     if (!SP) return SP.takeError();
     Expected<PipelinePlan> Plan = priceAllocation(Tasks, SP->stageOfBlock, NumGpus, "pipedream");
     if (!Plan) return Plan.takeError();
     if (Plan->peakMemory() > Memory) continue;
-    if (!Best || Plan->period() < Best->period()) {
-      Best = std::move(Plan);
-    }
+    if (!Best || Plan->period() < Best->period()) { Best = std::move(Plan); }
   }
   return Best;
 }
@@ -116,7 +115,8 @@ Expected<PipelineSimResult> onnxp::traceStagedPlan(const Chain &Stages, double B
   std::vector<int> Gpu(Stages.size());
   for (size_t S = 0; S < Gpu.size(); ++S) Gpu[S] = static_cast<int>(S);
   int NumGpus = static_cast<int>(Gpu.size());
-  Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, Gpu, NumGpus, allocationLoad(Tasks, Gpu, NumGpus));
+  Expected<PeriodicPattern> Pat =
+      buildModuloPattern(Tasks, Gpu, NumGpus, allocationLoad(Tasks, Gpu, NumGpus));
   if (!Pat) return Pat.takeError();
   PipelineSimOptions O;
   O.trace = &Trace;

@@ -113,7 +113,8 @@ Error pricePipelineSchedule(const Chain &C, const Platform &P, Plan &Pl) {
   if (!Pat) return Pat.takeError();
   if (Pl.device != Pat->gpuOfBlock) return makeError("the plan's devices differ from its 1F1B pattern's");
   if (Pat->numGpus > P.accelerators)
-    return makeError("the plan's 1F1B pattern uses ", Pat->numGpus, " GPUs, the platform has ", P.accelerators);
+    return makeError("the plan's 1F1B pattern uses ", Pat->numGpus, " GPUs, the platform has ",
+                     P.accelerators);
   Expected<PipelineSimResult> Sim = simulatePipeline(*Tasks, *Pat);
   if (!Sim) return Sim.takeError();
   Pl.objective = Sim->period;

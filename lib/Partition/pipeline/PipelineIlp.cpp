@@ -166,9 +166,9 @@ void PipelineIlp::build() {
     for (int B = A + 1; B < N; ++B) {
       WV[A][B] = Model.addBinary(0, "w");
       Aff Zab = Z(A, B), Wab = var(WV[A][B]);
-      ge(var(Tau[A]) - var(Tau[B]) + K * (cst(1) - Zab + Wab), Tasks.duration(B)); // (5)
-      ge(var(Tau[B]) - var(Tau[A]) + K * (cst(2) - Zab - Wab), Tasks.duration(A)); // (6)
-      if (blk(A) != blk(B)) le(Wab - Zab, 0);                                      // (7)
+      ge(var(Tau[A]) - var(Tau[B]) + K * (cst(1) - Zab + Wab), Tasks.duration(B));     // (5)
+      ge(var(Tau[B]) - var(Tau[A]) + K * (cst(2) - Zab - Wab), Tasks.duration(A));     // (6)
+      if (blk(A) != blk(B)) le(Wab - Zab, 0);                                          // (7)
       ge(var(TV) - var(Tau[A]) + var(Tau[B]) + K * (cst(1) - Zab), Tasks.duration(A)); // (20)
       ge(var(TV) - var(Tau[B]) + var(Tau[A]) + K * (cst(1) - Zab), Tasks.duration(B));
     }
@@ -235,14 +235,14 @@ void PipelineIlp::build() {
     Aff TaskEnd = var(Tau[k]) + cst(D);
     Aff CommEnd = var(TauC[k]) + (mayCut(k) ? Tasks.commDuration(k) * cut(k) : cst(0));
     Aff Next = var(Tau[k + 1]), Tc = var(TauC[k]), T = var(TV);
-    ge(TaskEnd - Tc + K * (cst(1) - var(V[k])), 0);                 // (23)
-    ge(Tc - TaskEnd + K * var(V[k]), 0);                            // (24)
-    ge(CommEnd - Next + K * (cst(1) - var(Vt[k])), 0);              // (25)
-    ge(Next - CommEnd + K * var(Vt[k]), 0);                         // (26)
-    ge(Tc + T - TaskEnd + 2 * K * var(Vp[k]), 0);                   // (27)
-    ge(TaskEnd - Tc - T + 2 * K * (cst(1) - var(Vp[k])), 0);        // (28)
-    ge(Next + T - CommEnd + 2 * K * var(Vtp[k]), 0);                // (29)
-    ge(CommEnd - Next - T + 2 * K * (cst(1) - var(Vtp[k])), 0);     // (30)
+    ge(TaskEnd - Tc + K * (cst(1) - var(V[k])), 0);             // (23)
+    ge(Tc - TaskEnd + K * var(V[k]), 0);                        // (24)
+    ge(CommEnd - Next + K * (cst(1) - var(Vt[k])), 0);          // (25)
+    ge(Next - CommEnd + K * var(Vt[k]), 0);                     // (26)
+    ge(Tc + T - TaskEnd + 2 * K * var(Vp[k]), 0);               // (27)
+    ge(TaskEnd - Tc - T + 2 * K * (cst(1) - var(Vp[k])), 0);    // (28)
+    ge(Next + T - CommEnd + 2 * K * var(Vtp[k]), 0);            // (29)
+    ge(CommEnd - Next - T + 2 * K * (cst(1) - var(Vtp[k])), 0); // (30)
     // Co-located: the shift is the order of the two tasks (file comment).
     le(shifts(k) - W(k + 1, k) - (mayCut(k) ? 4.0 * cut(k) : cst(0)), 0);
   }

@@ -26,13 +26,9 @@ PipelineTasks::PipelineTasks(const Chain &C, double BandwidthBytesPerSec)
   for (const ChainBlock &B : C.blocks) Weights.push_back(B.weightBytes);
 }
 
-double PipelineTasks::inputBytes(int K) const {
-  return K < L ? Act[K] : Act[blockOf(K) + 1];
-}
+double PipelineTasks::inputBytes(int K) const { return K < L ? Act[K] : Act[blockOf(K) + 1]; }
 
-double PipelineTasks::outputBytes(int K) const {
-  return K < L ? Act[K + 1] : Act[blockOf(K)];
-}
+double PipelineTasks::outputBytes(int K) const { return K < L ? Act[K + 1] : Act[blockOf(K)]; }
 
 int PeriodicPattern::usedGpus() const {
   return static_cast<int>(std::set<int>(gpuOfBlock.begin(), gpuOfBlock.end()).size());

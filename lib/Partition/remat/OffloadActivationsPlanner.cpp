@@ -61,8 +61,8 @@ std::string scheduleJson(const RematPlan &P, const RematOptions &O) {
 Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const RematOptions &O) {
   if (!R) return R.takeError();
   if (!R->feasible)
-    return makeError("offload-activations: no schedule of '", C.name, "' fits in ", O.memoryBytes,
-                     " bytes (", R->budgetSlots, " slots of ", R->slotBytes, " bytes)");
+    return makeError("offload-activations: no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
+                     R->budgetSlots, " slots of ", R->slotBytes, " bytes)");
   Plan Pl;
   Pl.device.assign(C.size(), 0);
   Pl.stage.assign(C.size(), 0);
@@ -110,9 +110,9 @@ Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &
       RematOp Op;
       std::string Name = E.at(0).get<std::string>();
       bool Found = false;
-      for (RematOpKind K : {RematOpKind::ForwardAll, RematOpKind::ForwardCheck, RematOpKind::ForwardNoGrad,
-                            RematOpKind::Loss, RematOpKind::Backward, RematOpKind::Offload, RematOpKind::Prefetch,
-                            RematOpKind::Idle})
+      for (RematOpKind K :
+           {RematOpKind::ForwardAll, RematOpKind::ForwardCheck, RematOpKind::ForwardNoGrad, RematOpKind::Loss,
+            RematOpKind::Backward, RematOpKind::Offload, RematOpKind::Prefetch, RematOpKind::Idle})
         if (Name == rematOpName(K)) Op.kind = K, Found = true;
       if (!Found) return makeError("activation schedule: unknown operation '", Name, "'");
       if (Op.kind == RematOpKind::Idle) Op.idleMs = E.at(1).get<double>();

@@ -115,7 +115,7 @@ private:
   struct BwEval {
     double V = Inf;
     double EpsF = 0, EpsB = 0; // Case 1 / single layer: idle after F, after B
-    int D1 = 0, D2 = 0;         // deltas handed to the recursive calls
+    int D1 = 0, D2 = 0;        // deltas handed to the recursive calls
   };
 
   static uint64_t bwKey(int I, int J, int A, int D) {
@@ -254,7 +254,8 @@ private:
   };
 
   static uint64_t fwKey(int I, int X, int A, int AF, int AB) {
-    return (uint64_t(I) << 52) | (uint64_t(X) << 51) | (uint64_t(A) << 34) | (uint64_t(AF) << 17) | uint64_t(AB);
+    return (uint64_t(I) << 52) | (uint64_t(X) << 51) | (uint64_t(A) << 34) | (uint64_t(AF) << 17) |
+           uint64_t(AB);
   }
 
   /// Table 2: the state after layer(s) whose link windows are DF and DB.
@@ -399,7 +400,7 @@ private:
   };
   struct FwEntry {
     double V = Inf;
-    int J = 0;    // 0: Case 1 (F_all); else Case 2 up to layer J
+    int J = 0; // 0: Case 1 (F_all); else Case 2 up to layer J
     bool Off = false;
   };
 
@@ -419,7 +420,8 @@ double onnxp::rematLowerBoundMs(const Chain &C, const RematOptions &O) {
 Expected<RematPlan> onnxp::planOffloadRemat(const Chain &C, const RematOptions &Options) {
   Expected<SlotChain> S = discretize(C, Options);
   if (!S) return S.takeError();
-  if (S->L > 4000) return makeUsageError("offload-activations: chains of more than 4000 layers are not supported");
+  if (S->L > 4000)
+    return makeUsageError("offload-activations: chains of more than 4000 layers are not supported");
   if (S->budget >= (1 << 17))
     return makeUsageError("offload-activations: at most 131071 memory slots, got ", S->budget);
   RematPlan P;

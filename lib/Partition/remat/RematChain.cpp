@@ -20,7 +20,8 @@ Expected<SlotChain> onnxp::remat::discretize(const Chain &C, const RematOptions 
   if (O.slotBytes < 0 || !std::isfinite(O.slotBytes))
     return makeUsageError("activation schedule: the slot size must be a non-negative number of bytes");
   if (O.slotBytes == 0 && (O.memorySteps < 1 || O.memorySteps > 100000))
-    return makeUsageError("activation schedule: --memory-steps must be between 1 and 100000, got ", O.memorySteps);
+    return makeUsageError("activation schedule: --memory-steps must be between 1 and 100000, got ",
+                          O.memorySteps);
   if (O.offload && (O.bandwidthBytesPerSec < 0 || std::isnan(O.bandwidthBytesPerSec)))
     return makeUsageError("activation schedule: the link bandwidth must be non-negative");
   if (O.lossTimeMs < 0 || !std::isfinite(O.lossTimeMs))
@@ -31,7 +32,8 @@ Expected<SlotChain> onnxp::remat::discretize(const Chain &C, const RematOptions 
   if (O.slotBytes > 0) {
     S.slotBytes = O.slotBytes;
     double Slots = std::floor(O.memoryBytes / O.slotBytes + 1e-9);
-    if (Slots > 1e6) return makeUsageError("activation schedule: more than 10^6 memory slots; use a larger slot");
+    if (Slots > 1e6)
+      return makeUsageError("activation schedule: more than 10^6 memory slots; use a larger slot");
     S.budget = static_cast<int>(Slots);
   } else {
     S.slotBytes = O.memoryBytes / O.memorySteps;

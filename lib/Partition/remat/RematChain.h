@@ -18,16 +18,16 @@
 namespace onnxp::remat {
 
 struct SlotChain {
-  int L = 0;               ///< layers; L+1 is the loss
-  int budget = 0;          ///< M in slots (counts a^0)
+  int L = 0;      ///< layers; L+1 is the loss
+  int budget = 0; ///< M in slots (counts a^0)
   double slotBytes = 0;
-  double beta = 0;         ///< slots per ms; 0 with offloading off
+  double beta = 0; ///< slots per ms; 0 with offloading off
   bool offload = false;
   bool infiniteBeta = false;
-  std::vector<int> a;      ///< a[0..L+1], a[L+1] = 0 (also the gradient sizes)
-  std::vector<int> abar;   ///< abar[1..L+1], abar[L+1] = 0; abar[k] >= a[k]
-  std::vector<int> oF, oB; ///< transient overheads [1..L+1]
-  std::vector<double> uF, uB; ///< times [1..L+1]; the loss time is in uB[L+1]
+  std::vector<int> a;          ///< a[0..L+1], a[L+1] = 0 (also the gradient sizes)
+  std::vector<int> abar;       ///< abar[1..L+1], abar[L+1] = 0; abar[k] >= a[k]
+  std::vector<int> oF, oB;     ///< transient overheads [1..L+1]
+  std::vector<double> uF, uB;  ///< times [1..L+1]; the loss time is in uB[L+1]
   std::vector<double> prefixF; ///< prefixF[k] = uF[1] + ... + uF[k]
 
   double sumF(int I, int J) const { return J < I ? 0 : prefixF[J] - prefixF[I - 1]; }

@@ -50,8 +50,9 @@ void onnxp::remat::finishPlan(const Chain &C, const SlotChain &S, RematPlan &P) 
       break;
     case RematOpKind::Offload: {
       double Bytes = Op.layer == 0 ? C.inputBytes
-                     : Op.stored   ? std::max(C.blocks[Op.layer - 1].storedBytes, C.blocks[Op.layer - 1].outputBytes)
-                                   : C.blocks[Op.layer - 1].outputBytes;
+                     : Op.stored
+                         ? std::max(C.blocks[Op.layer - 1].storedBytes, C.blocks[Op.layer - 1].outputBytes)
+                         : C.blocks[Op.layer - 1].outputBytes;
       P.offloadedBytes += Bytes;
       if (Op.layer < int(C.size())) {
         P.layers[Op.layer].inputOffloaded = true;

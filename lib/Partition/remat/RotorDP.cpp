@@ -148,7 +148,8 @@ Expected<RematPlan> onnxp::planRotor(const Chain &C, const RematOptions &Options
   Expected<SlotChain> S = discretize(C, O);
   if (!S) return S.takeError();
   if (size_t(S->budget + 1) * (S->L + 1) * (S->L + 1) > size_t(400) * 1000 * 1000)
-    return makeUsageError("rotor: the table of ", S->budget + 1, " x ", S->L + 1, "^2 entries is too large; use fewer "
+    return makeUsageError("rotor: the table of ", S->budget + 1, " x ", S->L + 1,
+                          "^2 entries is too large; use fewer "
                           "memory slots");
   RematPlan P;
   P.slotBytes = S->slotBytes;

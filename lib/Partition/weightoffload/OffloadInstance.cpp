@@ -71,7 +71,8 @@ Error OffloadInstance::validate() const {
   auto Bad = [](double V) { return !std::isfinite(V) || V < 0; };
   if (!std::isfinite(bandwidth) || bandwidth <= 0)
     return makeError(name, ": the host link bandwidth must be positive, got ", formatNumber(bandwidth));
-  if (Bad(memory)) return makeError(name, ": GPU memory must be a non-negative number, got ", formatNumber(memory));
+  if (Bad(memory))
+    return makeError(name, ": GPU memory must be a non-negative number, got ", formatNumber(memory));
   for (int K = 0; K <= L; ++K) {
     if (Bad(a[K])) return makeError(name, ": activation a", K, " must be finite and non-negative");
     if (K == 0) continue;
@@ -120,8 +121,9 @@ Error onnxp::checkOffloadFeasible(const OffloadInstance &I) {
   double Need = I.minimumMemory();
   if (I.memory < Need) {
     int J = I.minimumMemoryOp();
-    return makeError(I.name, ": GPU memory ", megabytes(I.memory), " is too small for weight offloading: ",
-                     I.opName(J), " alone needs ", megabytes(Need), " (", formatNumber(Need),
+    return makeError(I.name, ": GPU memory ", megabytes(I.memory),
+                     " is too small for weight offloading: ", I.opName(J), " alone needs ", megabytes(Need),
+                     " (", formatNumber(Need),
                      " bytes: its weights, their gradient and the activations of eq. (1)) even with every "
                      "other layer's weights on the host");
   }

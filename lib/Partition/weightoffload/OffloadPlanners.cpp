@@ -178,15 +178,16 @@ Expected<OffloadPlan> onnxp::planExhaustiveOffload(const OffloadInstance &I, int
 std::string onnxp::describeOffloadPlan(const OffloadInstance &I, const OffloadPlan &P) {
   std::ostringstream OS;
   char Buf[256];
-  std::snprintf(Buf, sizeof Buf, "%s: cycle %.3f ms = compute %.3f ms + idle %.3f ms; peak %.2f MB of %.2f MB; cut %d\n",
-                P.algorithm.c_str(), P.cycleTime, I.totalCompute(), P.idleTime, P.peakMemory / 1e6, I.memory / 1e6,
-                P.cut);
+  std::snprintf(Buf, sizeof Buf,
+                "%s: cycle %.3f ms = compute %.3f ms + idle %.3f ms; peak %.2f MB of %.2f MB; cut %d\n",
+                P.algorithm.c_str(), P.cycleTime, I.totalCompute(), P.idleTime, P.peakMemory / 1e6,
+                I.memory / 1e6, P.cut);
   OS << Buf;
   OS << "layer  weight_MB  after_F(k,1)  after_B(k,0)  idle_before_F_ms  idle_before_B_ms\n";
   for (int K = 1; K <= I.L; ++K) {
     std::snprintf(Buf, sizeof Buf, "%5d  %9.2f  %12s  %12s  %16.3f  %16.3f\n", K, I.w[K] / 1e6,
-                  P.selection.afterForward[K] ? "offload" : "-", P.selection.afterBackward[K] ? "offload" : "-",
-                  P.idleBeforeF[K], P.idleBeforeB[K]);
+                  P.selection.afterForward[K] ? "offload" : "-",
+                  P.selection.afterBackward[K] ? "offload" : "-", P.idleBeforeF[K], P.idleBeforeB[K]);
     OS << Buf;
   }
   return OS.str();

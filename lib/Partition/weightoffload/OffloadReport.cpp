@@ -77,7 +77,8 @@ std::string onnxp::offloadReportJson(const OffloadInstance &I, const OffloadPlan
   }
   J["residentAtStart"] = Resident;
   J["hostFreshAtStart"] = Fresh;
-  for (size_t X = 0; X < P.schedule.transfers.size(); ++X) J["transfers"][X]["opIndex"] = P.schedule.transfers[X].forOp;
+  for (size_t X = 0; X < P.schedule.transfers.size(); ++X)
+    J["transfers"][X]["opIndex"] = P.schedule.transfers[X].forOp;
   return J.dump(2);
 }
 
@@ -114,8 +115,6 @@ Expected<OffloadSchedule> onnxp::parseOffloadScheduleJson(const std::string &Tex
     }
     for (const nlohmann::json &D : J.at("drops"))
       S.drops.push_back({D.at("layer").get<int>(), D.at("timeMs").get<double>(), D.value("afterIndex", -1)});
-  } catch (const std::exception &Ex) {
-    return makeError("offload schedule: ", Ex.what());
-  }
+  } catch (const std::exception &Ex) { return makeError("offload schedule: ", Ex.what()); }
   return S;
 }

@@ -35,8 +35,10 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   Expected<OffloadInstance> I = instanceFor(C, P);
   if (!I) return I.takeError();
   std::string Which = O.paramString("offload-planner", "greedy");
-  Expected<OffloadPlan> Pl = makeUsageError("--offload-planner must be greedy, greedy-paper, greedy-star, l2l or "
-                                            "exhaustive, not '", Which, "'");
+  Expected<OffloadPlan> Pl =
+      makeUsageError("--offload-planner must be greedy, greedy-paper, greedy-star, l2l or "
+                     "exhaustive, not '",
+                     Which, "'");
   if (Which == "greedy") Pl = planGreedyOffload(*I);
   else if (Which == "greedy-paper") Pl = planGreedyOffload(*I, /*Margins=*/false);
   else if (Which == "greedy-star") Pl = planGreedyStarOffload(*I);
@@ -73,8 +75,10 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   Out.stats["idle-ms"] = Pl->idleTime;
   Out.notes.push_back(std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " +
                       std::to_string((long long)I->memory) + " bytes, beta " +
-                      std::to_string((long long)(I->bandwidth * 1000)) + " bytes/s each way; the iteration needs at "
-                      "least " + std::to_string((long long)I->minimumMemory()) + " bytes and offloads nothing from " +
+                      std::to_string((long long)(I->bandwidth * 1000)) +
+                      " bytes/s each way; the iteration needs at "
+                      "least " +
+                      std::to_string((long long)I->minimumMemory()) + " bytes and offloads nothing from " +
                       std::to_string((long long)I->noOffloadMemory()) + " bytes");
   return Out;
 }

@@ -37,8 +37,7 @@ public:
     O.granularity = *Gr;
     double TotalMem = 0;
     for (const CostNode &N : Ctx.graph.nodes()) TotalMem += N.memBytes;
-    O.reductions.memoryNeverBinds =
-        !Ctx.options.partition.replicate && TotalMem <= Ctx.platform.accMemory();
+    O.reductions.memoryNeverBinds = !Ctx.options.partition.replicate && TotalMem <= Ctx.platform.accMemory();
     O.reductions.timeTrades =
         Ctx.platform.cpus == 0 && !Ctx.platform.overlapComm && !Ctx.options.partition.replicate;
     const size_t Limit = Ctx.options.partition.idealLimit;
@@ -52,8 +51,8 @@ public:
     Ctx.count(name(), "Number of units after contraction", static_cast<double>(After));
     Ctx.notes.push_back(std::string("contract: granularity ") + granularityName(C->granularity) +
                         (*Gr == Granularity::Auto ? " (auto)" : "") + ", " + std::to_string(Before) +
-                        " nodes -> " + std::to_string(After) + " units (" +
-                        std::to_string(C->exactMerged) + " merged by exact reductions)");
+                        " nodes -> " + std::to_string(After) + " units (" + std::to_string(C->exactMerged) +
+                        " merged by exact reductions)");
     Ctx.graph = std::move(C->graph);
     Ctx.plan.reset();
     return After != Before;

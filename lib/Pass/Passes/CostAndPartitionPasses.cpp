@@ -65,24 +65,27 @@ Error priceGraph(PassContext &Ctx) {
   }
 
   if (Profile || Table) {
-    MeasuredSummary S = applyMeasuredCosts(
-        Ctx.graph, Profile ? &*Profile : nullptr, Table ? &*Table : nullptr,
-        O.profileDevice == "cpu" ? MeasuredDevice::Cpu : MeasuredDevice::Accelerator);
+    MeasuredSummary S =
+        applyMeasuredCosts(Ctx.graph, Profile ? &*Profile : nullptr, Table ? &*Table : nullptr,
+                           O.profileDevice == "cpu" ? MeasuredDevice::Cpu : MeasuredDevice::Accelerator);
     if (Profile)
       Ctx.count("estimate-costs", "Number of nodes priced by the profile",
                 S.nodesBySource["profile"] + S.nodesBySource["profile-scaled"]);
-    if (Table) Ctx.count("estimate-costs", "Number of nodes priced by the cost table", S.nodesBySource["table"]);
+    if (Table)
+      Ctx.count("estimate-costs", "Number of nodes priced by the cost table", S.nodesBySource["table"]);
     std::string Sources;
     for (auto &[Source, N] : S.nodesBySource)
       Sources += (Sources.empty() ? "" : ", ") + Source + "=" + std::to_string(N);
     Ctx.notes.push_back("node costs by source: " + Sources + " (per node: onnx-partition profile)");
     if (!S.unmatchedProfileNodes.empty())
-      Ctx.notes.push_back(std::to_string(S.unmatchedProfileNodes.size()) +
-                          " profiled nodes match no node of the graph: " + joinFirst(S.unmatchedProfileNodes, 5));
+      Ctx.notes.push_back(
+          std::to_string(S.unmatchedProfileNodes.size()) +
+          " profiled nodes match no node of the graph: " + joinFirst(S.unmatchedProfileNodes, 5));
     if (!S.unmatchedTableNodes.empty() || !S.unmatchedTableOps.empty()) {
       std::vector<std::string> All = S.unmatchedTableNodes;
       for (const std::string &Op : S.unmatchedTableOps) All.push_back("op " + Op);
-      Ctx.notes.push_back(std::to_string(All.size()) + " cost-table keys match nothing: " + joinFirst(All, 5));
+      Ctx.notes.push_back(std::to_string(All.size()) +
+                          " cost-table keys match nothing: " + joinFirst(All, 5));
     }
   }
   return Error::success();
@@ -152,7 +155,10 @@ public:
     int Used = 0;
     std::vector<char> Seen(Ctx.platform.numDevices(), 0);
     for (int D : Ctx.plan->device)
-      if (!Seen[D]) { Seen[D] = 1; ++Used; }
+      if (!Seen[D]) {
+        Seen[D] = 1;
+        ++Used;
+      }
     Ctx.count(name(), "Number of devices used", Used);
     return true;
   }

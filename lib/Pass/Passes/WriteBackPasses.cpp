@@ -99,8 +99,9 @@ public:
     Ctx.transfersInserted = true;
     Ctx.transfers = TR->transfers;
     if (TR->previousIrVersion >= 0)
-      Ctx.notes.push_back("ir_version raised from " + std::to_string(TR->previousIrVersion) +
-                          " to 8: the inserted ai.onnx.partition ops are model-local functions, which need IR 8");
+      Ctx.notes.push_back(
+          "ir_version raised from " + std::to_string(TR->previousIrVersion) +
+          " to 8: the inserted ai.onnx.partition ops are model-local functions, which need IR 8");
     double Total = 0;
     for (const InsertedTransfer &T : TR->transfers) Total += T.bytes;
     if (!TR->transfers.empty())
@@ -128,15 +129,17 @@ public:
         Ctx.recomputeCheck = std::move(*Check);
       }
       Ctx.notes.push_back(std::to_string(CW->activation.recomputedNodes) + " forward nodes recomputed, " +
-                          std::to_string(CW->offloadNodes) + " Offload and " + std::to_string(CW->prefetchNodes) +
+                          std::to_string(CW->offloadNodes) + " Offload and " +
+                          std::to_string(CW->prefetchNodes) +
                           " Prefetch nodes inserted for the activation schedule");
     } else {
-      Ctx.notes.push_back(std::to_string(CW->offloadNodes) + " Offload nodes (" + formatNumber(CW->offloadedBytes) +
-                          " bytes) and " + std::to_string(CW->prefetchNodes) + " Prefetch nodes (" +
-                          formatNumber(CW->prefetchedBytes) + " bytes) inserted for the weight schedule" +
-                          (CW->skippedTransfers ? "; " + std::to_string(CW->skippedTransfers) +
-                                                      " transfers of backward steps without ONNX nodes not written"
-                                                : std::string()));
+      Ctx.notes.push_back(
+          std::to_string(CW->offloadNodes) + " Offload nodes (" + formatNumber(CW->offloadedBytes) +
+          " bytes) and " + std::to_string(CW->prefetchNodes) + " Prefetch nodes (" +
+          formatNumber(CW->prefetchedBytes) + " bytes) inserted for the weight schedule" +
+          (CW->skippedTransfers ? "; " + std::to_string(CW->skippedTransfers) +
+                                      " transfers of backward steps without ONNX nodes not written"
+                                : std::string()));
     }
     return true;
   }
@@ -179,7 +182,8 @@ public:
       EO.prediction.stageTime.assign(Ctx.placement->numStages(), 0.0);
       for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) {
         const CostNode &N = Ctx.graph.node(V);
-        EO.prediction.stageTime[Pl.stage[V]] += Ctx.platform.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
+        EO.prediction.stageTime[Pl.stage[V]] +=
+            Ctx.platform.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
       }
     }
     EO.dimBindings = M.dimBindings;
@@ -197,7 +201,8 @@ public:
   const char *name() const override { return "verify-output"; }
   Expected<bool> run(PassContext &Ctx) override {
     if (!Ctx.annotated)
-      return makeUsageError("pass 'verify-output' has no output model to check; run annotate-placement first");
+      return makeUsageError(
+          "pass 'verify-output' has no output model to check; run annotate-placement first");
     const std::string &Out = Ctx.options.outputPath;
     ONNXP_RETURN_IF_ERROR(checkModelFull(*Ctx.annotated, Out.empty() ? "the annotated model" : Out));
     ONNXP_RETURN_IF_ERROR(verifyPartitionedModel(Ctx.model->proto, *Ctx.annotated));
@@ -217,6 +222,8 @@ public:
 } // namespace
 
 std::unique_ptr<Pass> onnxp::createInsertTransfersPass() { return std::make_unique<InsertTransfersPass>(); }
-std::unique_ptr<Pass> onnxp::createAnnotatePlacementPass() { return std::make_unique<AnnotatePlacementPass>(); }
+std::unique_ptr<Pass> onnxp::createAnnotatePlacementPass() {
+  return std::make_unique<AnnotatePlacementPass>();
+}
 std::unique_ptr<Pass> onnxp::createExtractStagesPass() { return std::make_unique<ExtractStagesPass>(); }
 std::unique_ptr<Pass> onnxp::createVerifyOutputPass() { return std::make_unique<VerifyOutputPass>(); }

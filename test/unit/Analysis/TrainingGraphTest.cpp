@@ -1,6 +1,6 @@
 //===- unit/Analysis/TrainingGraphTest.cpp - Roles, partners, classes ---===//
-#include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Analysis/CostGraphBuilder.h"
 
 #include <gtest/gtest.h>
 

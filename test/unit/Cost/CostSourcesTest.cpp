@@ -28,12 +28,18 @@ const std::string CnnText = ONNXP_SOURCE_DIR "/test/lit/Inputs/cost/cnn.onnxtxt"
 /// A costed cost graph of the test CNN at batch N.
 std::optional<CostGraph> costedCnn(OnnxModel &Storage, int64_t N, bool Training) {
   Expected<std::string> Text = readFile(CnnText);
-  if (!Text) { ADD_FAILURE() << Text.takeError().message(); return std::nullopt; }
+  if (!Text) {
+    ADD_FAILURE() << Text.takeError().message();
+    return std::nullopt;
+  }
   std::optional<OnnxModel> M = parseModel(*Text, {{"N", N}});
   if (!M) return std::nullopt;
   Storage = std::move(*M);
   Expected<CostGraph> G = buildCostGraph(Storage);
-  if (!G) { ADD_FAILURE() << G.takeError().message(); return std::nullopt; }
+  if (!G) {
+    ADD_FAILURE() << G.takeError().message();
+    return std::nullopt;
+  }
   classifyTrainingGraph(*G, Storage);
   if (Training) deriveBackward(*G);
   Expected<Platform> P = loadPlatform("cpu");
@@ -75,12 +81,15 @@ TEST(OrtProfile, EveryProfiledNodeMatchesTheCostGraph) {
 }
 
 TEST(OrtProfile, MalformedProfilesAreOneClearError) {
-  EXPECT_NE(errorOf(parseOrtProfile("{not json", "p.json")).find("p.json: not an ONNX Runtime profile: not valid JSON"),
+  EXPECT_NE(errorOf(parseOrtProfile("{not json", "p.json"))
+                .find("p.json: not an ONNX Runtime profile: not valid JSON"),
             std::string::npos);
-  EXPECT_NE(errorOf(parseOrtProfile("{\"a\": 1}", "p.json")).find("expected a JSON array"), std::string::npos);
+  EXPECT_NE(errorOf(parseOrtProfile("{\"a\": 1}", "p.json")).find("expected a JSON array"),
+            std::string::npos);
   EXPECT_NE(errorOf(parseOrtProfile("[]", "p.json")).find("holds no \"<node>_kernel_time\" events"),
             std::string::npos);
-  EXPECT_NE(errorOf(parseOrtProfile(R"([{"cat":"Node","name":"a_kernel_time","args":{"op_name":"Relu"}}])", "p.json"))
+  EXPECT_NE(errorOf(parseOrtProfile(R"([{"cat":"Node","name":"a_kernel_time","args":{"op_name":"Relu"}}])",
+                                    "p.json"))
                 .find("event 0 ('a_kernel_time') has no numeric \"dur\""),
             std::string::npos);
   EXPECT_NE(errorOf(parseOrtProfile(R"([{"cat":"Node","name":"a_kernel_time","dur":3}])", "p.json"))
@@ -127,8 +136,9 @@ op,Relu,0.25,,1024,0.5
 }
 
 TEST(CostTable, MalformedTablesAreOneClearError) {
-  EXPECT_NE(errorOf(parseCostTable("key,forward_ms,speed\n", "t.csv")).find("t.csv:1: unknown column 'speed'"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(parseCostTable("key,forward_ms,speed\n", "t.csv")).find("t.csv:1: unknown column 'speed'"),
+      std::string::npos);
   EXPECT_NE(errorOf(parseCostTable("forward_ms\n1\n", "t.csv")).find("no 'key' column"), std::string::npos);
   EXPECT_NE(errorOf(parseCostTable("key,forward_ms\na,fast\n", "t.csv"))
                 .find("t.csv:2: 'forward_ms' value 'fast' is not a number"),
@@ -137,8 +147,9 @@ TEST(CostTable, MalformedTablesAreOneClearError) {
             std::string::npos);
   EXPECT_NE(errorOf(parseCostTable("key,forward_ms\na,1,2\n", "t.csv")).find("3 cells, the header has 2"),
             std::string::npos);
-  EXPECT_NE(errorOf(parseCostTable("key,forward_ms\na,1\na,2\n", "t.csv")).find("t.csv:3: duplicate node 'a'"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(parseCostTable("key,forward_ms\na,1\na,2\n", "t.csv")).find("t.csv:3: duplicate node 'a'"),
+      std::string::npos);
   EXPECT_NE(errorOf(parseCostTable("kind,key,forward_ms\nlayer,a,1\n", "t.csv")).find("kind 'layer'"),
             std::string::npos);
   EXPECT_NE(errorOf(parseCostTable("", "t.csv")).find("empty cost table"), std::string::npos);
@@ -167,8 +178,8 @@ TEST(MeasuredCosts, PrecedenceProfileThenNodeThenOpThenAnalytical) {
   const double GemmAcc = G->node(Gemm).accTime;
 
   OrtProfile P;
-  P.nodes["Conv_4"] = {"Conv", "CPUExecutionProvider", 2000, 2};  // 1 ms
-  P.nodes["Relu_2"] = {"Relu", "CPUExecutionProvider", 300, 1};   // 0.3 ms
+  P.nodes["Conv_4"] = {"Conv", "CPUExecutionProvider", 2000, 2}; // 1 ms
+  P.nodes["Relu_2"] = {"Relu", "CPUExecutionProvider", 300, 1};  // 0.3 ms
   P.nodes["Ghost"] = {"Relu", "CPUExecutionProvider", 1, 1};
   Expected<CostTable> T = parseCostTable(R"(kind,key,forward_ms,backward_ms,bytes
 node,Conv_0,5,7,

@@ -35,7 +35,10 @@ std::optional<Costed> build(bool Training, OptimizerKind Opt) {
   if (!M) return std::nullopt;
   Costed C{std::move(*M), {}};
   Expected<CostGraph> G = buildCostGraph(C.model);
-  if (!G) { ADD_FAILURE() << G.takeError().message(); return std::nullopt; }
+  if (!G) {
+    ADD_FAILURE() << G.takeError().message();
+    return std::nullopt;
+  }
   C.graph = std::move(*G);
   classifyTrainingGraph(C.graph, C.model);
   if (Training) deriveBackward(C.graph);

@@ -47,8 +47,9 @@ TEST(CostGraph, DumpHasOneLinePerNodeAndEdge) {
   G.edge(0).bytes = 1024;
   std::ostringstream OS;
   G.print(OS);
-  EXPECT_EQ(OS.str(), "costgraph nodes=2 edges=1 unit=ms\n"
-                      "node 0 'n0' op=- role=forward partner=- class=- acc=0 cpu=0 param=0 out=0 mem=0\n"
-                      "node 1 'n1' op=- role=forward partner=- class=- acc=unsupported cpu=0 param=0 out=0 mem=0\n"
-                      "edge 0 -> 1 bytes=1024 comm=0\n");
+  EXPECT_EQ(OS.str(),
+            "costgraph nodes=2 edges=1 unit=ms\n"
+            "node 0 'n0' op=- role=forward partner=- class=- acc=0 cpu=0 param=0 out=0 mem=0\n"
+            "node 1 'n1' op=- role=forward partner=- class=- acc=unsupported cpu=0 param=0 out=0 mem=0\n"
+            "edge 0 -> 1 bytes=1024 comm=0\n");
 }

@@ -21,15 +21,15 @@ TEST(DimExpression, EvaluatesOrtExpressionsOverBoundNames) {
 
 TEST(DimExpression, RefusesWhatItCannotEvaluateSafely) {
   std::map<std::string, int64_t> B = {{"a", 4}, {"big", INT64_MAX}};
-  EXPECT_FALSE(evaluateDim("a*unbound", B));           // unbound name
-  EXPECT_FALSE(evaluateDim("a/(a - 4)", B));           // division by zero
-  EXPECT_FALSE(evaluateDim("big*2", B));               // overflow
-  EXPECT_FALSE(evaluateDim("big + 1", B));             // overflow
-  EXPECT_FALSE(evaluateDim("1 - a", B));               // negative dim
-  EXPECT_FALSE(evaluateDim("(a", B));                  // malformed
-  EXPECT_FALSE(evaluateDim("a $ 2", B));               // unknown character
+  EXPECT_FALSE(evaluateDim("a*unbound", B));                                         // unbound name
+  EXPECT_FALSE(evaluateDim("a/(a - 4)", B));                                         // division by zero
+  EXPECT_FALSE(evaluateDim("big*2", B));                                             // overflow
+  EXPECT_FALSE(evaluateDim("big + 1", B));                                           // overflow
+  EXPECT_FALSE(evaluateDim("1 - a", B));                                             // negative dim
+  EXPECT_FALSE(evaluateDim("(a", B));                                                // malformed
+  EXPECT_FALSE(evaluateDim("a $ 2", B));                                             // unknown character
   EXPECT_FALSE(evaluateDim(std::string(200, '(') + "a" + std::string(200, ')'), B)); // nesting bound
-  EXPECT_FALSE(evaluateDim("99999999999999999999", B)); // too many digits
+  EXPECT_FALSE(evaluateDim("99999999999999999999", B));                              // too many digits
 }
 
 TEST(DimExpression, NamesAreWhatAUserBinds) {

@@ -107,7 +107,8 @@ TEST(ExternalData, LocationsMustStayInsideTheModelsFolder) {
   for (const char *Bad : {"/etc/passwd", "../w.bin", "a/../../w.bin", "", "."}) {
     Error E = checkExternalLocations(smallModel(true, Bad), Dir + "/m.onnx");
     ASSERT_TRUE(static_cast<bool>(E)) << Bad;
-    EXPECT_NE(E.message().find("locations must be relative paths inside the model's folder"), std::string::npos)
+    EXPECT_NE(E.message().find("locations must be relative paths inside the model's folder"),
+              std::string::npos)
         << E.message();
     EXPECT_NE(E.message().find(Dir + "/m.onnx"), std::string::npos);
   }
@@ -219,7 +220,8 @@ TEST(ExternalData, AbsentDataKeepsItsNameBesideTheOutputWithAWarning) {
   EXPECT_TRUE(L->files.empty());
   EXPECT_EQ(L->absentLocations, std::set<std::string>{"weights/w.bin"});
   ASSERT_EQ(L->warnings.size(), 1u);
-  EXPECT_NE(L->warnings[0].find("'weights/w.bin'; 2 tensors, 24 bytes) absent"), std::string::npos) << L->warnings[0];
+  EXPECT_NE(L->warnings[0].find("'weights/w.bin'; 2 tensors, 24 bytes) absent"), std::string::npos)
+      << L->warnings[0];
   EXPECT_EQ(location(M.graph().initializer(0)), "weights/w.bin");
   EXPECT_EQ(externalRef(M.graph().initializer(1)).offset, 16u);
   EXPECT_FALSE(checkWrittenReferences(M, Out, *L, "m.onnx"));

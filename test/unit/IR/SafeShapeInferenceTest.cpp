@@ -4,8 +4,8 @@
 // stack overflow) or left shapes unknown that a user could not bind.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/SafeShapeInference.h"
+#include "onnx-partition/IR/OnnxModel.h"
 
 #include <gtest/gtest.h>
 
@@ -43,17 +43,20 @@ g (float[1,1,4,4] x, float[4,4] w) => (float y) { f = Flatten (x)
   // A kernel list that disagrees with the rank would be indexed past its end.
   E = errorOf(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[1,1,4,4] x) => (float y) { y = MaxPool <kernel_shape = [2, 2, 2]> (x) })");
-  EXPECT_NE(E.find("attribute 'kernel_shape' has 3 values; the input has 2 spatial dims"), std::string::npos) << E;
+  EXPECT_NE(E.find("attribute 'kernel_shape' has 3 values; the input has 2 spatial dims"), std::string::npos)
+      << E;
 }
 
 TEST(SafeShapeInference, RecursiveFunctionsAndDeepNestingAreRefused) {
   std::string E = errorOf(R"(<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
 g (float[2] x) => (float[2] y) { y = local.f (x) }
 <domain: "local", opset_import: ["" : 17, "local" : 1]>
-f (a) => (b) { b = local.f (a) })", /*Infer=*/false);
+f (a) => (b) { b = local.f (a) })",
+                          /*Infer=*/false);
   EXPECT_NE(E.find("model-local function 'f' calls itself (f -> f)"), std::string::npos) << E;
-  std::string Deep = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) { y = Identity (" +
-                     std::string(5000, '(') + ") }";
+  std::string Deep =
+      "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) { y = Identity (" +
+      std::string(5000, '(') + ") }";
   E = errorOf(Deep, false);
   EXPECT_NE(E.find("brackets nest deeper than"), std::string::npos) << E;
 }
@@ -118,7 +121,12 @@ TEST(SafeShapeInference, ExpressionDimsBindFromTheirNames) {
 g (float[n, 4] x) => (float[twice_n, 4] y) { y = Concat <axis = 0> (x, x) })");
   ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
   // ONNX text cannot spell ORT's expression dims; set it on the proto.
-  M->proto.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+  M->proto.mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
       ->set_dim_param("2*n");
   ASSERT_FALSE(inferShapes(*M));
   EXPECT_EQ(M->unboundDims, (std::set<std::string>{"n"}));

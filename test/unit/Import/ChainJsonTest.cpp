@@ -69,7 +69,8 @@ TEST(ChainJson, ErrorsNameTheFileAndTheBlock) {
             std::string::npos);
   EXPECT_NE(Msg(R"({"version": 2, "blocks": []})").find("version"), std::string::npos);
   EXPECT_NE(Msg(R"({"units": {"time": "s"}, "blocks": []})").find("units"), std::string::npos);
-  EXPECT_NE(Msg(R"({"blocks": [{"forwardTime": "1", "backwardTime": 2, "outputBytes": 3, "weightBytes": 4}]})")
-                .find("must be a number"),
-            std::string::npos);
+  EXPECT_NE(
+      Msg(R"({"blocks": [{"forwardTime": "1", "backwardTime": 2, "outputBytes": 3, "weightBytes": 4}]})")
+          .find("must be a number"),
+      std::string::npos);
 }

@@ -62,7 +62,8 @@ TEST(OnnxModel, RejectsNonOnnxAndEmptyGraphs) {
   EXPECT_NE(Junk.takeError().message().find("not an ONNX model"), std::string::npos);
   Expected<OnnxModel> Empty = loadOnnxModel("empty.onnx", "");
   ASSERT_FALSE(static_cast<bool>(Empty));
-  Expected<OnnxModel> BadText = loadOnnxModel("bad.onnxtxt", "<ir_version: 8> g (float[2] X) => (float[2] Y) { Y = Relu(X ");
+  Expected<OnnxModel> BadText =
+      loadOnnxModel("bad.onnxtxt", "<ir_version: 8> g (float[2] X) => (float[2] Y) { Y = Relu(X ");
   ASSERT_FALSE(static_cast<bool>(BadText));
   EXPECT_NE(BadText.takeError().message().find("cannot parse ONNX text"), std::string::npos);
 }

@@ -28,8 +28,8 @@ std::string layer(const std::string &Id, const std::string &Desc, double F, doub
 std::string skipProfile() {
   return layer("node5", "Add", 1, 2, "50.000", 0) + layer("node1", "Input", 9, 0, "10.000", 0) +
          layer("node2", "Conv2d(1, 1)", 3, 4, "20.000", 100) + layer("node3", "ReLU", 5, 6, "30.000", 0) +
-         layer("node4", "Conv2d(1, 1)", 7, 8, "[40.0; 2.0]", 200) + layer("node6", "Size(0)", 0, 0, "4.000", 0) +
-         layer("node7", "Linear", 1, 1, "8.000", 300) +
+         layer("node4", "Conv2d(1, 1)", 7, 8, "[40.0; 2.0]", 200) +
+         layer("node6", "Size(0)", 0, 0, "4.000", 0) + layer("node7", "Linear", 1, 1, "8.000", 300) +
          "\tnode1 -- node2\n\tnode2 -- node3\n\tnode3 -- node5\n\tnode2 -- node4\n\tnode4 -- node5\n"
          "\tnode5 -- node6\n\tnode6 -- node7\n\tnode5 -- node7\n";
 }

@@ -44,15 +44,20 @@ TEST(WorkloadImporter, RoundTripsThroughWriter) {
 }
 
 TEST(WorkloadImporter, RejectsBadInputWithNamedField) {
-  struct Case { const char *Text, *Expect; } Cases[] = {
+  struct Case {
+    const char *Text, *Expect;
+  } Cases[] = {
       {"{\"nodes\": [", "not valid JSON"},
       {R"({"nodes": {}, "edges": []})", "'nodes' and 'edges' arrays"},
       {R"({"nodes": [{"id": 1, "cpuLatency": 1}], "edges": []})", "missing field 'fpgaLatency'"},
       {R"({"nodes": [{"id": 1, "cpuLatency": -1, "fpgaLatency": 1}], "edges": []})", "must be >= 0"},
-      {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}, {"id": 1, "cpuLatency": 1, "fpgaLatency": 1}], "edges": []})", "duplicate node id 1"},
-      {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}], "edges": [{"sourceId": 1, "destId": 4}]})", "node id 4 that does not exist"},
+      {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}, {"id": 1, "cpuLatency": 1, "fpgaLatency": 1}], "edges": []})",
+       "duplicate node id 1"},
+      {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}], "edges": [{"sourceId": 1, "destId": 4}]})",
+       "node id 4 that does not exist"},
       {R"({"nodes": [{"id": 1, "cpuLatency": 1, "fpgaLatency": 1}, {"id": 2, "cpuLatency": 1, "fpgaLatency": 1}],
-           "edges": [{"sourceId": 1, "destId": 2}, {"sourceId": 2, "destId": 1}]})", "cycle"},
+           "edges": [{"sourceId": 1, "destId": 2}, {"sourceId": 2, "destId": 1}]})",
+       "cycle"},
   };
   for (const auto &C : Cases) {
     Expected<Workload> W = parseWorkload(C.Text, "bad.json");

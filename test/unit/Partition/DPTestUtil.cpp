@@ -145,8 +145,7 @@ bool formsPipeline(const CostGraph &G, const std::vector<int> &Device, int D) {
 
 } // namespace
 
-double onnxp::test::bruteForceContiguous(const CostGraph &G, const Platform &P,
-                                         Objective Obj) {
+double onnxp::test::bruteForceContiguous(const CostGraph &G, const Platform &P, Objective Obj) {
   const int C = G.numClasses(), D = P.numDevices();
   std::vector<int> ClassOf(G.numNodes());
   for (size_t V = 0; V < G.numNodes(); ++V) ClassOf[V] = G.classOf(V);

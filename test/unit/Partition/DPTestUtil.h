@@ -36,8 +36,7 @@ CostGraph randomGraph(std::mt19937 &Rng, const RandomGraphSpec &S);
 
 /// Best value over the DP's search space by exhaustive enumeration, or
 /// +infinity when no split qualifies.
-double bruteForceContiguous(const CostGraph &G, const Platform &P,
-                            Objective Obj = Objective::MaxLoad);
+double bruteForceContiguous(const CostGraph &G, const Platform &P, Objective Obj = Objective::MaxLoad);
 
 } // namespace onnxp::test
 

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "DPTestUtil.h"
 
-#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 
@@ -29,8 +29,7 @@ Platform platform(int K, int L, double Mem = kInfinity) {
 }
 
 /// Runs the oracle comparison on Count random instances.
-void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj,
-                        bool Overlap = false) {
+void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj, bool Overlap = false) {
   std::mt19937 Rng(Seed);
   int Feasible = 0;
   for (int T = 0; T < Count; ++T) {
@@ -57,8 +56,8 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj,
     Expected<Plan> Got = runPartitioner("dp", G, P, O);
     std::ostringstream Dump;
     G.print(Dump);
-    SCOPED_TRACE("instance " + std::to_string(T) + " k=" + std::to_string(K) +
-                 " l=" + std::to_string(L) + " mem=" + formatNumber(Mem) + "\n" + Dump.str());
+    SCOPED_TRACE("instance " + std::to_string(T) + " k=" + std::to_string(K) + " l=" + std::to_string(L) +
+                 " mem=" + formatNumber(Mem) + "\n" + Dump.str());
     if (std::isinf(Want)) {
       EXPECT_FALSE(static_cast<bool>(Got)) << "dp found a split the oracle did not";
       continue;
@@ -69,9 +68,7 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj,
     // dpl searches a subset of dp's space: it may find nothing (a tight
     // memory cap on one linear order), never something better.
     Expected<Plan> Lin = runPartitioner("dpl", G, P, O);
-    if (Lin) {
-      EXPECT_GE(Lin->objective, Got->objective - 1e-9);
-    }
+    if (Lin) { EXPECT_GE(Lin->objective, Got->objective - 1e-9); }
   }
   // The generator must produce enough feasible instances to mean something.
   EXPECT_GT(Feasible, Count / 3);

@@ -58,23 +58,22 @@ TEST_P(DPWorkload, ReproducesTable1) {
       EXPECT_LE(Pl->stage[E.src], Pl->stage[E.dst]);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table1, DPWorkload,
-    testing::Values(Row{"OperatorGraphs/bert_l-3_inference.json", 27.92, 1428},
-                    Row{"OperatorGraphs/bert_l-6_inference.json", 29.58, 1923},
-                    Row{"OperatorGraphs/resnet50_inference.json", 124.35, 241},
-                    Row{"OperatorGraphs/bert_l-3_training.json", 65.30, 2774},
-                    Row{"OperatorGraphs/bert_l-6_training.json", 72.86, 3776},
-                    Row{"OperatorGraphs/resnet50_training.json", 255.19, 258},
-                    Row{"LayerGraphs/bert24_inference.json", 17.79, 30},
-                    Row{"LayerGraphs/resnet50_inference.json", 33.77, 242},
-                    Row{"LayerGraphs/gnmt_inference.json", 32.91, -1},
-                    Row{"LayerGraphs/bert24_training.json", 41.75, -1},
-                    Row{"LayerGraphs/resnet50_training.json", 78.63, 242},
-                    Row{"LayerGraphs/gnmt_training.json", 107.00, -1}),
-    [](const testing::TestParamInfo<Row> &I) {
-      std::string N = I.param.File;
-      for (char &C : N)
-        if (!isalnum(static_cast<unsigned char>(C))) C = '_';
-      return N;
-    });
+INSTANTIATE_TEST_SUITE_P(Table1, DPWorkload,
+                         testing::Values(Row{"OperatorGraphs/bert_l-3_inference.json", 27.92, 1428},
+                                         Row{"OperatorGraphs/bert_l-6_inference.json", 29.58, 1923},
+                                         Row{"OperatorGraphs/resnet50_inference.json", 124.35, 241},
+                                         Row{"OperatorGraphs/bert_l-3_training.json", 65.30, 2774},
+                                         Row{"OperatorGraphs/bert_l-6_training.json", 72.86, 3776},
+                                         Row{"OperatorGraphs/resnet50_training.json", 255.19, 258},
+                                         Row{"LayerGraphs/bert24_inference.json", 17.79, 30},
+                                         Row{"LayerGraphs/resnet50_inference.json", 33.77, 242},
+                                         Row{"LayerGraphs/gnmt_inference.json", 32.91, -1},
+                                         Row{"LayerGraphs/bert24_training.json", 41.75, -1},
+                                         Row{"LayerGraphs/resnet50_training.json", 78.63, 242},
+                                         Row{"LayerGraphs/gnmt_training.json", 107.00, -1}),
+                         [](const testing::TestParamInfo<Row> &I) {
+                           std::string N = I.param.File;
+                           for (char &C : N)
+                             if (!isalnum(static_cast<unsigned char>(C))) C = '_';
+                           return N;
+                         });

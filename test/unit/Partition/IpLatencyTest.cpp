@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
 
-#include "onnx-partition/Partition/ip/LatencyIp.h"
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
+#include "onnx-partition/Partition/ip/LatencyIp.h"
 
 #include <gtest/gtest.h>
 

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
 
-#include "onnx-partition/Partition/ip/MaxLoadIp.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/ip/MaxLoadIp.h"
 
 #include <gtest/gtest.h>
 

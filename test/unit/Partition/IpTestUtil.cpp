@@ -15,8 +15,7 @@
 
 using namespace onnxp;
 
-CostGraph iptest::randomDag(std::mt19937 &Rng, int N, double EdgeProb, bool NonUniform,
-                            bool Unsupported) {
+CostGraph iptest::randomDag(std::mt19937 &Rng, int N, double EdgeProb, bool NonUniform, bool Unsupported) {
   std::uniform_int_distribution<int> Time(1, 20), Comm(0, 8), Mem(1, 10);
   std::bernoulli_distribution Edge(EdgeProb), Off(0.15);
   CostGraph G;
@@ -72,7 +71,11 @@ CostGraph iptest::randomTrainingGraph(std::mt19937 &Rng, int F, double EdgeProb)
   std::vector<std::pair<int, int>> Fw;
   for (int I = 0; I < F; ++I)
     for (int J = I + 1; J < F; ++J)
-      if (Edge(Rng)) { Add(I, J); Fw.push_back({I, J}); HasOut[I] = 1; }
+      if (Edge(Rng)) {
+        Add(I, J);
+        Fw.push_back({I, J});
+        HasOut[I] = 1;
+      }
   for (int I = 0; I < F; ++I)
     if (!HasOut[I]) Add(I, F + I); // forward sink feeds its own gradient
   for (auto It = Fw.rbegin(); It != Fw.rend(); ++It) Add(F + It->second, F + It->first);
@@ -92,8 +95,7 @@ double iptest::bruteForceMaxLoad(const CostGraph &G, const Platform &P, bool Con
   const int N = static_cast<int>(G.numNodes()), D = P.numDevices();
   std::map<int, int> Dense;
   std::vector<int> ClassOf(N);
-  for (int V = 0; V < N; ++V)
-    ClassOf[V] = Dense.try_emplace(G.classOf(V), (int)Dense.size()).first->second;
+  for (int V = 0; V < N; ++V) ClassOf[V] = Dense.try_emplace(G.classOf(V), (int)Dense.size()).first->second;
   const int C = static_cast<int>(Dense.size());
   std::vector<int> Assign(C, 0);
   double Best = kInfinity;
@@ -142,8 +144,7 @@ double iptest::bruteForceLatency(const CostGraph &G, const Platform &P, int Q) {
   return Best;
 }
 
-Plan iptest::randomValidPlan(std::mt19937 &Rng, const CostGraph &G, const Platform &P,
-                             bool Contiguous) {
+Plan iptest::randomValidPlan(std::mt19937 &Rng, const CostGraph &G, const Platform &P, bool Contiguous) {
   const int N = static_cast<int>(G.numNodes());
   std::uniform_int_distribution<int> Dev(0, P.numDevices() - 1);
   ValidationOptions VO;
@@ -153,8 +154,7 @@ Plan iptest::randomValidPlan(std::mt19937 &Rng, const CostGraph &G, const Platfo
     Plan Pl;
     Pl.algorithm = "random";
     Pl.device.resize(N);
-    for (int V = 0; V < N; ++V)
-      Pl.device[V] = ClassDev.try_emplace(G.classOf(V), Dev(Rng)).first->second;
+    for (int V = 0; V < N; ++V) Pl.device[V] = ClassDev.try_emplace(G.classOf(V), Dev(Rng)).first->second;
     if (!validatePlan(G, P, Pl, VO)) return Pl;
   }
   return Plan();

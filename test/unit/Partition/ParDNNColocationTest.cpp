@@ -5,9 +5,9 @@
 // same input gives the same plan.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/pardnn/ParDNN.h"
-#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "SyntheticGraphs.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <gtest/gtest.h>
 

@@ -7,9 +7,9 @@
 // lower bound; every refusal names the overflow it could not remove.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/pardnn/ParDNN.h"
-#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "SyntheticGraphs.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 // figure's 13, because the edge weights differ.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/pardnn/ParDNN.h"
-#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "SyntheticGraphs.h"
+#include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <gtest/gtest.h>
 
@@ -44,15 +44,29 @@ CostGraph figure2() {
     G.addEdge(Ed);
   };
   // Primary 1 (the critical path, 8 nodes + 7 comm = 15).
-  E('A', 'B', 1); E('B', 'E', 1); E('E', 'I', 1); E('I', 'M', 1);
-  E('M', 'O', 1); E('O', 'P', 1); E('P', 'Q', 1);
+  E('A', 'B', 1);
+  E('B', 'E', 1);
+  E('E', 'I', 1);
+  E('I', 'M', 1);
+  E('M', 'O', 1);
+  E('O', 'P', 1);
+  E('P', 'Q', 1);
   // Primary 2 and its links to primary 1.
-  E('A', 'C', 1); E('C', 'G', 2); E('G', 'J', 2); E('J', 'K', 2); E('K', 'Q', 1);
+  E('A', 'C', 1);
+  E('C', 'G', 2);
+  E('G', 'J', 2);
+  E('J', 'K', 2);
+  E('K', 'Q', 1);
   // Secondaries.
-  E('C', 'H', 1); E('H', 'J', 1);
-  E('A', 'D', 1); E('D', 'L', 1); E('L', 'M', 1);
-  E('G', 'F', 1); E('F', 'K', 1);
-  E('I', 'N', 1); E('N', 'O', 1);
+  E('C', 'H', 1);
+  E('H', 'J', 1);
+  E('A', 'D', 1);
+  E('D', 'L', 1);
+  E('L', 'M', 1);
+  E('G', 'F', 1);
+  E('F', 'K', 1);
+  E('I', 'N', 1);
+  E('N', 'O', 1);
   return G;
 }
 
@@ -245,8 +259,7 @@ TEST(ParDNNEmulator, MemoryTrackerByHand) {
     N.paramBytes = Param;
     return G.addNode(N);
   };
-  int A = Node("a", 10), W = Node("w", 100, 100), B = Node("b", 20), C = Node("c", 5),
-      D = Node("d", 7);
+  int A = Node("a", 10), W = Node("w", 100, 100), B = Node("b", 20), C = Node("c", 5), D = Node("d", 7);
   G.addEdge({A, B, "", 0, 1});
   G.addEdge({W, B, "", 0, 0.5});
   G.addEdge({B, C, "", 0, 1});

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"
-#include "onnx-partition/Partition/pardnn/ParDNN.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <gtest/gtest.h>
 

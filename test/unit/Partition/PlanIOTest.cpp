@@ -47,12 +47,10 @@ TEST(PlanIO, SplitErrorsNameTheNode) {
   Expected<Plan> Missing = planFromSplitJson(R"({"fpgas":[{"nodes":[100,101,102]}]})", G, P);
   ASSERT_FALSE(static_cast<bool>(Missing));
   EXPECT_NE(Missing.takeError().message().find("103"), std::string::npos);
-  Expected<Plan> Twice =
-      planFromSplitJson(R"({"fpgas":[{"nodes":[100,101,102,103,101]}]})", G, P);
+  Expected<Plan> Twice = planFromSplitJson(R"({"fpgas":[{"nodes":[100,101,102,103,101]}]})", G, P);
   ASSERT_FALSE(static_cast<bool>(Twice));
   EXPECT_NE(Twice.takeError().message().find("placed twice"), std::string::npos);
-  Expected<Plan> TooMany =
-      planFromSplitJson(R"({"fpgas":[{"nodes":[100,101]},{"nodes":[102,103]}]})", G, P);
+  Expected<Plan> TooMany = planFromSplitJson(R"({"fpgas":[{"nodes":[100,101]},{"nodes":[102,103]}]})", G, P);
   ASSERT_FALSE(static_cast<bool>(TooMany));
   EXPECT_NE(TooMany.takeError().message().find("platform has 1"), std::string::npos);
 }

@@ -122,12 +122,15 @@ TEST(ThroughputBaselines, LocalSearchEndsAtALocalOptimum) {
         Plan Moved = *Pl;
         bool Any = false;
         for (size_t V = 0; V < G.numNodes(); ++V)
-          if (G.classOf(V) == Cl && Moved.device[V] != X) { Moved.device[V] = X; Any = true; }
+          if (G.classOf(V) == Cl && Moved.device[V] != X) {
+            Moved.device[V] = X;
+            Any = true;
+          }
         if (!Any || validatePlan(G, P, Moved)) continue;
         auto [M2, S2] = Score(Moved);
         EXPECT_FALSE(M2 < Max - 1e-9 || (M2 <= Max + 1e-9 && S2 < Squares - 1e-6))
-            << "instance " << T << ": moving class " << Cl << " to device " << X << " improves ("
-            << M2 << ", " << S2 << ") over (" << Max << ", " << Squares << ")";
+            << "instance " << T << ": moving class " << Cl << " to device " << X << " improves (" << M2
+            << ", " << S2 << ") over (" << Max << ", " << Squares << ")";
       }
     }
     ++Checked;

@@ -165,8 +165,8 @@ TEST(PipelineBruteForce, TwoBlocksTwoGpusMatchesTheIlp) {
         EXPECT_FALSE(static_cast<bool>(Plan)) << "case " << Case << " M " << Mem;
         continue;
       }
-      ASSERT_TRUE(static_cast<bool>(Plan)) << "case " << Case << " M " << Mem << ": "
-                                           << Plan.takeError().message();
+      ASSERT_TRUE(static_cast<bool>(Plan))
+          << "case " << Case << " M " << Mem << ": " << Plan.takeError().message();
       EXPECT_NEAR(Plan->period(), S.Best, 1e-5 * S.Best) << "case " << Case << " M " << Mem;
       EXPECT_LE(Plan->peakMemory(), Mem);
       ++Compared;

@@ -74,7 +74,8 @@ void expectReplays(const PipelineTasks &Tasks, const PipelinePlan &Plan, double 
 TEST(PipelineIlp, Vgg16EightBlocksUnlimitedMemory) {
   std::optional<Chain> Full = test::vgg16Chain();
   if (!Full) GTEST_SKIP() << "needs ../shared/workloads/pipedream/vgg16.txt";
-  Chain C = test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
+  Chain C =
+      test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
   ASSERT_EQ(C.size(), 8u);
   {
     PipelineTasks Tasks(C, 1e10);
@@ -150,7 +151,8 @@ TEST(PipelineIlp, MemoryLimitedPlansAreReplayedAndBeatTheAllocationsBruteForce) 
 TEST(PipelineIlp, NeverWorseThanPipeDreamAtItsMemory) {
   std::optional<Chain> Full = test::vgg16Chain();
   if (!Full) GTEST_SKIP() << "needs ../shared/workloads/pipedream/vgg16.txt";
-  Chain C = test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
+  Chain C =
+      test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
   PipelineTasks Tasks(C, 1e10);
   Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, 2);
   ASSERT_TRUE(static_cast<bool>(Base)) << Base.takeError().message();

@@ -16,7 +16,8 @@ using namespace onnxp;
 TEST(PipelineRegistry, PipeDreamAndIlpPlansArePricedFromTheirSchedule) {
   std::optional<Chain> Full = test::vgg16Chain();
   if (!Full) GTEST_SKIP() << "needs ../shared/workloads/pipedream/vgg16.txt";
-  Chain C = test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
+  Chain C =
+      test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
   Platform P;
   P.accelerators = 2;
   P.peerLinkBandwidth = 1e10;

@@ -117,8 +117,8 @@ TEST(PipelineSimulator, TraceShowsComputeLinkAndMemoryLanes) {
   O.tracePeriods = 3;
   ASSERT_TRUE(static_cast<bool>(simulatePipeline(Tasks, *P, O)));
   std::string J = Trace.toJson();
-  for (const char *S : {"\"GPU 0\"", "\"GPU 1\"", "\"compute\"", "\"link to GPU 1\"", "\"memory\"", "\"F1 out\"",
-                        "\"B2 out\""})
+  for (const char *S : {"\"GPU 0\"", "\"GPU 1\"", "\"compute\"", "\"link to GPU 1\"", "\"memory\"",
+                        "\"F1 out\"", "\"B2 out\""})
     EXPECT_NE(J.find(S), std::string::npos) << S;
   // Three periods of the steady state: 4 tasks and 2 transfers each, and a
   // memory sample at every task start (peak 3085 on GPU 1 among them).

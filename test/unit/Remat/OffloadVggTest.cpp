@@ -30,8 +30,8 @@ RematPlan solveAndReplay(const Chain &C, const RematOptions &O) {
   if (!P) return RematPlan();
   if (P->feasible) {
     Expected<ActivationReplay> R = replayActivationSchedule(C, O, *P);
-    EXPECT_TRUE(bool(R)) << O.memoryBytes / MiB32 << " slots, " << O.bandwidthBytesPerSec << " B/s: "
-                         << R.takeError().message();
+    EXPECT_TRUE(bool(R)) << O.memoryBytes / MiB32 << " slots, " << O.bandwidthBytesPerSec
+                         << " B/s: " << R.takeError().message();
     if (R) {
       EXPECT_NEAR(R->makespanMs, P->makespanMs, 1e-9 * P->makespanMs);
       EXPECT_LE(R->peakBytes, P->budgetSlots * P->slotBytes * (1 + 1e-12));

@@ -179,7 +179,8 @@ TEST(RecomputeRewrite, CopiesEqualOriginalsInOnnxRuntime) {
   std::optional<Mlp> M = loadMlp();
   if (!M) GTEST_SKIP() << "../shared/models/ort_mlp_training.onnx is absent";
   std::string Ort = std::string(ONNXP_SOURCE_DIR) + "/test/ort";
-  if (!std::filesystem::exists(Ort + "/node_modules/onnxruntime-node") || std::system("node --version > /dev/null 2>&1"))
+  if (!std::filesystem::exists(Ort + "/node_modules/onnxruntime-node") ||
+      std::system("node --version > /dev/null 2>&1"))
     GTEST_SKIP() << "node or test/ort/node_modules/onnxruntime-node is absent";
   Expected<RematPlan> P = planOffloadRemat(M->C, bytes(1, false, 0));
   for (double Budget = 2; Budget < 100 && P && !P->feasible; Budget += 1)
@@ -188,7 +189,8 @@ TEST(RecomputeRewrite, CopiesEqualOriginalsInOnnxRuntime) {
   onnx::ModelProto Out = M->Model.proto;
   Expected<RecomputeRewriteResult> R = rewriteActivationSchedule(Out, M->Layers, *P);
   ASSERT_TRUE(bool(R)) << R.takeError().message();
-  Expected<onnx::ModelProto> Check = recomputeCheckModel(Out, *R, {{"input-0_dim0", 3}, {"input-0_dim1", 784}}, 5);
+  Expected<onnx::ModelProto> Check =
+      recomputeCheckModel(Out, *R, {{"input-0_dim0", 3}, {"input-0_dim1", 784}}, 5);
   ASSERT_TRUE(bool(Check)) << Check.takeError().message();
   std::string Path = testing::TempDir() + "/onnxp_recompute_check.onnx";
   std::string Bytes;

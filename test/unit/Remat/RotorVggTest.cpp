@@ -23,7 +23,8 @@ struct Row {
   int Slots;
   double Ms; // < 0: infeasible
 };
-const Row Table[] = {{198, -1}, {199, 841.774}, {253, 765.901}, {333, 708.432}, {414, 682.447}, {468, 672.535}};
+const Row Table[] = {{198, -1},      {199, 841.774}, {253, 765.901},
+                     {333, 708.432}, {414, 682.447}, {468, 672.535}};
 
 void expectRow(const Chain &C, const RematPlan &P, const RematOptions &O, const Row &R) {
   if (R.Ms < 0) {

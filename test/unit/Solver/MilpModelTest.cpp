@@ -39,7 +39,10 @@ double bruteForce(const Knapsack &K) {
   for (int Mask = 0; Mask < (1 << N); ++Mask) {
     double V = 0, W = 0;
     for (int I = 0; I < N; ++I)
-      if (Mask >> I & 1) { V += K.Value[I]; W += K.Weight[I]; }
+      if (Mask >> I & 1) {
+        V += K.Value[I];
+        W += K.Weight[I];
+      }
     if (W <= K.Capacity) Best = std::max(Best, V);
   }
   return Best;

@@ -36,8 +36,11 @@ struct Fixture {
 TEST(GraphDot, ColoursDevicesClustersStagesAndLabelsTransfers) {
   Fixture F;
   std::string Dot = planToDot(F.G, F.P, F.Pl);
-  EXPECT_NE(Dot.find("subgraph cluster_0 {\n    label=\"stage 0 on acc0\\n2 nodes, 1 ms\""), std::string::npos) << Dot;
-  EXPECT_NE(Dot.find("subgraph cluster_1 {\n    label=\"stage 1 on acc1\\n1 nodes, 0.5 ms\""), std::string::npos);
+  EXPECT_NE(Dot.find("subgraph cluster_0 {\n    label=\"stage 0 on acc0\\n2 nodes, 1 ms\""),
+            std::string::npos)
+      << Dot;
+  EXPECT_NE(Dot.find("subgraph cluster_1 {\n    label=\"stage 1 on acc1\\n1 nodes, 0.5 ms\""),
+            std::string::npos);
   // Same device: plain edge. Across devices: red, with the bytes (the two
   // edges into c from other devices are labelled separately).
   EXPECT_NE(Dot.find("  n0 -> n1;\n"), std::string::npos);

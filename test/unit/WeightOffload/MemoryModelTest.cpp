@@ -38,8 +38,8 @@ TEST(WeightOffloadModel, EquationOne) {
   // Op order: B3 B2 B1 F1 F2 F3.
   EXPECT_EQ(I->opName(0), "B3");
   EXPECT_EQ(I->opName(3), "F1");
-  EXPECT_DOUBLE_EQ(I->peak(I->forwardOp(1)), 10 + 2);     // w1 + a0 + a1
-  EXPECT_DOUBLE_EQ(I->peak(I->backwardOp(2)), 14 + 3);    // 2 w2 + a0..a2
+  EXPECT_DOUBLE_EQ(I->peak(I->forwardOp(1)), 10 + 2);      // w1 + a0 + a1
+  EXPECT_DOUBLE_EQ(I->peak(I->backwardOp(2)), 14 + 3);     // 2 w2 + a0..a2
   EXPECT_DOUBLE_EQ(I->peak(I->backwardOp(3)), 20 + 4 + 4); // + overhead
   EXPECT_DOUBLE_EQ(I->working(I->backwardOp(2)), 7 + 3);
   EXPECT_DOUBLE_EQ(I->gapBefore(I->backwardOp(2)), 3); // a0, a1, delta^2
@@ -120,8 +120,8 @@ TEST(WeightOffloadModel, DegenerateChains) {
     if (Case == 0) C.blocks.resize(1);
     Expected<OffloadInstance> I = makeOffloadInstance(C, 1000, 5);
     ASSERT_TRUE(I);
-    for (Expected<OffloadPlan> P : {planGreedyOffload(*I), planGreedyStarOffload(*I), planL2LOffload(*I),
-                                    planExhaustiveOffload(*I)}) {
+    for (Expected<OffloadPlan> P :
+         {planGreedyOffload(*I), planGreedyStarOffload(*I), planL2LOffload(*I), planExhaustiveOffload(*I)}) {
       ASSERT_TRUE(P) << P.takeError().message();
       EXPECT_DOUBLE_EQ(P->cycleTime, I->totalCompute());
       EXPECT_TRUE(P->schedule.transfers.empty());

@@ -77,8 +77,7 @@ TEST(WeightOffloadPartitioner, RegisteredPlanIsReplayed) {
     ASSERT_TRUE(Other) << Which << ": " << Other.takeError().message();
     if (std::string(Which) == "exhaustive")
       EXPECT_LE(Other->objective, Planned + 1e-9); // the optimum over what greedy picks from
-    else
-      EXPECT_GE(Other->objective, Planned - 1e-9) << Which;
+    else EXPECT_GE(Other->objective, Planned - 1e-9) << Which;
   }
   O.params["offload-planner"] = "best";
   Expected<Plan> Bad = (*Info)->runChain(C, P, O);

@@ -50,8 +50,9 @@ TEST(PiperImporter, SmallGraphAndErrors) {
   ASSERT_FALSE(None);
   EXPECT_NE(None.takeError().message().find("no node is named 'nope'"), std::string::npos);
   EXPECT_FALSE(parsePiperChain("{", "bad.json", {}));
-  EXPECT_FALSE(parsePiperChain(R"({"nodes": [], "edges": [{"sourceId": 1, "destId": 2, "communicationCost": 1}]})",
-                               "dangling.json", {}));
+  EXPECT_FALSE(
+      parsePiperChain(R"({"nodes": [], "edges": [{"sourceId": 1, "destId": 2, "communicationCost": 1}]})",
+                      "dangling.json", {}));
   EXPECT_FALSE(looksLikePiper("{\"nodes\": [], \"edges\": []}"));
 }
 

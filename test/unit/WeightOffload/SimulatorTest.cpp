@@ -73,11 +73,13 @@ TEST(WeightOffloadSimulator, RejectsBrokenSchedules) {
   EXPECT_NE(rejection(twoLayers(19), handSchedule()).find("exceeds M_GPU"), std::string::npos);
 
   OffloadSchedule S = handSchedule();
-  S.transfers[1].start = 1; S.transfers[1].end = 2; // w1 arrives during B2: 30 bytes
+  S.transfers[1].start = 1;
+  S.transfers[1].end = 2; // w1 arrives during B2: 30 bytes
   EXPECT_NE(rejection(I, S).find("exceeds M_GPU"), std::string::npos) << rejection(I, S);
 
   S = handSchedule();
-  S.transfers[2].start = 4; S.transfers[2].end = 5; // upload w1 while B1 rewrites it
+  S.transfers[2].start = 4;
+  S.transfers[2].end = 5; // upload w1 while B1 rewrites it
   EXPECT_NE(rejection(I, S).find("overlaps B1"), std::string::npos) << rejection(I, S);
 
   S = handSchedule();
@@ -85,7 +87,8 @@ TEST(WeightOffloadSimulator, RejectsBrokenSchedules) {
   EXPECT_NE(rejection(I, S).find("host holds its current value"), std::string::npos) << rejection(I, S);
 
   S = handSchedule();
-  S.transfers[3].start = 2.5; S.transfers[3].end = 3.5; // two prefetches at once
+  S.transfers[3].start = 2.5;
+  S.transfers[3].end = 3.5; // two prefetches at once
   EXPECT_NE(rejection(I, S).find("share the host->GPU link"), std::string::npos) << rejection(I, S);
 
   S = handSchedule();

@@ -22,13 +22,10 @@ namespace onnxp {
 /// Everything on accelerator 0, except nodes unsupported there, which go to
 /// the first CPU. The placeholder plan of the pipeline and the "single"
 /// baseline of the benchmarks.
-Expected<Plan> partitionSingleDevice(const CostGraph &G, const Platform &P,
-                                     const PartitionOptions &O);
+Expected<Plan> partitionSingleDevice(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 Expected<Plan> partitionGreedy(const CostGraph &G, const Platform &P, const PartitionOptions &O);
-Expected<Plan> partitionPipeDream(const CostGraph &G, const Platform &P,
-                                  const PartitionOptions &O);
-Expected<Plan> partitionLocalSearch(const CostGraph &G, const Platform &P,
-                                    const PartitionOptions &O);
+Expected<Plan> partitionPipeDream(const CostGraph &G, const Platform &P, const PartitionOptions &O);
+Expected<Plan> partitionLocalSearch(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
 } // namespace onnxp
 

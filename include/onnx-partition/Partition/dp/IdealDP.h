@@ -28,12 +28,10 @@ namespace onnxp {
 /// `dp`. Fails with a message suggesting `dpl` when the forward graph has
 /// more than PartitionOptions::idealLimit ideals. Plan::stats["ideals"]
 /// holds the count.
-Expected<Plan> partitionIdealDP(const CostGraph &G, const Platform &P,
-                                const PartitionOptions &O);
+Expected<Plan> partitionIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
 /// `dpl`: the DP on a DFS linearization of the forward graph.
-Expected<Plan> partitionLinearizedDP(const CostGraph &G, const Platform &P,
-                                     const PartitionOptions &O);
+Expected<Plan> partitionLinearizedDP(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
 /// Switches for the benchmark (tools/bench/bench_dp.cpp) to measure what
 /// each optimisation buys; the registered partitioners use the defaults.
@@ -43,8 +41,8 @@ struct IdealDPTuning {
   bool autoContract = true;    ///< dp over the ideal limit: contract (dp/AutoContract.cpp)
 };
 /// `dp` (Linearize false) or `dpl` (true) with explicit tuning.
-Expected<Plan> runIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O,
-                          bool Linearize, const IdealDPTuning &T);
+Expected<Plan> runIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O, bool Linearize,
+                          const IdealDPTuning &T);
 
 /// The number of ideals `dp` would enumerate on G (after App. B
 /// preprocessing), or the ideal-limit error.

@@ -46,11 +46,11 @@ struct LatencySubgraph {
 };
 
 struct LatencySchedule {
-  double latency = 0;             ///< max over nodes of finish
-  std::vector<double> finish;     ///< per node: when its output is in RAM
-  std::vector<int> subgraphOf;    ///< per node: index into subgraphs, -1 on CPUs
+  double latency = 0;                     ///< max over nodes of finish
+  std::vector<double> finish;             ///< per node: when its output is in RAM
+  std::vector<int> subgraphOf;            ///< per node: index into subgraphs, -1 on CPUs
   std::vector<LatencySubgraph> subgraphs; ///< by device, then index
-  bool usedStages = false;        ///< subgraphs came from Plan::stage
+  bool usedStages = false;                ///< subgraphs came from Plan::stage
 };
 
 /// Simulates Pl (see the file comment). Errors on a plan that does not fit

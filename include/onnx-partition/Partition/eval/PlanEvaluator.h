@@ -48,11 +48,11 @@ struct Evaluation {
 /// else one transfer each -- the subdivision of App. B ("insert w_j
 /// colocated with u, c_{w_j} = d_j"), which charges every crossing edge.
 struct TransferGroups {
-  std::vector<int> ofEdge;             ///< group id per edge
-  std::vector<int> src;                ///< per group: the sending node
-  std::vector<double> cost;            ///< per group: time of the transfer
-  std::vector<std::vector<int>> edges; ///< per group: its edge ids
-  std::vector<std::vector<int>> ofNode;///< per node: its groups
+  std::vector<int> ofEdge;              ///< group id per edge
+  std::vector<int> src;                 ///< per group: the sending node
+  std::vector<double> cost;             ///< per group: time of the transfer
+  std::vector<std::vector<int>> edges;  ///< per group: its edge ids
+  std::vector<std::vector<int>> ofNode; ///< per node: its groups
   size_t size() const { return src.size(); }
 };
 TransferGroups computeTransferGroups(const CostGraph &G);
@@ -65,18 +65,16 @@ double replicatedWeightBytes(const CostGraph &G, const std::vector<int> &Nodes);
 /// (R-1) * Bytes / (R * B) with B the peer link bandwidth (App. C.2).
 double allReduceTime(const Platform &P, double Bytes, int R);
 /// Load of a device with the given parts (App. C.1, C.2); R = replicas.
-double deviceLoad(const Platform &P, bool Accelerator, double Compute, double CommIn,
-                  double CommOut, int R = 1, double AllReduce = 0);
+double deviceLoad(const Platform &P, bool Accelerator, double Compute, double CommIn, double CommOut,
+                  int R = 1, double AllReduce = 0);
 
 /// Prices Pl on G and P. Errors on a plan that does not fit the graph.
 /// Objective is MaxLoad or Gpipe (others are priced by finalizePlan).
-Expected<Evaluation> evaluatePlan(const CostGraph &G, const Platform &P,
-                                  const Plan &Pl,
+Expected<Evaluation> evaluatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
                                   Objective Obj = Objective::MaxLoad);
 
 /// Evaluates and stores objective and usage into Pl.
-Error evaluateInto(const CostGraph &G, const Platform &P, Plan &Pl,
-                   Objective Obj = Objective::MaxLoad);
+Error evaluateInto(const CostGraph &G, const Platform &P, Plan &Pl, Objective Obj = Objective::MaxLoad);
 
 } // namespace onnxp
 

@@ -26,14 +26,12 @@ struct ValidationOptions {
 };
 
 /// Returns the first violation found, naming the node and device.
-Error validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
-                   const ValidationOptions &O = {});
+Error validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O = {});
 
 /// Whether the node set {v : InSet[v]} is contiguous in G restricted to the
 /// nodes with Consider[v] (seed 004 Def. 3.1: no path leaves the set and
 /// re-enters it). Consider may be empty meaning all nodes.
-bool isContiguous(const CostGraph &G, const std::vector<char> &InSet,
-                  const std::vector<char> &Consider = {});
+bool isContiguous(const CostGraph &G, const std::vector<char> &InSet, const std::vector<char> &Consider = {});
 
 } // namespace onnxp
 

@@ -50,8 +50,8 @@ double nodeTimeOn(const CostGraph &G, const Platform &P, int V, int Dev);
 
 /// One block of memory held on a device during [alloc, release].
 struct MemoryBuffer {
-  int node = -1;         ///< whose data it is
-  int device = -1;       ///< where it is held
+  int node = -1;   ///< whose data it is
+  int device = -1; ///< where it is held
   double alloc = 0;
   double release = 0;
   double bytes = 0;
@@ -74,16 +74,13 @@ struct Schedule {
 
 /// Start and finish times only (no memory): the FIFO ready-queue emulation.
 /// Errors on a plan that does not fit the graph or a cyclic graph.
-Expected<Schedule> emulateTiming(const CostGraph &G, const Platform &P,
-                                 const std::vector<int> &Device);
+Expected<Schedule> emulateTiming(const CostGraph &G, const Platform &P, const std::vector<int> &Device);
 
 /// Fills S.buffers, S.peakMemory and S.peakTime from S.start/S.finish.
-void trackMemory(const CostGraph &G, const Platform &P,
-                 const std::vector<int> &Device, Schedule &S);
+void trackMemory(const CostGraph &G, const Platform &P, const std::vector<int> &Device, Schedule &S);
 
 /// Timing plus memory: the independent makespan and peak memory of a plan.
-Expected<Schedule> emulateSchedule(const CostGraph &G, const Platform &P,
-                                   const Plan &Pl);
+Expected<Schedule> emulateSchedule(const CostGraph &G, const Platform &P, const Plan &Pl);
 
 /// Whether buffer B is held at time T under the sweep convention of
 /// trackMemory (releases at T happen before allocations at T, except for

@@ -14,8 +14,7 @@
 namespace onnxp {
 
 /// `latency-ip`: single-sample latency IP (Fig. 3 / Fig. 4).
-Expected<Plan> partitionLatencyIp(const CostGraph &G, const Platform &P,
-                                  const PartitionOptions &O);
+Expected<Plan> partitionLatencyIp(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
 } // namespace onnxp
 

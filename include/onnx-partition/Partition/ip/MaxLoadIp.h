@@ -22,8 +22,7 @@ namespace onnxp {
 /// `ip`: non-contiguous max-load IP (seed 004 §5.2).
 Expected<Plan> partitionIp(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 /// `ip-contig`: contiguous max-load IP (Fig. 6 with Lemma 4.1).
-Expected<Plan> partitionIpContiguous(const CostGraph &G, const Platform &P,
-                                     const PartitionOptions &O);
+Expected<Plan> partitionIpContiguous(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
 /// The max-load IP with an explicit warm start (tests use it to exercise the
 /// warm-start path independently of which partitioners are registered).

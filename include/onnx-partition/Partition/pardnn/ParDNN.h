@@ -31,8 +31,7 @@
 namespace onnxp {
 
 /// The registered entry point (Partitioners.def: "pardnn").
-Expected<Plan> partitionParDNN(const CostGraph &G, const Platform &P,
-                               const PartitionOptions &O);
+Expected<Plan> partitionParDNN(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
 namespace pardnn {
 
@@ -62,10 +61,10 @@ private:
 /// colocation class of each node.
 struct Context {
   const CostGraph *graph = nullptr;
-  std::vector<int> topo;     ///< topological order
-  std::vector<int> topoPos;  ///< position of each node in topo
-  std::vector<double> comp;  ///< seed 003 comp(n)
-  std::vector<int> classOf;  ///< dense colocation class
+  std::vector<int> topo;    ///< topological order
+  std::vector<int> topoPos; ///< position of each node in topo
+  std::vector<double> comp; ///< seed 003 comp(n)
+  std::vector<int> classOf; ///< dense colocation class
   int numClasses = 0;
   std::vector<std::vector<int>> members; ///< nodes of each class
 };
@@ -102,7 +101,7 @@ struct MappingStats {
   size_t balanceMapped = 0;   ///< secondaries mapped by level-aware balancing
   int lookaheadPasses = 0;
   size_t splitClassesPlaced = 0; ///< colocation classes re-placed as units
-  double ccr = 0;             ///< total communication / total computation
+  double ccr = 0;                ///< total communication / total computation
 };
 /// LFLAM (Algorithm 2): returns the primary (device) of every node. Classes
 /// the mapping split over several primaries are re-placed whole by Eq. (1)
@@ -125,9 +124,9 @@ struct OverflowResult {
   bool fits = false;
   size_t nodesMoved = 0;
   int rounds = 0;
-  double overflow = 0;    ///< smallest total overflow reached (0 if it fits)
-  int worstDevice = -1;   ///< the device overflowing most in that state
-  double worstPeak = 0;   ///< its emulated peak
+  double overflow = 0;  ///< smallest total overflow reached (0 if it fits)
+  int worstDevice = -1; ///< the device overflowing most in that state
+  double worstPeak = 0; ///< its emulated peak
 };
 /// Memory heuristic I (§3.2.1): emulate, find each device's peak overflow
 /// against Limit, and move classes chosen by the greedy min-knapsack of
