@@ -29,6 +29,19 @@ const char *onnxp::objectiveName(Objective O) {
   return "?";
 }
 
+const char *onnxp::objectiveMeaning(Objective O) {
+  switch (O) {
+  case Objective::MaxLoad:
+    return "time per sample in a pipeline: the busiest device's compute plus its transfers in and out";
+  case Objective::Gpipe: return "the busiest device's forward load plus the busiest device's backward load";
+  case Objective::Latency: return "time for one sample from input to output";
+  case Objective::Makespan: return "emulated time of one iteration, devices running concurrently";
+  case Objective::PipelinePeriod: return "period of the 1F1B pipeline: time between two mini-batches";
+  case Objective::IterationTime: return "time of one training iteration with the planned transfers";
+  }
+  return "?";
+}
+
 std::optional<Objective> onnxp::parseObjective(const std::string &Name) {
   for (const auto &[K, N] : ObjectiveNames)
     if (Name == N) return K;

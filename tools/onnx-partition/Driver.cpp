@@ -87,6 +87,14 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Expected<Platform> Pl = resolvePlatform(PR, In->workload ? &In->workload->platform : nullptr);
   if (!Pl) return Pl.takeError();
   Ctx.platform = std::move(*Pl);
+  // Issue 11, item 6: the device count is never assumed silently.
+  if (O.devices < 0 && !In->chain && !In->workload)
+    Ctx.notes.push_back(Ctx.platform.accelerators == 1
+                            ? "no --devices given: planned for 1 accelerator (platform '" +
+                                  Ctx.platform.name +
+                                  "' describes one); give --devices N to partition across N"
+                            : "no --devices given: " + std::to_string(Ctx.platform.accelerators) +
+                                  " accelerators from platform '" + Ctx.platform.name + "'");
 
   if (In->chain) {
     // A chain file: the chain planners plan on it directly; there is no

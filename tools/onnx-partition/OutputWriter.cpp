@@ -1,39 +1,210 @@
 //===- tools/onnx-partition/OutputWriter.cpp - Model out, summary out ---===//
 //
-// The run summary. The annotated model, the stage models and --load-plan
-// live in WriteBack.cpp and PlanLoading.cpp.
+// The run summary (issue 11, item 7): what the objective is and measures,
+// the bound valid for any plan with its gap and, separately, the
+// algorithm's own bound with what it bounds; with `--algo all` (or auto)
+// the algorithms side by side; then one table of the devices with
+// compute, transfers and memory in human units, the speed-up over one
+// device, and warnings a person would want: devices that buy nothing, a
+// cost model that finds a CPU core faster than the accelerator. The
+// annotated model, the stage models and --load-plan live in WriteBack.cpp
+// and PlanLoading.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "OutputWriter.h"
 
 #include "Driver.h"
 
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/UniversalBound.h"
 #include "onnx-partition/Support/FileIO.h"
 
+#include <cstdio>
 #include <map>
 #include <ostream>
+#include <set>
 
 using namespace onnxp;
 using namespace onnxp::tool;
 
+namespace {
+
+std::string percent(double Fraction) {
+  if (!std::isfinite(Fraction)) return "-";
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), "%.1f%%", 100 * Fraction);
+  return Buf;
+}
+
+/// Bytes as B, KiB, MiB or GiB with three significant digits.
+std::string humanBytes(double Bytes) {
+  if (!std::isfinite(Bytes)) return "-";
+  const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int U = 0;
+  while (U < 4 && std::fabs(Bytes) >= 1024) {
+    Bytes /= 1024;
+    ++U;
+  }
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), U == 0 ? "%.0f %s" : "%.3g %s", Bytes, Units[U]);
+  return Buf;
+}
+
+/// A time with three significant digits (the unit is the graph's).
+std::string time3(double T) {
+  if (!std::isfinite(T)) return "-";
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), "%.4g", T);
+  return Buf;
+}
+
+std::string seconds(double S) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), "%.3f", S);
+  return Buf;
+}
+
+std::string pad(std::string S, size_t W) {
+  if (S.size() < W) S.append(W - S.size(), ' ');
+  return S;
+}
+
+/// The time of everything on accelerator 0 (the baseline of the
+/// speed-up), or NaN when that plan cannot be priced (unsupported nodes, no
+/// accelerator, chain objectives).
+double oneDeviceTime(const PassContext &Ctx, const Plan &P) {
+  const CostGraph &G = Ctx.graph;
+  if (Ctx.platform.accelerators < 1 || P.objectiveKind == Objective::PipelinePeriod ||
+      P.objectiveKind == Objective::IterationTime)
+    return NAN;
+  double Total = 0;
+  for (const CostNode &N : G.nodes()) {
+    if (!N.accSupported) return NAN;
+    Total += N.accTime;
+  }
+  return Total; // one device: no transfers, every objective is the sum of its times
+}
+
+void printBounds(std::ostream &OS, const Plan &P, const std::string &Unit) {
+  OS << "  objective " << objectiveName(P.objectiveKind) << ": " << objectiveMeaning(P.objectiveKind) << "\n";
+  if (std::isfinite(P.universalBound))
+    OS << "  bound " << formatNumber(P.universalBound) << " " << Unit << ", gap " << percent(P.universalGap())
+       << ": "
+       << (P.lowerBoundScope == Plan::kAnyPlan ? "the algorithm's bound, valid for any plan"
+                                               : universalBoundDescription(P.objectiveKind))
+       << "\n";
+  if (std::isfinite(P.lowerBound) && P.lowerBoundScope != Plan::kAnyPlan)
+    OS << "  algorithm bound " << formatNumber(P.lowerBound) << ": holds only among "
+       << (P.lowerBoundScope.empty() ? std::string("the plans this algorithm considers") : P.lowerBoundScope)
+       << "\n";
+}
+
+void printAlternatives(std::ostream &OS, const Plan &P) {
+  if (P.alternatives.empty()) return;
+  OS << "  algorithms side by side (" << objectiveName(P.objectiveKind) << "; * = kept, written by -o):\n";
+  OS << "    " << pad("algorithm", 14) << pad("objective", 11) << pad("bound", 11) << pad("gap", 8)
+     << pad("alg. bound", 11) << pad("devices", 8) << pad("stages", 7) << pad("cpu s", 8) << "wall s\n";
+  for (const AlgorithmOutcome &A : P.alternatives) {
+    OS << "    " << pad(A.algorithm + (A.kept ? " *" : ""), 14);
+    if (!A.status.empty()) {
+      OS << A.status << "\n";
+      continue;
+    }
+    const double Gap = A.objective != 0 ? (A.objective - A.universalBound) / A.objective : NAN;
+    OS << pad(formatNumber(A.objective), 11) << pad(formatNumber(A.universalBound), 11)
+       << pad(percent(Gap), 8) << pad(std::isfinite(A.lowerBound) ? formatNumber(A.lowerBound) : "-", 11)
+       << pad(std::to_string(A.devicesUsed), 8) << pad(A.stages ? std::to_string(A.stages) : "-", 7)
+       << pad(seconds(A.cpuSeconds), 8) << seconds(A.wallSeconds) << "\n";
+  }
+}
+
+void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const std::string &Unit) {
+  const CostGraph &G = Ctx.graph;
+  std::map<int, int> Count;
+  std::map<int, std::set<int>> Stages;
+  for (size_t V = 0; V < P.device.size(); ++V) {
+    ++Count[P.device[V]];
+    if (V < P.stage.size()) Stages[P.device[V]].insert(P.stage[V]);
+  }
+  const bool Makespan = P.objectiveKind == Objective::Makespan;
+  OS << "    " << pad("device", 8) << pad("stage", 7) << pad("nodes", 7) << pad("compute", 12)
+     << pad("transfers", 12) << pad(Makespan ? "busy" : "load", 12) << pad("memory", 12) << "(times in "
+     << Unit << ")\n";
+  for (auto &[D, N] : Count) {
+    std::string Stage = "-";
+    if (Stages.count(D) && !Stages[D].empty()) {
+      Stage.clear();
+      for (int S : Stages[D]) Stage += (Stage.empty() ? "" : ",") + std::to_string(S);
+    }
+    OS << "    " << pad(Ctx.platform.deviceName(D), 8) << pad(Stage, 7) << pad(std::to_string(N), 7);
+    if (D < (int)P.usage.size()) {
+      const DeviceUsage &U = P.usage[D];
+      OS << pad(time3(U.compute), 12) << pad(time3(U.commIn + U.commOut), 12) << pad(time3(U.load), 12)
+         << humanBytes(U.memory);
+    }
+    OS << "\n";
+  }
+  if (Makespan)
+    OS << "    (busy = compute + transfers in and out per device, the max-load model's figure; the "
+          "makespan overlaps transfers with computation across devices, so a device can be busy longer "
+          "than the makespan)\n";
+  (void)G;
+}
+
+void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Plan &P,
+                             const std::string &Unit) {
+  const Platform &Pf = Ctx.platform;
+  const double One = oneDeviceTime(Ctx, P);
+  bool Warned = false;
+  if (std::isfinite(One) && P.objective > 0) {
+    char Buf[64];
+    std::snprintf(Buf, sizeof(Buf), "%.2fx", One / P.objective);
+    OS << "  speed-up over one device: " << Buf << " (" << formatNumber(One) << " " << Unit
+       << " on one accelerator, transfers none)\n";
+    if (Pf.accelerators > 1 && One / P.objective < 1.05 && (Warned = true))
+      OS << "  warning: " << Pf.accelerators
+         << " accelerators are no faster than one under this cost model: more devices buy nothing\n";
+  }
+  std::set<int> Used(P.device.begin(), P.device.end());
+  int AccUsed = 0;
+  for (int D : Used) AccUsed += Pf.isAccelerator(D);
+  if (Pf.accelerators > 1 && AccUsed < Pf.accelerators && !Warned)
+    OS << "  warning: the plan uses " << AccUsed << " of " << Pf.accelerators
+       << " accelerators: more devices buy nothing for this graph (transfers cost more than they save)\n";
+  // The cost model's view of CPU against accelerator, over the nodes both run.
+  double Acc = 0, Cpu = 0;
+  int Faster = 0;
+  for (const CostNode &N : Ctx.graph.nodes()) {
+    if (!N.accSupported) continue;
+    Acc += N.accTime;
+    Cpu += N.cpuTime;
+    Faster += N.cpuTime < N.accTime;
+  }
+  if (Pf.accelerators > 0 && Acc > 0 && Cpu > 0 && Cpu < Acc)
+    OS << "  warning: the cost model thinks one CPU core runs this graph faster than the accelerator ("
+       << formatNumber(Cpu) << " against " << formatNumber(Acc) << " " << Unit
+       << "); check --platform and --cost-model\n";
+  else if (Pf.cpus > 0 && Faster > 0)
+    OS << "  note: the cost model prices " << Faster
+       << " node(s) faster on a CPU core than on the accelerator\n";
+}
+
+} // namespace
+
 void onnxp::tool::printRunSummary(std::ostream &OS, const PassContext &Ctx, const ToolOptions &O) {
   const Plan &P = *Ctx.plan;
   const CostGraph &G = Ctx.graph;
+  const std::string &Unit = G.timeUnit;
   OS << "onnx-partition: " << O.input << ": " << G.numNodes() << " nodes, " << G.numEdges() << " edges"
      << (G.isTraining() ? " (training)" : " (inference)") << "\n";
   OS << "  algorithm " << P.algorithm << ": " << objectiveName(P.objectiveKind) << " "
-     << formatNumber(P.objective) << " " << G.timeUnit;
+     << formatNumber(P.objective) << " " << Unit;
   if (!std::isnan(P.lowerBound)) OS << ", lower bound " << formatNumber(P.lowerBound);
   OS << ", solved in " << formatNumber(P.solveSeconds) << " s\n";
-  std::map<int, int> Count;
-  for (int D : P.device) ++Count[D];
-  for (auto &[D, N] : Count) {
-    OS << "  " << Ctx.platform.deviceName(D) << ": " << N << " nodes";
-    if (D < (int)P.usage.size())
-      OS << ", load " << formatNumber(P.usage[D].load) << ", memory " << formatNumber(P.usage[D].memory)
-         << " bytes";
-    OS << "\n";
-  }
+  printBounds(OS, P, Unit);
+  printAlternatives(OS, P);
+  printDevices(OS, Ctx, P, Unit);
+  printSpeedupAndWarnings(OS, Ctx, P, Unit);
   for (const std::string &N : Ctx.notes) OS << "  note: " << N << "\n";
   for (const std::string &N : P.notes) OS << "  note: " << N << "\n";
   if (!O.output.empty()) OS << "  wrote " << O.output << "\n";

@@ -30,6 +30,8 @@ enum class Objective {
 /// The kebab-case name ("max-load", "pipeline-period", ...), as on the
 /// command line and in reports.
 const char *objectiveName(Objective O);
+/// What the objective measures, in a phrase for summaries and reports.
+const char *objectiveMeaning(Objective O);
 /// The objective with that name, or nullopt.
 std::optional<Objective> parseObjective(const std::string &Name);
 /// Every objective, in enum order (for --help and error messages).
@@ -54,6 +56,22 @@ struct DeviceUsage {
   double memory = 0; ///< bytes held
 };
 
+/// One algorithm's outcome when several ran for one request (`--algo all`,
+/// `auto`): the rows of the side-by-side table in the summary and report.
+struct AlgorithmOutcome {
+  std::string algorithm;
+  /// Empty when it made a plan; otherwise why not ("skipped: ...", "failed: ...").
+  std::string status;
+  double objective = NAN;
+  double universalBound = NAN; ///< Plan::universalBound of its plan
+  double lowerBound = NAN;     ///< its algorithm-specific bound (Plan::lowerBound)
+  std::string lowerBoundScope; ///< Plan::lowerBoundScope
+  int devicesUsed = 0;         ///< devices holding at least one node
+  int stages = 0;              ///< distinct stages (0 when the plan has none)
+  double cpuSeconds = 0, wallSeconds = 0;
+  bool kept = false; ///< the plan returned (and written by -o)
+};
+
 struct Plan {
   std::string algorithm;
   /// The objective the plan was made for and is priced under; reports and
@@ -73,7 +91,14 @@ struct Plan {
   std::vector<int> replicas;
 
   double objective = NAN;
+  /// The algorithm's own bound, valid only for the plans lowerBoundScope
+  /// names ("contiguous plans", "any plan" for an IP's LP bound, ...).
   double lowerBound = NAN;
+  std::string lowerBoundScope;
+  /// A bound valid for any plan under objectiveKind, set by finalizePlan
+  /// (eval/UniversalBound.h), raised to lowerBound when that holds for any
+  /// plan. NaN for objectives without one (chain schedules).
+  double universalBound = NAN;
   double solveSeconds = 0;
   std::vector<DeviceUsage> usage; ///< per device, filled by the evaluator
   /// Algorithm-specific numbers for the report (ideals, nodes moved, ...).
@@ -85,11 +110,20 @@ struct Plan {
   /// JSON text. Its simulator replays it to price the plan; the report and
   /// the annotated model carry it, so --load-plan can replay it again.
   std::string schedule;
+  /// Every algorithm considered when several ran (`all`, `auto`), in order.
+  std::vector<AlgorithmOutcome> alternatives;
 
   double gap() const {
     if (std::isnan(objective) || std::isnan(lowerBound) || objective == 0) return NAN;
     return (objective - lowerBound) / std::fabs(objective);
   }
+  /// The gap to universalBound: how far the plan can be from *any* optimum.
+  double universalGap() const {
+    if (std::isnan(objective) || std::isnan(universalBound) || objective == 0) return NAN;
+    return (objective - universalBound) / std::fabs(objective);
+  }
+  /// lowerBoundScope for a bound that holds for every plan of the objective.
+  static constexpr const char *kAnyPlan = "any plan";
 };
 
 } // namespace onnxp

@@ -22,6 +22,7 @@
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Support/Error.h"
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -39,9 +40,16 @@ struct PartitionOptions {
   /// does not optimise and sets it before calling the algorithm, so inside
   /// an algorithm it is always engaged.
   std::optional<Objective> objective;
-  bool replicate = false;                   ///< dp: stages may be replicated (App. C.2)
-  size_t idealLimit = 2000000;              ///< dp: more ideals than this -> suggest dpl
-  double timeLimitSeconds = 600;            ///< ip*: solver time limit
+  bool replicate = false;        ///< dp: stages may be replicated (App. C.2)
+  size_t idealLimit = 2000000;   ///< dp: more ideals than this -> suggest dpl
+  double timeLimitSeconds = 600; ///< ip*: solver time limit
+  /// The user gave --time-limit: auto and all then include the IPs, and
+  /// the limit bounds the whole run (deadline).
+  bool timeLimitGiven = false;
+  /// When the whole run must end (the tool's start + --time-limit); the
+  /// IPs split what is left across their phases (IpWarmStart.h
+  /// secondsLeft). Unset: timeLimitSeconds from when the IP starts.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   double relativeGap = 1e-4;                ///< ip*: stop at this relative gap
   int threads = 1;                          ///< ip*: solver threads
   std::vector<std::string> solverArgs;      ///< ip*: extra CBC settings, e.g. "-proximity", "on"

@@ -127,6 +127,7 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
   if (Used == Granularity::Op) {
     // Exact reductions only: still optimal among contiguous plans of G.
     Pl.lowerBound = Pl.objective;
+    Pl.lowerBoundScope = "contiguous plans (dp's optimum after exact reductions)";
     Pl.stats["exact-reduced-units"] = static_cast<double>(CoarseUnits);
     Pl.notes.push_back("dp: exact reductions (Coarsen/Contraction.h) took the " +
                        std::to_string(G.numNodes()) + "-node graph to " + std::to_string(CoarseUnits) +
@@ -136,7 +137,8 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
   }
   // Optimal among contiguous plans of the contracted graph only.
   Pl.stats["contracted-optimum"] = Pl.objective;
-  Pl.lowerBound = NAN;
+  Pl.lowerBound = Pl.objective; // not a bound for G: labelled as what it is
+  Pl.lowerBoundScope = "contiguous plans on the contracted graph (dp's optimum there)";
   Pl.stats["contracted-units"] = static_cast<double>(Cur.graph.numNodes());
   Pl.stats["granularity"] = static_cast<double>(Used);
   Pl.notes.push_back(std::string("dp: more than ") +
@@ -153,6 +155,8 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
       Pl.stage = L->stage;
       Pl.replicas = L->replicas;
       Pl.objective = L->objective;
+      Pl.lowerBound = NAN; // dpl's plan is outside the contracted graph's plans
+      Pl.lowerBoundScope.clear();
       Pl.notes.push_back("dp: dpl on the full graph (" + formatNumber(L->objective) +
                          ") beat the contracted optimum; its plan is kept");
     }

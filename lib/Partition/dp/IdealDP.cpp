@@ -357,6 +357,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
   Pl.objectiveKind = O.objective.value_or(Objective::MaxLoad);
   Pl.objective = Best.Value;
   if (!Linearize) Pl.lowerBound = Best.Value; // optimal over contiguous splits
+  if (!Linearize) Pl.lowerBoundScope = "contiguous plans (dp's optimum)";
   Pl.stats["ideals"] = Ideals;
   Pl.stats["units"] = UsedUG->numUnits();
   Pl.stats["pairs"] = Pairs;

@@ -12,6 +12,9 @@
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/eval/UniversalBound.h"
+
+#include <algorithm>
 
 using namespace onnxp;
 
@@ -82,5 +85,14 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
     for (size_t D = 0; D < Pl.usage.size() && D < S->peakMemory.size(); ++D)
       Pl.usage[D].memory = S->peakMemory[D];
   }
+  // Issue 11, item 6: a bound for any plan, whoever made this one; an
+  // algorithm bound that holds for any plan (an IP's LP bound) raises it.
+  // A universal bound already on the plan (auto and all: the best of their
+  // candidates') holds too.
+  const double Known = Pl.universalBound;
+  Pl.universalBound = universalBound(G, P, Obj, !Pl.replicas.empty());
+  for (double B : {Known, Pl.lowerBoundScope == Plan::kAnyPlan ? Pl.lowerBound : NAN})
+    if (std::isfinite(B))
+      Pl.universalBound = std::isnan(Pl.universalBound) ? B : std::max(Pl.universalBound, B);
   return Error::success();
 }

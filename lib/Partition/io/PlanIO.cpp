@@ -27,8 +27,13 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   J["objective"] = num(Pl.objective);
   J["objective_kind"] = objectiveName(Pl.objectiveKind);
   J["memory_model"] = memoryModelName(Pl.memoryModel);
+  J["objective_measures"] = objectiveMeaning(Pl.objectiveKind);
   J["lower_bound"] = num(Pl.lowerBound);
   J["gap"] = num(Pl.gap());
+  // Issue 11, item 6: what lower_bound bounds, and a bound for any plan.
+  J["lower_bound_scope"] = Pl.lowerBoundScope;
+  J["universal_bound"] = num(Pl.universalBound);
+  J["universal_gap"] = num(Pl.universalGap());
   // No wall-clock time here: the same command must write the same bytes
   // (issue 16). Timings go to stdout/stderr and to --timings.
   J["time_unit"] = G.timeUnit;
@@ -57,6 +62,28 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   for (const auto &[Key, Value] : Pl.stats)
     if (Key.rfind("time_", 0) != 0 && Key.find("seconds") == std::string::npos) J["stats"][Key] = Value;
   J["notes"] = Pl.notes;
+  // --algo all / auto: every algorithm considered (times only in --timings).
+  if (!Pl.alternatives.empty()) {
+    J["alternatives"] = json::array();
+    for (const AlgorithmOutcome &A : Pl.alternatives) {
+      json R = {{"algorithm", A.algorithm}};
+      if (!A.status.empty()) {
+        R["status"] = A.status;
+      } else {
+        R["objective"] = num(A.objective);
+        R["universal_bound"] = num(A.universalBound);
+        R["lower_bound"] = num(A.lowerBound);
+        R["lower_bound_scope"] = A.lowerBoundScope;
+        R["universal_gap"] = num(std::isfinite(A.universalBound) && A.objective != 0
+                                     ? (A.objective - A.universalBound) / A.objective
+                                     : NAN);
+        R["devices_used"] = A.devicesUsed;
+        R["stages"] = A.stages;
+        R["kept"] = A.kept;
+      }
+      J["alternatives"].push_back(R);
+    }
+  }
   // Chain planners: their schedule (per-layer choices, transfers,
   // recomputations) as the planner's own JSON.
   if (!Pl.schedule.empty()) {

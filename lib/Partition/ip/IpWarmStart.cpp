@@ -10,11 +10,28 @@
 
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 
+#include <algorithm>
+
 using namespace onnxp;
 
+double onnxp::solverReserve(double Left) { return std::min(3.0, 0.1 * Left); }
+
 const std::vector<std::string> &onnxp::ipWarmStartAlgorithms() {
-  static const std::vector<std::string> Names = {"dp", "greedy", "single"};
+  // Issue 11, item 5: every cheap plan, so the IP never starts (and, keeping
+  // the better of its incumbent and the start, never ends) worse than any.
+  static const std::vector<std::string> Names = {"dp", "dpl", "pipedream", "greedy", "single"};
   return Names;
+}
+
+std::chrono::steady_clock::time_point onnxp::runDeadline(const PartitionOptions &O) {
+  if (O.deadline) return *O.deadline;
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(O.timeLimitSeconds));
+}
+
+double onnxp::secondsLeft(const PartitionOptions &O) {
+  if (!O.deadline) return O.timeLimitSeconds;
+  return std::max(0.0, std::chrono::duration<double>(*O.deadline - std::chrono::steady_clock::now()).count());
 }
 
 std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platform &P,
@@ -23,9 +40,15 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
   PartitionOptions Quiet = O;
   Quiet.progress = nullptr;
   Quiet.objective = Objective::MaxLoad;
+  Quiet.replicate = false; // the IPs place every class once
   std::vector<Plan> Out;
   for (const std::string &Name : ipWarmStartAlgorithms()) {
     if (!findPartitioner(Name)) continue;
+    if (Name == "dpl" && G.numNodes() > kWarmStartDplNodeLimit) {
+      Notes.push_back("warm start 'dpl' skipped: more than " + std::to_string(kWarmStartDplNodeLimit) +
+                      " nodes");
+      continue;
+    }
     Expected<Plan> Pl = runPartitioner(Name, G, P, Quiet);
     if (!Pl) {
       Notes.push_back("warm start '" + Name + "' unavailable: " + Pl.takeError().message());
@@ -46,7 +69,10 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
 
 MilpOptions onnxp::milpOptionsFrom(const PartitionOptions &O, const std::string &Who) {
   MilpOptions MO;
-  MO.timeLimitSeconds = O.timeLimitSeconds;
+  // What is left of the run's budget (issue 11, item 5), less what CBC
+  // needs after its limit to stop and what the tool needs to write out.
+  const double Left = secondsLeft(O);
+  MO.timeLimitSeconds = std::max(kMinSolverSeconds, std::min(O.timeLimitSeconds, Left - solverReserve(Left)));
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
   MO.verbose = O.verbose;

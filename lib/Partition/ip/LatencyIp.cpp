@@ -472,6 +472,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P, 
                      " s and no warm start fits ", Q, " subgraph(s) per accelerator");
   }
   Pl.lowerBound = R->bound;
+  Pl.lowerBoundScope = "plans of q contiguous subgraphs per accelerator (CBC's bound)";
   Pl.stats["solver_seconds"] = R->seconds;
   Pl.stats["solver_nodes"] = (double)R->nodes;
   Pl.stats["ip_variables"] = (double)Ip.M.numVars();

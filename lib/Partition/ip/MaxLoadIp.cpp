@@ -406,15 +406,27 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
   Result.stats["ip_rows"] = (double)Ip.M.numRows();
 
   double WarmObjective = NAN;
+  MilpOptions MO = milpOptionsFrom(O, "ip");
+  // Under a user's deadline the start becomes a cutoff instead of a MIP
+  // start: CBC completes a MIP start with a sub-MIP ("reduced search") that
+  // does not watch its time limit (9 s past a 10 s budget on ResNet-50, 8
+  // devices). The warm start is kept when CBC finds nothing better.
+  const bool CutoffOnly = O.timeLimitGiven;
   if (Warm) {
     std::vector<double> Start = Ip.startFrom(*Warm);
     if (!Start.empty()) {
       WarmObjective = Ip.M.objectiveOf(Start);
-      Ip.M.setMipStart(std::move(Start));
+      if (CutoffOnly) {
+        MO.extraArgs.push_back("-cutoff");
+        char Cut[40];
+        std::snprintf(Cut, sizeof(Cut), "%.15g", WarmObjective * (1 - 1e-7));
+        MO.extraArgs.push_back(Cut);
+      } else {
+        Ip.M.setMipStart(std::move(Start));
+      }
     }
   }
 
-  MilpOptions MO = milpOptionsFrom(O, "ip");
   Expected<MilpResult> R = solveMilp(Ip.M, MO);
   if (!R) return R.takeError();
 
@@ -422,10 +434,19 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
   Result.stats["solver_nodes"] = (double)R->nodes;
   Result.stats["warm_start_accepted"] = R->startAccepted ? 1 : 0;
   if (!std::isnan(WarmObjective)) Result.stats["warm_start_objective"] = WarmObjective;
-  if (Warm && !R->startAccepted)
+  if (CutoffOnly) Result.stats["warm_start_accepted"] = !std::isnan(WarmObjective) ? 1 : 0;
+  if (Warm && !R->startAccepted && !CutoffOnly)
     Result.notes.push_back("the warm start from '" + Warm->algorithm +
                            "' did not satisfy the IP and was not used");
 
+  if (R->status == MilpStatus::Infeasible && CutoffOnly && !std::isnan(WarmObjective)) {
+    // Nothing beats the cutoff: the warm start is optimal.
+    Result.device = Warm->device;
+    Result.lowerBound = Result.objective = WarmObjective;
+    Result.stats["proven_optimal"] = 1;
+    Result.notes.push_back("the IP proved that nothing beats the warm start from '" + Warm->algorithm + "'");
+    return Result;
+  }
   if (R->status == MilpStatus::Infeasible)
     return makeError("no placement satisfies the constraints (memory ", formatNumber(P.accMemory()),
                      " bytes per accelerator", Contiguous ? ", contiguity" : "", ")");
@@ -454,21 +475,24 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
 }
 
 namespace {
-Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const PartitionOptions &User,
                             bool Contiguous) {
+  // One budget for the whole run (IpWarmStart.h): warm starts, polish, CBC.
+  PartitionOptions O = User;
+  O.deadline = runDeadline(User);
   std::vector<std::string> Notes;
   std::vector<Plan> Candidates = runWarmStartCandidates(G, P, O, Contiguous, Notes);
   const Plan *Best = nullptr;
   for (const Plan &C : Candidates)
     if (!Best || C.objective < Best->objective) Best = &C;
   // Non-contiguous: polish the start with class moves (IpPolish.h), given
-  // a tenth of the time limit (at most 30 s).
+  // a tenth of what is left (at most 30 s).
   Plan Polished;
   const Plan *Warm = Best;
   int Moves = 0;
   if (Best && !Contiguous) {
     Polished = *Best;
-    Moves = polishMaxLoad(G, P, Polished, std::min(30.0, 0.1 * O.timeLimitSeconds));
+    Moves = polishMaxLoad(G, P, Polished, std::min(30.0, 0.1 * secondsLeft(O)));
     if (Moves > 0) {
       if (Error E = evaluateInto(G, P, Polished)) return E;
       Warm = &Polished;
@@ -476,6 +500,19 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
   }
   Expected<Plan> Pl = solveMaxLoadIp(G, P, O, Contiguous, Warm);
   if (!Pl) return Pl;
+  Pl->lowerBoundScope = Contiguous ? "contiguous plans (CBC's bound of ip-contig)" : Plan::kAnyPlan;
+  if (Warm) {
+    // Never worse than the best cheap plan (issue 11, item 5): CBC may
+    // reject the start or stop at a worse incumbent; the evaluator decides.
+    Plan Ip = *Pl;
+    if (Error E = evaluateInto(G, P, Ip)) return E;
+    if (Ip.objective > Warm->objective * (1 + 1e-9)) {
+      Pl->device = Warm->device;
+      Pl->notes.push_back("the IP's incumbent (max-load " + formatNumber(Ip.objective) +
+                          ") is worse than its warm start; the warm start is kept");
+      Pl->stats["warm_start_kept"] = 1;
+    }
+  }
   if (Best) {
     Pl->stats["warm_start_plan_objective"] = Best->objective;
     Pl->stats["polish_moves"] = Moves;

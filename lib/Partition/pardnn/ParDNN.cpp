@@ -201,6 +201,7 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
   Pl.stats["makespan"] = Sched->makespan;
   bool UsesCpu = std::any_of(Pl.device.begin(), Pl.device.end(), [&](int D) { return P.isCpu(D); });
   if (!UsesCpu) Pl.lowerBound = makespanLowerBound(*C, K);
+  if (!UsesCpu) Pl.lowerBoundScope = Plan::kAnyPlan; // critical path and work / k
   Pl.notes.push_back("pardnn: makespan from the FIFO scheduler emulation (seed 003 §3.2.1); memory "
                      "limit " +
                      Bytes(Limit) + " bytes per accelerator (" + formatNumber(O.memoryHeadroom * 100) +

@@ -1,0 +1,87 @@
+//===- Partition/auto/AllPartitioner.cpp - --algo all, side by side ------===//
+//
+// Issue 11, item 4: every cost-graph partitioner that optimises the
+// objective asked for and fits the graph's size and the time budget runs
+// (CandidateRuns.h), and the table of all of them goes into the kept plan
+// (Plan::alternatives), which the run summary and the report print. The
+// kept plan, the one -o writes, is the lowest objective.
+//
+// What is applicable:
+//  - planners of another objective (pardnn: makespan; chain planners) are
+//    left out of the table and named in one note;
+//  - dpl and local-search walk O(nodes^2) pairs or evaluations: up to
+//    kQuadraticNodeLimit nodes, local-search without --time-limit only up
+//    to kLocalSearchNodeLimit (it does not watch the clock);
+//  - the integer programs only with --time-limit (their default is ten
+//    minutes each). They run last and share what is left of the budget
+//    equally: each gets its share as its own deadline.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/auto/AllPartitioner.h"
+
+#include "CandidateRuns.h"
+
+#include <algorithm>
+
+using namespace onnxp;
+
+namespace {
+constexpr size_t kQuadraticNodeLimit = 3000;
+/// local-search re-prices the whole plan for every trial move of every
+/// restart: 20 s of CPU on ResNet-50 (415 nodes) at 8 devices. Above this
+/// many nodes it runs only with a --time-limit.
+constexpr size_t kLocalSearchNodeLimit = 200;
+
+bool isIntegerProgram(const std::string &Name) { return Name.rfind("ip", 0) == 0 || Name == "latency-ip"; }
+} // namespace
+
+Expected<Plan> onnxp::partitionAll(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
+  const Objective Obj = O.objective.value_or(Objective::MaxLoad);
+  std::vector<std::string> Cheap, Ips, Other;
+  for (const PartitionerInfo &I : partitioners()) {
+    const std::string Name = I.name;
+    if (Name == "all" || Name == "auto") continue;
+    if (I.input != PlannerInput::CostGraph || !I.optimises(Obj)) {
+      Other.push_back(Name);
+      continue;
+    }
+    (isIntegerProgram(Name) ? Ips : Cheap).push_back(Name);
+  }
+  std::vector<CandidateRun> Runs;
+  for (const std::string &Name : Cheap) {
+    if ((Name == "dpl" || Name == "local-search") && G.numNodes() > kQuadraticNodeLimit)
+      Runs.push_back(skippedCandidate(Name, "more than " + std::to_string(kQuadraticNodeLimit) + " nodes"));
+    else if (Name == "local-search" && G.numNodes() > kLocalSearchNodeLimit && !O.timeLimitGiven)
+      Runs.push_back(skippedCandidate(Name, "more than " + std::to_string(kLocalSearchNodeLimit) +
+                                                " nodes; give --time-limit SECONDS to include it"));
+    else Runs.push_back(runCandidate(Name, G, P, O));
+  }
+  for (size_t I = 0; I < Ips.size(); ++I) {
+    if (!O.timeLimitGiven) {
+      Runs.push_back(skippedCandidate(Ips[I], "give --time-limit SECONDS to include the integer programs"));
+      continue;
+    }
+    // An equal share of what is left of the run's budget for each IP still to run.
+    PartitionOptions Share = O;
+    const auto Now = std::chrono::steady_clock::now();
+    const auto End =
+        O.deadline.value_or(Now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(O.timeLimitSeconds)));
+    const double Left = std::max(0.0, std::chrono::duration<double>(End - Now).count());
+    const double Mine = Left / static_cast<double>(Ips.size() - I);
+    Share.timeLimitSeconds = std::max(Mine, 0.1);
+    Share.deadline = Now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(Share.timeLimitSeconds));
+    Runs.push_back(runCandidate(Ips[I], G, P, Share));
+  }
+  Expected<Plan> Out = pickBest(Runs, "all", Obj);
+  if (!Out) return Out;
+  Out->solveSeconds = 0; // runPartitioner times the whole comparison
+  if (!Other.empty()) {
+    std::string Names;
+    for (const std::string &N : Other) Names += (Names.empty() ? "" : ", ") + N;
+    Out->notes.push_back(std::string("all: compared under ") + objectiveName(Obj) + "; not applicable (" +
+                         "another objective or a chain planner): " + Names);
+  }
+  return Out;
+}

@@ -1,0 +1,90 @@
+//===- Partition/auto/CandidateRuns.cpp - Run several planners, tabulate -===//
+//
+// See CandidateRuns.h. CPU time is the process's (std::clock): the
+// candidates run one after the other on this thread, and CBC runs with
+// --threads 1 unless asked otherwise, so it is the candidate's own.
+//
+//===----------------------------------------------------------------------===//
+#include "CandidateRuns.h"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <set>
+
+using namespace onnxp;
+
+AlgorithmOutcome onnxp::outcomeOf(const Plan &Pl) {
+  AlgorithmOutcome R;
+  R.algorithm = Pl.algorithm;
+  R.objective = Pl.objective;
+  R.universalBound = Pl.universalBound;
+  R.lowerBound = Pl.lowerBound;
+  R.lowerBoundScope = Pl.lowerBoundScope;
+  std::set<int> Devices(Pl.device.begin(), Pl.device.end());
+  R.devicesUsed = static_cast<int>(Devices.size());
+  std::set<int> Stages(Pl.stage.begin(), Pl.stage.end());
+  R.stages = static_cast<int>(Stages.size());
+  return R;
+}
+
+CandidateRun onnxp::runCandidate(const std::string &Name, const CostGraph &G, const Platform &P,
+                                 const PartitionOptions &O) {
+  const auto Wall = std::chrono::steady_clock::now();
+  const std::clock_t Cpu = std::clock();
+  Expected<Plan> Pl = runPartitioner(Name, G, P, O);
+  CandidateRun R;
+  if (Pl) {
+    R.outcome = outcomeOf(*Pl);
+    R.plan = std::move(*Pl);
+  } else {
+    R.error = Pl.takeError();
+    R.outcome.algorithm = Name;
+    R.outcome.status = "failed: " + R.error->message();
+  }
+  R.outcome.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Wall).count();
+  R.outcome.cpuSeconds = static_cast<double>(std::clock() - Cpu) / CLOCKS_PER_SEC;
+  return R;
+}
+
+CandidateRun onnxp::skippedCandidate(const std::string &Name, const std::string &Why) {
+  CandidateRun R;
+  R.outcome.algorithm = Name;
+  R.outcome.status = "skipped: " + Why;
+  return R;
+}
+
+Expected<Plan> onnxp::pickBest(std::vector<CandidateRun> &Runs, const std::string &Who, Objective Obj) {
+  CandidateRun *Best = nullptr;
+  std::optional<Error> FirstError;
+  std::string Ran;
+  for (CandidateRun &R : Runs) {
+    if (R.error && !FirstError) FirstError = *R.error;
+    if (!R.plan) continue;
+    Ran += (Ran.empty() ? "" : ", ") + R.outcome.algorithm + " " + formatNumber(R.plan->objective);
+    if (!Best || R.plan->objective < Best->plan->objective) Best = &R;
+  }
+  if (!Best) {
+    if (FirstError) return *FirstError;
+    return makeError(Who, ": no algorithm applies to this graph and objective");
+  }
+  Plan Out = *Best->plan;
+  // Every candidate's universal bound holds for any plan: keep the best.
+  for (const CandidateRun &R : Runs)
+    if (R.plan && std::isfinite(R.plan->universalBound) && !(R.plan->universalBound <= Out.universalBound))
+      Out.universalBound = R.plan->universalBound;
+  for (const CandidateRun &R : Runs) {
+    Out.alternatives.push_back(R.outcome);
+    Out.alternatives.back().kept = &R == Best;
+  }
+  std::vector<std::string> Notes = std::move(Out.notes);
+  Out.notes.clear();
+  std::string Left;
+  for (const CandidateRun &R : Runs)
+    if (!R.plan) Left += "; " + R.outcome.algorithm + " " + R.outcome.status;
+  Out.notes.push_back(Who + ": ran " + Ran + "; kept " + Best->outcome.algorithm + " (the lowest " +
+                      objectiveName(Obj) + ")" + Left);
+  for (std::string &N : Notes) Out.notes.push_back(std::move(N));
+  Out.stats[Who + "_choice_" + Best->outcome.algorithm] = 1;
+  return Out;
+}
