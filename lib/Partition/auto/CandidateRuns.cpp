@@ -66,7 +66,11 @@ Expected<Plan> onnxp::pickBest(std::vector<CandidateRun> &Runs, const std::strin
   }
   if (!Best) {
     if (FirstError) return *FirstError;
-    return makeError(Who, ": no algorithm applies to this graph and objective");
+    std::string Why;
+    for (const CandidateRun &R : Runs)
+      Why += (Why.empty() ? " (" : "; ") + R.outcome.algorithm + " " + R.outcome.status;
+    return makeUsageError(Who, ": no algorithm made a plan for objective '", objectiveName(Obj), "'",
+                          Why.empty() ? std::string() : Why + ")");
   }
   Plan Out = *Best->plan;
   // Every candidate's universal bound holds for any plan: keep the best.
