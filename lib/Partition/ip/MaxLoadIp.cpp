@@ -456,9 +456,9 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
                        " s and there is no warm start");
     Result.device = Warm->device;
     Result.lowerBound = R->bound;
-    Result.notes.push_back("the IP found no solution within the time limit; returning the warm "
-                           "start from '" +
-                           Warm->algorithm + "'");
+    Result.notes.push_back(std::string(CutoffOnly ? "CBC found nothing better than the warm start"
+                                                  : "the IP found no solution") +
+                           " within the time limit; returning the warm start from '" + Warm->algorithm + "'");
     return Result;
   }
   Result.device = Ip.devicesOf(R->values);
