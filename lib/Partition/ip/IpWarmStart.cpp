@@ -14,7 +14,7 @@
 
 using namespace onnxp;
 
-double onnxp::solverReserve(double Left) { return std::min(3.0, 0.1 * Left); }
+double onnxp::solverReserve(double Left) { return std::min(5.0, 0.2 * Left); }
 
 const std::vector<std::string> &onnxp::ipWarmStartAlgorithms() {
   // Issue 11, item 5: every cheap plan, so the IP never starts (and, keeping

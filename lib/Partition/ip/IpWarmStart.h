@@ -45,9 +45,9 @@ std::chrono::steady_clock::time_point runDeadline(const PartitionOptions &O);
 /// Seconds until O.deadline (0 when past), or O.timeLimitSeconds without one.
 double secondsLeft(const PartitionOptions &O);
 
-/// Seconds kept back from CBC's limit, with Left seconds left: CBC's final
-/// phases after the limit and the write-back after the solve (measured on
-/// ResNet-50, docs/benchmarks.md).
+/// Seconds kept back from CBC's limit, with Left seconds left: min(5 s,
+/// 20 %), for CBC's final phases after the limit and the write-back after
+/// the solve (measured on ResNet-50, docs/benchmarks.md).
 double solverReserve(double Left);
 
 /// Solver settings from the user's options (the time limit: what is left
