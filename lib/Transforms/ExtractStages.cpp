@@ -84,9 +84,19 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
   std::map<std::string, onnx::TypeProto> Types = inferTypes(M);
   auto TypeOf = [&](const std::string &Name) -> std::optional<onnx::TypeProto> {
     auto It = Types.find(Name);
-    if (It != Types.end() && typeIsUsable(It->second)) return It->second;
-    if (O.fallbackType) return O.fallbackType(Name);
-    return std::nullopt;
+    std::optional<onnx::TypeProto> Fallback = O.fallbackType ? O.fallbackType(Name) : std::nullopt;
+    if (It != Types.end() && typeIsUsable(It->second)) {
+      // An op whose inference gives only the element type (ORT's
+      // MaxPoolGrad: dX has the forward input's shape, which it does not
+      // receive) leaves the shape to the front end's completed one.
+      const onnx::TypeProto &T = It->second;
+      if (Fallback && T.has_tensor_type() && !T.tensor_type().has_shape() && Fallback->has_tensor_type() &&
+          Fallback->tensor_type().elem_type() == T.tensor_type().elem_type() &&
+          Fallback->tensor_type().has_shape())
+        return Fallback;
+      return T;
+    }
+    return Fallback;
   };
 
   std::unordered_map<std::string, int> Producer;
