@@ -111,6 +111,9 @@ nlohmann::json shapeJson(const onnx::TypeProto &T) {
 }
 } // namespace
 
+// The one function left above .clang-tidy's complexity threshold: its split
+// waits for the stage-extraction changes in flight (issue 10, item 7).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity)
 Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
                                              const std::vector<InsertedTransfer> &Transfers,
                                              const ExtractOptions &O) {

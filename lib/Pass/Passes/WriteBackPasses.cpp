@@ -81,6 +81,7 @@ Error ensurePlacement(PassContext &Ctx) {
 class InsertTransfersPass final : public Pass {
 public:
   const char *name() const override { return "insert-transfers"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
     if (Ctx.transfersInserted) return false;
@@ -148,6 +149,7 @@ public:
 class AnnotatePlacementPass final : public Pass {
 public:
   const char *name() const override { return "annotate-placement"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
     if (Ctx.annotationsCurrent) return false;
@@ -165,6 +167,7 @@ public:
 class ExtractStagesPass final : public Pass {
 public:
   const char *name() const override { return "extract-stages"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
     if (!Ctx.annotationsCurrent)
@@ -199,6 +202,7 @@ public:
 class VerifyOutputPass final : public Pass {
 public:
   const char *name() const override { return "verify-output"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     if (!Ctx.annotated)
       return makeUsageError(
