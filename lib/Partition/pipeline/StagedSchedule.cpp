@@ -72,27 +72,31 @@ Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const s
 }
 
 namespace {
-std::string gib(double Bytes) {
+/// Bytes in the largest binary unit that keeps the number at least 1.
+std::string human(double Bytes) {
+  const char *Units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int U = 0;
+  while (U < 4 && Bytes >= 1024) Bytes /= 1024, ++U;
   std::ostringstream OS;
-  OS << std::fixed << std::setprecision(3) << Bytes / (1024.0 * 1024 * 1024) << " GiB";
+  OS << std::setprecision(U == 0 ? 12 : 4) << Bytes << " " << Units[U];
   return OS.str();
 }
 } // namespace
 
 std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
   std::ostringstream OS;
-  OS << std::fixed << std::setprecision(3);
+  OS << std::setprecision(6);
   OS << "schedule " << S.schedule << ", " << S.microbatches << " micro-batches: iteration " << S.iterationTime
      << " ms (" << S.iterationTime / S.microbatches << " ms per micro-batch";
   if (S.period > 0) OS << ", period " << S.period << " ms";
-  OS << "), peak memory " << gib(S.peakMemory) << "\n";
+  OS << "), peak memory " << human(S.peakMemory) << "\n";
   for (size_t G = 0; G < S.gpus.size(); ++G) {
     const PipelineGpuMemory &M = S.gpus[G];
     if (M.blocks == 0) continue;
     OS << "  " << (G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)) << ": peak "
-       << gib(M.peak) << " at " << M.peakTask << " = weights " << gib(M.weights) << " + buffers "
-       << gib(M.buffers) << " + stash " << gib(M.peakStash) << " + kept outputs " << gib(M.peakDirect)
-       << " + running step " << gib(M.peakTaskIo) << "\n";
+       << human(M.peak) << " at " << M.peakTask << " = weights " << human(M.weights) << " + buffers "
+       << human(M.buffers) << " + stash " << human(M.peakStash) << " + kept outputs " << human(M.peakDirect)
+       << " + running step " << human(M.peakTaskIo) << "\n";
   }
   return OS.str();
 }
