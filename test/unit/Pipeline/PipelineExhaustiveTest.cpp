@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -57,7 +58,8 @@ double unlimitedOptimum(const PipelineTasks &Tasks, int P) {
 }
 
 /// Compares search and ILP on Cases random chains of L blocks and P GPUs.
-Tally compareOnRandomChains(unsigned Seed, int L, int P, int Cases, std::vector<double> Fractions) {
+Tally compareOnRandomChains(unsigned Seed, int L, int P, int Cases, std::vector<double> Fractions,
+                            double IlpSeconds = 60) {
   std::mt19937 Rng(Seed);
   Tally T;
   for (int Case = 0; Case < Cases; ++Case) {
@@ -69,13 +71,25 @@ Tally compareOnRandomChains(unsigned Seed, int L, int P, int Cases, std::vector<
       EXPECT_NEAR(test::exhaustivePipelineSearch(Tasks, P, INFINITY).period, Unlimited, 1e-9 * Unlimited);
     for (double Frac : Fractions) {
       double Mem = std::floor(One * Frac);
+      auto T0 = std::chrono::steady_clock::now();
       test::ExhaustiveResult S = test::exhaustivePipelineSearch(Tasks, P, Mem);
+      double SearchSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
       EXPECT_EQ(S.memoryMismatches, 0) << "case " << Case << " M " << Mem;
       PipelineIlpOptions O;
       O.numGpus = P;
       O.memoryBytes = Mem;
       O.warmStart = Case % 2 == 0; // half the cases without the warm start
+      O.timeLimitSeconds = IlpSeconds;
       Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
+      // Informative only (no timed assertion): where the minutes go.
+      std::printf(
+          "L %d P %d case %d M %.0f: search %.1f s (%ld nodes, %ld leaves) -> %g; ILP %s\n", L, P, Case, Mem,
+          SearchSeconds, S.nodes, S.leaves, S.period,
+          Plan ? ("period " + std::to_string(Plan->period()) + " in " +
+                  std::to_string(Plan->stats.count("solver_seconds") ? Plan->stats.at("solver_seconds") : 0) +
+                  " s")
+                     .c_str()
+               : "no plan");
       std::string Where = "L " + std::to_string(L) + " P " + std::to_string(P) + " case " +
                           std::to_string(Case) + " M " + std::to_string(Mem);
       if (std::isinf(S.period)) {
@@ -153,8 +167,14 @@ TEST(PipelineExhaustive, SlowFourAndFiveBlocksMatchTheIlp) {
   EXPECT_GE(T4.memoryBound + T43.memoryBound + T5.memoryBound, 3);
 }
 
-TEST(PipelineExhaustive, SlowSixBlocksMatchTheIlp) {
-  Tally T6 = compareOnRandomChains(61, 6, 2, 1, {0.9, 0.7});
-  Tally T63 = compareOnRandomChains(63, 6, 3, 1, {0.8});
-  EXPECT_GE(T6.compared + T63.compared, 2);
+// Without a warm start (no straight pipeline fits the limit) CBC may need
+// minutes to find any pattern on 12 tasks: these get 600 s.
+TEST(PipelineExhaustive, SlowSixBlocksTwoGpusMatchTheIlp) {
+  Tally T6 = compareOnRandomChains(61, 6, 2, 1, {0.9, 0.7}, 600);
+  EXPECT_GE(T6.compared, 1);
+}
+
+TEST(PipelineExhaustive, SlowSixBlocksThreeGpusMatchTheIlp) {
+  Tally T63 = compareOnRandomChains(63, 6, 3, 1, {0.8}, 600);
+  EXPECT_GE(T63.compared, 1);
 }
