@@ -136,8 +136,6 @@ int runPartition(int Argc, char **Argv) {
                                         "' made no plan, so there is nothing to write; add 'partition'"));
     return 0;
   }
-  // Every file goes to a temporary; all are renamed only when all were
-  // written (issue 16). The model (and stages) first: they add notes the report keeps.
   // --schedule: priced (and traced) before any file is written.
   std::optional<StagedSchedulePrice> Staged;
   ChromeTrace StagedTrace;
@@ -146,6 +144,8 @@ int runPartition(int Argc, char **Argv) {
     if (!S) return reportError(S.takeError());
     Staged = std::move(*S);
   }
+  // Every file goes to a temporary; all are renamed only when all were
+  // written (issue 16). The model (and stages) first: they add notes the report keeps.
   OutputTransaction Files;
   if (Error E = writePartitionedOutputs(*Ctx, O, Files)) return reportError(E);
   if (!O.report.empty()) {
