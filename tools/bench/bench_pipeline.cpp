@@ -43,6 +43,8 @@ std::string num(double V, int Digits = 3) {
 } // namespace
 
 int main(int Argc, char **Argv) {
+  // Line-buffered: a run stopped by `timeout` keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   double TimeLimit = 600, Bandwidth = 12e9, Lo = 0.5, Hi = 1.25;
   int Points = 6;
   std::vector<int> Gpus = {4, 8};
