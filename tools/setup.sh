@@ -24,6 +24,7 @@ APT_PACKAGES=(
   llvm-14-tools libgtest-dev libbenchmark-dev
   nodejs npm
   clang-14 libclang-rt-14-dev graphviz
+  clang-format-14 clang-tidy-14
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

@@ -359,6 +359,11 @@ Error onnxp::inferShapes(OnnxModel &M) {
     }
     ++Typed;
   }
+  M.untypedOutputs.clear();
+  for (const auto &Out : M.proto.graph().output())
+    if (!Out.type().has_tensor_type() || Out.type().tensor_type().elem_type() == 0)
+      if (!Out.type().has_sequence_type() && !Out.type().has_map_type() && !Out.type().has_optional_type())
+        M.untypedOutputs.push_back(Out.name());
   if (Typed)
     M.notes.push_back(
         "gave " + std::to_string(Typed) +

@@ -370,22 +370,25 @@ bool onnxp::sortNodesTopologically(onnx::GraphProto &G) {
   return true;
 }
 
-Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path,
-                               std::vector<std::string> &Notes) {
-  ONNXP_RETURN_IF_ERROR(validateForShapeInference(M, Path));
-  registerOrtOnnxDomainSchemas(); // the same schemas the output checker uses
-  onnx::GraphProto &G = *M.mutable_graph();
-  sortNodesTopologically(G);
+namespace {
+/// One run of inferShapesSafely: what is known so far about every tensor by
+/// name (types, constant data, computed shape vectors), and the per-node
+/// steps of the banner, each a method.
+class SafeInference {
+public:
+  SafeInference(onnx::ModelProto &M, const std::string &Path)
+      : M(M), Path(Path), G(*M.mutable_graph()), Options(/*check_type=*/false, /*error_mode=*/0,
+                                                         /*enable_data_propagation=*/true) {}
 
+  Error run(std::vector<std::string> &Notes);
+
+private:
+  onnx::ModelProto &M;
+  const std::string &Path;
+  onnx::GraphProto &G;
   std::unordered_map<std::string, int> Opsets;
-  for (const auto &O : M.opset_import()) Opsets[O.domain() == "ai.onnx" ? "" : O.domain()] = O.version();
   onnx::shape_inference::ModelLocalFunctionsMap Functions;
   std::unordered_map<std::string, bool> FunctionHasConvPool;
-  for (const auto &F : M.functions()) {
-    Functions[functionId(F.domain(), F.name())] = &F;
-    FunctionHasConvPool[functionId(F.domain(), F.name())] = functionContainsConvPool(F);
-  }
-
   // Types by name: node-based map, so the pointers handed to ONNX stay valid.
   std::unordered_map<std::string, onnx::TypeProto> Types;
   std::unordered_map<std::string, onnx::TypeProto *> TypePtrs;
@@ -393,170 +396,235 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path,
   std::unordered_map<std::string, const onnx::SparseTensorProto *> SparseData;
   std::unordered_map<std::string, onnx::TensorShapeProto> ShapeData;
   std::deque<onnx::TensorProto> Synthesized; // computed shape vectors as constants
-  // Integer values of a tensor: computed, or read from a 0-D/1-D constant.
-  auto ValuesOf = [&](const std::string &Name) -> const onnx::TensorShapeProto * {
-    if (auto It = ShapeData.find(Name); It != ShapeData.end()) return &It->second;
-    auto D = Data.find(Name);
-    if (D == Data.end()) return nullptr;
-    std::optional<onnx::TensorShapeProto> S = shapeDataOfTensor(*D->second);
-    return S ? &ShapeData.emplace(Name, std::move(*S)).first->second : nullptr;
-  };
-  auto Put = [&](const std::string &Name, const onnx::TypeProto &T) {
-    onnx::TypeProto &Slot = Types[Name];
-    Slot = T;
-    TypePtrs[Name] = &Slot;
-  };
+  std::unordered_set<std::string> Declared;  // value_info / outputs: merged into, not added
+  onnx::ShapeInferenceOptions Options;
+  int Failed = 0;
+  std::vector<std::string> FirstFailures;
+  std::vector<std::string> NewValueInfo;
+
+  /// Integer values of a tensor: computed, or read from a 0-D/1-D constant.
+  const onnx::TensorShapeProto *valuesOf(const std::string &Name);
+  void put(const std::string &Name, const onnx::TypeProto &T);
+  void fail(const onnx::NodeProto &N, int Index, std::string Why);
+  void collectOpsetsAndFunctions();
+  /// Types and data of initializers, graph inputs, value_info and outputs.
+  void seedTypes();
+  /// A contrib op without schema: output types from its type rule.
+  void applyContribTypeRule(const onnx::NodeProto &N);
+  /// Ranks are known here: check what convPoolShapeInference would index.
+  Error checkConvPoolRanks(const onnx::NodeProto &N, int Index);
+  /// Inference functions of older opsets read constant inputs only
+  /// (getInputData): hand them computed shape vectors as constants.
+  void synthesizeConstantInputs(const onnx::NodeProto &N);
+  /// The schema's inference function, its function body, or the model-local
+  /// function's body; false when it failed (noted).
+  bool runInference(const onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema,
+                    onnx::shape_inference::ModelLocalFunctionsMap::const_iterator Local,
+                    onnx::shape_inference::InferenceContextImpl &Ctx);
+  /// Inferred output types: new names are added, declared ones merged into.
+  void mergeOutputTypes(const onnx::NodeProto &N, int Index,
+                        onnx::shape_inference::InferenceContextImpl &Ctx);
+  /// The schema's data propagation, then our own for shape arithmetic.
+  void propagateData(onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema);
+  Error inferNode(int Index);
+  /// The types found go back into value_info and the graph outputs.
+  void writeTypes();
+};
+
+const onnx::TensorShapeProto *SafeInference::valuesOf(const std::string &Name) {
+  if (auto It = ShapeData.find(Name); It != ShapeData.end()) return &It->second;
+  auto D = Data.find(Name);
+  if (D == Data.end()) return nullptr;
+  std::optional<onnx::TensorShapeProto> S = shapeDataOfTensor(*D->second);
+  return S ? &ShapeData.emplace(Name, std::move(*S)).first->second : nullptr;
+}
+
+void SafeInference::put(const std::string &Name, const onnx::TypeProto &T) {
+  onnx::TypeProto &Slot = Types[Name];
+  Slot = T;
+  TypePtrs[Name] = &Slot;
+}
+
+void SafeInference::fail(const onnx::NodeProto &N, int Index, std::string Why) {
+  // ONNX's messages span lines; a note is one line.
+  for (char &C : Why)
+    if (C == '\n' || C == '\r') C = ' ';
+  if (Why.size() > 200) Why = Why.substr(0, 200) + "...";
+  if (++Failed <= 3) FirstFailures.push_back(nodeLabel(N, Index) + ": " + Why);
+}
+
+void SafeInference::collectOpsetsAndFunctions() {
+  for (const auto &O : M.opset_import()) Opsets[O.domain() == "ai.onnx" ? "" : O.domain()] = O.version();
+  for (const auto &F : M.functions()) {
+    Functions[functionId(F.domain(), F.name())] = &F;
+    FunctionHasConvPool[functionId(F.domain(), F.name())] = functionContainsConvPool(F);
+  }
+}
+
+void SafeInference::seedTypes() {
   for (const auto &I : G.initializer()) {
-    Put(I.name(), typeOfInitializer(I));
+    put(I.name(), typeOfInitializer(I));
     Data[I.name()] = &I;
   }
   for (const auto &S : G.sparse_initializer()) SparseData[S.values().name()] = &S;
   for (const auto &VI : G.input())
-    if (VI.has_type()) Put(VI.name(), VI.type());
-  std::unordered_set<std::string> Declared; // value_info / outputs: merged into, not added
+    if (VI.has_type()) put(VI.name(), VI.type());
   for (const auto *List : {&G.value_info(), &G.output()})
     for (const auto &VI : *List)
       if (VI.has_type() && !TypePtrs.count(VI.name())) {
-        Put(VI.name(), VI.type());
+        put(VI.name(), VI.type());
         Declared.insert(VI.name());
       }
+}
 
-  onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
-                                      /*enable_data_propagation=*/true);
-  int Failed = 0;
-  std::vector<std::string> FirstFailures;
-  auto Fail = [&](const onnx::NodeProto &N, int Index, std::string Why) {
-    // ONNX's messages span lines; a note is one line.
-    for (char &C : Why)
-      if (C == '\n' || C == '\r') C = ' ';
-    if (Why.size() > 200) Why = Why.substr(0, 200) + "...";
-    if (++Failed <= 3) FirstFailures.push_back(nodeLabel(N, Index) + ": " + Why);
-  };
-  std::vector<std::string> NewValueInfo;
+void SafeInference::applyContribTypeRule(const onnx::NodeProto &N) {
+  const std::vector<int> *Rule = contribTypeRule(N);
+  if (!Rule) return;
+  for (int O = 0; O < N.output_size() && O < static_cast<int>(Rule->size()); ++O) {
+    int From = (*Rule)[O];
+    if (N.output(O).empty() || TypePtrs.count(N.output(O)) || From < 0 || From >= N.input_size()) continue;
+    auto It = TypePtrs.find(N.input(From));
+    if (It == TypePtrs.end()) continue;
+    put(N.output(O), *It->second);
+    NewValueInfo.push_back(N.output(O));
+  }
+}
 
-  for (int Index = 0; Index < G.node_size(); ++Index) {
-    onnx::NodeProto &N = *G.mutable_node(Index);
-    std::string Domain = N.domain() == "ai.onnx" ? "" : N.domain();
-    if (N.op_type() == "Constant" && N.output_size() == 1)
-      if (const onnx::AttributeProto *V = findAttr(N, "value"); V && V->has_t()) Data[N.output(0)] = &V->t();
-    auto Opset = Opsets.find(Domain);
-    const onnx::OpSchema *Schema =
-        Opset == Opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(N.op_type(), Opset->second, Domain);
-    auto Local = Functions.find(functionId(N.domain(), N.op_type()));
-    if (!Schema && Local == Functions.end()) {
-      if (const std::vector<int> *Rule = contribTypeRule(N))
-        for (int O = 0; O < N.output_size() && O < static_cast<int>(Rule->size()); ++O) {
-          int From = (*Rule)[O];
-          if (N.output(O).empty() || TypePtrs.count(N.output(O)) || From < 0 || From >= N.input_size())
-            continue;
-          auto It = TypePtrs.find(N.input(From));
-          if (It == TypePtrs.end()) continue;
-          Put(N.output(O), *It->second);
-          NewValueInfo.push_back(N.output(O));
-        }
-      continue; // other unknown ops: completed by gradient naming later
-    }
+Error SafeInference::checkConvPoolRanks(const onnx::NodeProto &N, int Index) {
+  if (!isConvPoolFamily(N)) return Error::success();
+  int64_t Rank = N.input_size() > 0 && TypePtrs.count(N.input(0)) ? rankOf(TypePtrs[N.input(0)]) : -1;
+  ONNXP_RETURN_IF_ERROR(checkConvPoolAttributes(N, Index, Rank, Path));
+  const ConvPoolOp *Op = convPoolOp(N);
+  if (!Op || Op->weightInput < 0 || Rank < 0 || N.input_size() <= Op->weightInput ||
+      !TypePtrs.count(N.input(Op->weightInput)))
+    return Error::success();
+  int64_t WRank = rankOf(TypePtrs[N.input(Op->weightInput)]);
+  if (WRank >= 0 && WRank != Rank)
+    return makeError(Path, ": ", nodeLabel(N, Index), ": weight input has rank ", WRank,
+                     " but the data input has rank ", Rank, "; they must be equal");
+  return Error::success();
+}
 
-    // An input with no type comes from an op nothing knows (com.microsoft
-    // without a schema): the outputs stay unknown, and that is no failure of
-    // this node. (ONNX 1.12's data propagators would even dereference null.)
-    bool AllInputsTyped = true;
-    for (const std::string &In : N.input()) AllInputsTyped &= In.empty() || TypePtrs.count(In) > 0;
-    if (!AllInputsTyped) continue;
-
-    // Ranks are known here: check what convPoolShapeInference would index.
-    if (isConvPoolFamily(N)) {
-      int64_t Rank = N.input_size() > 0 && TypePtrs.count(N.input(0)) ? rankOf(TypePtrs[N.input(0)]) : -1;
-      ONNXP_RETURN_IF_ERROR(checkConvPoolAttributes(N, Index, Rank, Path));
-      if (const ConvPoolOp *Op = convPoolOp(N); Op && Op->weightInput >= 0 && Rank >= 0 &&
-                                                N.input_size() > Op->weightInput &&
-                                                TypePtrs.count(N.input(Op->weightInput))) {
-        int64_t WRank = rankOf(TypePtrs[N.input(Op->weightInput)]);
-        if (WRank >= 0 && WRank != Rank)
-          return makeError(Path, ": ", nodeLabel(N, Index), ": weight input has rank ", WRank,
-                           " but the data input has rank ", Rank, "; they must be equal");
-      }
-    }
-
-    // Inference functions of older opsets read constant inputs only
-    // (getInputData): hand them computed shape vectors as constants.
-    for (const std::string &In : N.input()) {
-      if (In.empty() || Data.count(In)) continue;
-      auto It = ShapeData.find(In);
-      bool Scalar = TypePtrs.count(In) && rankOf(TypePtrs[In]) == 0;
-      if (It == ShapeData.end()) continue;
-      if (std::optional<onnx::TensorProto> T = tensorOfShapeData(It->second, In, Scalar)) {
-        Synthesized.push_back(std::move(*T));
-        Data[In] = &Synthesized.back();
-      }
-    }
-    onnx::shape_inference::GraphInferenceContext GraphCtx(TypePtrs, Opsets, nullptr, Functions,
-                                                          onnx::OpSchemaRegistry::Instance(), &ShapeData,
-                                                          static_cast<int>(M.ir_version()));
-    // Subgraphs are inferred by ONNX itself, without the rank checks above:
-    // allowed only when they hold no convolution or pooling.
-    bool SubgraphsSafe = true;
-    for (const auto &A : N.attribute()) {
-      if (A.has_g()) SubgraphsSafe &= !containsConvPool(A.g());
-      for (const auto &S : A.graphs()) SubgraphsSafe &= !containsConvPool(S);
-    }
-    onnx::shape_inference::InferenceContextImpl Ctx(N, TypePtrs, Data, SparseData, &ShapeData,
-                                                    SubgraphsSafe ? &GraphCtx : nullptr);
-    try {
-      if (Schema && Schema->has_type_and_shape_inference_function()) {
-        Schema->GetTypeAndShapeInferenceFunction()(Ctx);
-      } else if (Schema && Schema->HasFunction()) {
-        onnx::shape_inference::InferShapeForFunctionNode(*Schema->GetFunction(),
-                                                         onnx::OpSchemaRegistry::Instance(), Ctx, Options,
-                                                         Functions, nullptr, &ShapeData);
-      } else if (!Schema) {
-        if (FunctionHasConvPool[Local->first]) {
-          Fail(N, Index, "model-local function with convolution or pooling is not inferred");
-          continue;
-        }
-        std::unordered_map<std::string, int> FnOpsets;
-        for (const auto &O : Local->second->opset_import()) FnOpsets[O.domain()] = O.version();
-        onnx::shape_inference::InferShapeForFunctionNode(*Local->second, FnOpsets,
-                                                         onnx::OpSchemaRegistry::Instance(), Ctx, Options,
-                                                         Functions, nullptr, &ShapeData);
-      }
-    } catch (const std::exception &Ex) {
-      Fail(N, Index, Ex.what());
-      continue;
-    }
-    for (int O = 0; O < N.output_size(); ++O) {
-      const std::string &Name = N.output(O);
-      const onnx::TypeProto &Inferred = *Ctx.getOutputType(O);
-      if (Name.empty() || Inferred.value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
-      auto It = TypePtrs.find(Name);
-      if (It == TypePtrs.end()) {
-        Put(Name, Inferred);
-        NewValueInfo.push_back(Name);
-        continue;
-      }
-      try {
-        onnx::shape_inference::mergeShapesAndTypes(Inferred, It->second);
-      } catch (const std::exception &Ex) {
-        Fail(N, Index, std::string("inferred type disagrees with the declared one: ") + Ex.what());
-      }
-    }
-    if (Schema && Schema->has_data_propagation_function()) {
-      try {
-        onnx::shape_inference::DataPropagationContextImpl DP(N, TypePtrs, Data, ShapeData);
-        Schema->GetDataPropagationFunction()(DP);
-      } catch (const std::exception &Ex) { Fail(N, Index, std::string("data propagation: ") + Ex.what()); }
-    }
-    if (N.output_size() > 0 && !N.output(0).empty() && !ShapeData.count(N.output(0))) {
-      ShapeDataInputs In{[&](int I) { return I < N.input_size() ? ValuesOf(N.input(I)) : nullptr; },
-                         [&](int I) -> const onnx::TypeProto * {
-                           auto It = I < N.input_size() ? TypePtrs.find(N.input(I)) : TypePtrs.end();
-                           return It == TypePtrs.end() ? nullptr : It->second;
-                         }};
-      if (std::optional<onnx::TensorShapeProto> V = propagateShapeData(N, In))
-        ShapeData.emplace(N.output(0), std::move(*V));
+void SafeInference::synthesizeConstantInputs(const onnx::NodeProto &N) {
+  for (const std::string &In : N.input()) {
+    if (In.empty() || Data.count(In)) continue;
+    auto It = ShapeData.find(In);
+    bool Scalar = TypePtrs.count(In) && rankOf(TypePtrs[In]) == 0;
+    if (It == ShapeData.end()) continue;
+    if (std::optional<onnx::TensorProto> T = tensorOfShapeData(It->second, In, Scalar)) {
+      Synthesized.push_back(std::move(*T));
+      Data[In] = &Synthesized.back();
     }
   }
+}
 
+bool SafeInference::runInference(const onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema,
+                                 onnx::shape_inference::ModelLocalFunctionsMap::const_iterator Local,
+                                 onnx::shape_inference::InferenceContextImpl &Ctx) {
+  try {
+    if (Schema && Schema->has_type_and_shape_inference_function()) {
+      Schema->GetTypeAndShapeInferenceFunction()(Ctx);
+    } else if (Schema && Schema->HasFunction()) {
+      onnx::shape_inference::InferShapeForFunctionNode(*Schema->GetFunction(),
+                                                       onnx::OpSchemaRegistry::Instance(), Ctx, Options,
+                                                       Functions, nullptr, &ShapeData);
+    } else if (!Schema) {
+      if (FunctionHasConvPool[Local->first]) {
+        fail(N, Index, "model-local function with convolution or pooling is not inferred");
+        return false;
+      }
+      std::unordered_map<std::string, int> FnOpsets;
+      for (const auto &O : Local->second->opset_import()) FnOpsets[O.domain()] = O.version();
+      onnx::shape_inference::InferShapeForFunctionNode(*Local->second, FnOpsets,
+                                                       onnx::OpSchemaRegistry::Instance(), Ctx, Options,
+                                                       Functions, nullptr, &ShapeData);
+    }
+  } catch (const std::exception &Ex) {
+    fail(N, Index, Ex.what());
+    return false;
+  }
+  return true;
+}
+
+void SafeInference::mergeOutputTypes(const onnx::NodeProto &N, int Index,
+                                     onnx::shape_inference::InferenceContextImpl &Ctx) {
+  for (int O = 0; O < N.output_size(); ++O) {
+    const std::string &Name = N.output(O);
+    const onnx::TypeProto &Inferred = *Ctx.getOutputType(O);
+    if (Name.empty() || Inferred.value_case() == onnx::TypeProto::VALUE_NOT_SET) continue;
+    auto It = TypePtrs.find(Name);
+    if (It == TypePtrs.end()) {
+      put(Name, Inferred);
+      NewValueInfo.push_back(Name);
+      continue;
+    }
+    try {
+      onnx::shape_inference::mergeShapesAndTypes(Inferred, It->second);
+    } catch (const std::exception &Ex) {
+      fail(N, Index, std::string("inferred type disagrees with the declared one: ") + Ex.what());
+    }
+  }
+}
+
+void SafeInference::propagateData(onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema) {
+  if (Schema && Schema->has_data_propagation_function()) {
+    try {
+      onnx::shape_inference::DataPropagationContextImpl DP(N, TypePtrs, Data, ShapeData);
+      Schema->GetDataPropagationFunction()(DP);
+    } catch (const std::exception &Ex) { fail(N, Index, std::string("data propagation: ") + Ex.what()); }
+  }
+  if (N.output_size() == 0 || N.output(0).empty() || ShapeData.count(N.output(0))) return;
+  ShapeDataInputs In{[&](int I) { return I < N.input_size() ? valuesOf(N.input(I)) : nullptr; },
+                     [&](int I) -> const onnx::TypeProto * {
+                       auto It = I < N.input_size() ? TypePtrs.find(N.input(I)) : TypePtrs.end();
+                       return It == TypePtrs.end() ? nullptr : It->second;
+                     }};
+  if (std::optional<onnx::TensorShapeProto> V = propagateShapeData(N, In))
+    ShapeData.emplace(N.output(0), std::move(*V));
+}
+
+Error SafeInference::inferNode(int Index) {
+  onnx::NodeProto &N = *G.mutable_node(Index);
+  std::string Domain = N.domain() == "ai.onnx" ? "" : N.domain();
+  if (N.op_type() == "Constant" && N.output_size() == 1)
+    if (const onnx::AttributeProto *V = findAttr(N, "value"); V && V->has_t()) Data[N.output(0)] = &V->t();
+  auto Opset = Opsets.find(Domain);
+  const onnx::OpSchema *Schema =
+      Opset == Opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(N.op_type(), Opset->second, Domain);
+  auto Local = Functions.find(functionId(N.domain(), N.op_type()));
+  if (!Schema && Local == Functions.end()) {
+    applyContribTypeRule(N);
+    return Error::success(); // other unknown ops: completed by gradient naming later
+  }
+
+  // An input with no type comes from an op nothing knows (com.microsoft
+  // without a schema): the outputs stay unknown, and that is no failure of
+  // this node. (ONNX 1.12's data propagators would even dereference null.)
+  bool AllInputsTyped = true;
+  for (const std::string &In : N.input()) AllInputsTyped &= In.empty() || TypePtrs.count(In) > 0;
+  if (!AllInputsTyped) return Error::success();
+
+  ONNXP_RETURN_IF_ERROR(checkConvPoolRanks(N, Index));
+  synthesizeConstantInputs(N);
+  onnx::shape_inference::GraphInferenceContext GraphCtx(TypePtrs, Opsets, nullptr, Functions,
+                                                        onnx::OpSchemaRegistry::Instance(), &ShapeData,
+                                                        static_cast<int>(M.ir_version()));
+  // Subgraphs are inferred by ONNX itself, without the rank checks above:
+  // allowed only when they hold no convolution or pooling.
+  bool SubgraphsSafe = true;
+  for (const auto &A : N.attribute()) {
+    if (A.has_g()) SubgraphsSafe &= !containsConvPool(A.g());
+    for (const auto &S : A.graphs()) SubgraphsSafe &= !containsConvPool(S);
+  }
+  onnx::shape_inference::InferenceContextImpl Ctx(N, TypePtrs, Data, SparseData, &ShapeData,
+                                                  SubgraphsSafe ? &GraphCtx : nullptr);
+  if (!runInference(N, Index, Schema, Local, Ctx)) return Error::success();
+  mergeOutputTypes(N, Index, Ctx);
+  propagateData(N, Index, Schema);
+  return Error::success();
+}
+
+void SafeInference::writeTypes() {
   for (auto &VI : *G.mutable_value_info())
     if (auto It = TypePtrs.find(VI.name()); It != TypePtrs.end()) *VI.mutable_type() = *It->second;
   for (auto &VI : *G.mutable_output())
@@ -569,6 +637,13 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path,
     VI->set_name(Name);
     *VI->mutable_type() = *TypePtrs[Name];
   }
+}
+
+Error SafeInference::run(std::vector<std::string> &Notes) {
+  collectOpsetsAndFunctions();
+  seedTypes();
+  for (int Index = 0; Index < G.node_size(); ++Index) ONNXP_RETURN_IF_ERROR(inferNode(Index));
+  writeTypes();
   if (Failed) {
     std::string Note = "shape inference failed for " + std::to_string(Failed) +
                        " node(s); their outputs have unknown shapes (";
@@ -576,4 +651,13 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path,
     Notes.push_back(Note + (Failed > 3 ? "; ...)" : ")"));
   }
   return Error::success();
+}
+} // namespace
+
+Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path,
+                               std::vector<std::string> &Notes) {
+  ONNXP_RETURN_IF_ERROR(validateForShapeInference(M, Path));
+  registerOrtOnnxDomainSchemas(); // the same schemas the output checker uses
+  sortNodesTopologically(*M.mutable_graph());
+  return SafeInference(M, Path).run(Notes);
 }

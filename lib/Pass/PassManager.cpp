@@ -1,6 +1,7 @@
 //===- Pass/PassManager.cpp - Pipeline parsing, running, instrumentation ===//
 //
-// Dumps use one fixed banner, "# *** Cost graph dump after <pass> ***", so
+// Dumps use one fixed banner, "# *** Cost graph dump after <pass> ***" (or
+// "Output model dump" after the write-back passes, OutputModelDump.cpp), so
 // tests and people can grep for it (STYLE.md: the pass manager prints the
 // IR, passes never do).
 //
@@ -65,8 +66,10 @@ Error PassManager::run(PassContext &Ctx, const Instrumentation &I) {
       *I.logStream << "time-passes: " << std::setw(10) << std::fixed << std::setprecision(4) << Secs * 1e3
                    << " ms  " << P->name() << (*Changed ? "" : " (no change)") << "\n"
                    << std::defaultfloat;
-    if (I.dumpStream && (I.printAfter.count(P->name()) || I.printAfter.count("*")))
-      printDump(*I.dumpStream, Ctx, P->name());
+    if (I.dumpStream && (I.printAfter.count(P->name()) || I.printAfter.count("*"))) {
+      if (P->dumpKind() == DumpKind::OutputModel) printOutputModelDump(*I.dumpStream, Ctx, P->name());
+      else printDump(*I.dumpStream, Ctx, P->name());
+    }
   }
   return Error::success();
 }

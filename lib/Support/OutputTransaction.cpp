@@ -9,6 +9,7 @@
 #include "onnx-partition/Support/OutputTransaction.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -112,8 +113,16 @@ Error OutputTransaction::add(const std::string &Path, const std::string &Content
 void OutputTransaction::replaceStagesIn(const std::string &Dir) { StageDirs.push_back(Dir); }
 
 Error OutputTransaction::commit() {
-  // Renames within one folder are atomic; a failure midway (disk gone)
+  // Test hook: every temporary is written; a test sends SIGINT/SIGTERM
+  // during this pause and checks nothing is left (test/lit/Tool/signal-*).
+  if (const char *Ms = std::getenv("ONNXP_TEST_COMMIT_DELAY_MS"))
+    usleep(static_cast<useconds_t>(std::strtoul(Ms, nullptr, 10) % 60000) * 1000);
+  // Renames within one folder are atomic; the set of renames (and the
+  // removal of stale stage files) is made so for signals too: SIGINT and
+  // SIGTERM wait until every output is in place (then the process dies with
+  // all of them written), never half a set. A failure midway (disk gone)
   // leaves earlier files renamed, which is reported.
+  BlockSignals B;
   for (const Entry &E : Entries) {
     std::error_code EC;
     fs::rename(E.tmp, E.path, EC);
@@ -121,6 +130,11 @@ Error OutputTransaction::commit() {
     forgetTemporary(E.tmp);
   }
   Committed = true;
+  removeStaleStages();
+  return Error::success();
+}
+
+void OutputTransaction::removeStaleStages() const {
   static const std::regex StageFile(R"(stage[0-9]+_[A-Za-z0-9]+\.onnx(\.data)?)");
   for (const std::string &Dir : StageDirs) {
     std::set<std::string> Written;
@@ -135,7 +149,6 @@ Error OutputTransaction::commit() {
       }
     }
   }
-  return Error::success();
 }
 
 bool onnxp::samePath(const std::string &A, const std::string &B) {

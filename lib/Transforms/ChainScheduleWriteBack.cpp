@@ -85,6 +85,114 @@ struct WeightEvent {
   int anchor = 0; ///< the original node it goes after (offload) or before (prefetch)
 };
 
+/// The weights of each layer 1..L: parameters whose first reader is in the
+/// layer's forward or backward block.
+std::vector<std::vector<std::string>> layerWeights(const onnx::GraphProto &G, const OnnxModel &M,
+                                                   const ChainOnnxNodes &Nodes, int L) {
+  const int N = G.node_size();
+  std::set<std::string> Params;
+  for (const ParameterInfo &Pr : findParameters(M)) Params.insert(Pr.name);
+  std::vector<int> LayerOfNode(N, 0);
+  for (int K = 1; K <= L; ++K) {
+    for (int Idx : Nodes.forward[K - 1]) LayerOfNode[Idx] = K;
+    for (int Idx : Nodes.backward[K - 1]) LayerOfNode[Idx] = K;
+  }
+  std::vector<std::vector<std::string>> Weights(L + 1);
+  std::set<std::string> Owned;
+  for (int Idx = 0; Idx < N; ++Idx)
+    for (const std::string &In : G.node(Idx).input())
+      if (Params.count(In) && Owned.insert(In).second && LayerOfNode[Idx])
+        Weights[LayerOfNode[Idx]].push_back(In);
+  return Weights;
+}
+
+/// Writes the Offload and Prefetch nodes of a weight schedule into the
+/// model, one event at a time in graph order.
+class WeightWriter {
+public:
+  WeightWriter(onnx::ModelProto &Out, ModelPlacement &P, const OnnxModel &M) : Out(Out), P(P), M(M) {
+    const onnx::GraphProto &G = Out.graph();
+    Index.resize(G.node_size());
+    for (int I = 0; I < G.node_size(); ++I) Index[I] = I;
+    for (const auto &Nd : G.node())
+      for (const auto &O : Nd.output()) Names.insert(O);
+    for (const auto &I : G.input()) Names.insert(I.name());
+    for (const auto &I : G.initializer()) Names.insert(I.name());
+    Acc = P.deviceNames[P.device.empty() ? 0 : P.device.front()];
+    Stage = P.stage.empty() ? 0 : P.stage.front();
+  }
+
+  /// Offloads or prefetches weight W at event E.
+  Error write(const WeightEvent &E, const std::string &W, ChainWriteBackResult &R);
+
+private:
+  onnx::ModelProto &Out;
+  ModelPlacement &P;
+  const OnnxModel &M;
+  std::vector<int> Index; ///< original node -> current index
+  std::map<std::string, std::string> Current, HostCopy;
+  std::set<std::string> Names;
+  std::string Acc;
+  int Stage = 0;
+
+  std::string fresh(const std::string &Base) {
+    std::string Name = Base;
+    for (int I = 1; Names.count(Name); ++I) Name = Base + "_" + std::to_string(I);
+    Names.insert(Name);
+    return Name;
+  }
+  /// Inserted node at Pos: original nodes at or after it move down one.
+  void shiftFrom(int Pos) {
+    for (int &I : Index)
+      if (I >= Pos) ++I;
+  }
+};
+
+Error WeightWriter::write(const WeightEvent &E, const std::string &W, ChainWriteBackResult &R) {
+  const onnx::GraphProto &G = Out.graph();
+  const TensorInfo *TI = M.tensor(W);
+  std::optional<double> Known = TI ? TI->bytes() : std::nullopt;
+  const double Bytes = Known ? *Known : 0.0;
+  std::string Cur = Current.count(W) ? Current[W] : W;
+  const onnx::NodeProto &AN = G.node(Index[E.anchor]);
+  const std::string Anchor = AN.name().empty() ? AN.op_type() + "_" + std::to_string(E.anchor) : AN.name();
+  std::vector<onnx::AttributeProto> Attrs = {
+      stringAttribute("source", E.prefetch ? "host" : Acc),
+      stringAttribute("target", E.prefetch ? Acc : "host"),
+      intAttribute("bytes", int64_t(Bytes)),
+      intAttribute("stage", Stage),
+      stringAttribute("after_node", Anchor),
+      stringAttribute("stream", E.prefetch ? "host->gpu" : "gpu->host")};
+  if (!E.prefetch) {
+    std::string Host = fresh(W + "__host");
+    Expected<int> Pos = insertPartitionNode(Out, P, PartitionOp::Offload, Cur, Host, Attrs, Index[E.anchor],
+                                            {}, P.device.front(), Stage);
+    if (!Pos) return Pos.takeError();
+    shiftFrom(*Pos);
+    HostCopy[W] = Host;
+    ++R.offloadNodes;
+    R.offloadedBytes += Bytes;
+    return Error::success();
+  }
+  std::string Source = HostCopy.count(W) ? HostCopy[W] : Cur;
+  std::string Back = fresh(W + "__prefetch");
+  int Before = Index[E.anchor];
+  Expected<int> Pos = insertPartitionNode(Out, P, PartitionOp::Prefetch, Source, Back, Attrs, Before - 1, {},
+                                          P.device.front(), Stage);
+  if (!Pos) return Pos.takeError();
+  shiftFrom(*Pos);
+  // Every later reader of the weight's current name reads the prefetched copy.
+  onnx::GraphProto *MG = Out.mutable_graph();
+  for (int I = *Pos + 1; I < MG->node_size(); ++I)
+    for (auto &In : *MG->mutable_node(I)->mutable_input())
+      if (In == Cur) In = Back;
+  Current[W] = Back;
+  HostCopy.erase(W);
+  ++R.prefetchNodes;
+  R.prefetchedBytes += Bytes;
+  return Error::success();
+}
+
 Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelPlacement &P,
                                                    const OnnxModel &M, const Chain &C,
                                                    const ChainOnnxNodes &Nodes, const std::string &Json) {
@@ -101,20 +209,7 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
     for (int Idx : OpNodes(J))
       if (Idx < 0 || Idx >= N)
         return makeInternalError("chain block names ONNX node ", Idx, ", not in the graph");
-  // The weights of each layer: parameters whose first reader is in the block.
-  std::set<std::string> Params;
-  for (const ParameterInfo &Pr : findParameters(M)) Params.insert(Pr.name);
-  std::vector<int> LayerOfNode(N, 0);
-  for (int K = 1; K <= L; ++K) {
-    for (int Idx : Nodes.forward[K - 1]) LayerOfNode[Idx] = K;
-    for (int Idx : Nodes.backward[K - 1]) LayerOfNode[Idx] = K;
-  }
-  std::vector<std::vector<std::string>> Weights(L + 1);
-  std::set<std::string> Owned;
-  for (int Idx = 0; Idx < N; ++Idx)
-    for (const std::string &In : G.node(Idx).input())
-      if (Params.count(In) && Owned.insert(In).second && LayerOfNode[Idx])
-        Weights[LayerOfNode[Idx]].push_back(In);
+  std::vector<std::vector<std::string>> Weights = layerWeights(G, M, Nodes, L);
 
   std::vector<WeightEvent> Events;
   int Skipped = 0;
@@ -142,69 +237,9 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
   ChainWriteBackResult R;
   R.kind = ChainWriteBackResult::Kind::WeightOffload;
   R.skippedTransfers = Skipped;
-  std::vector<int> Index(N); // original node -> current index
-  for (int I = 0; I < N; ++I) Index[I] = I;
-  std::map<std::string, std::string> Current, HostCopy;
-  std::set<std::string> Names;
-  for (const auto &Nd : G.node())
-    for (const auto &O : Nd.output()) Names.insert(O);
-  for (const auto &I : G.input()) Names.insert(I.name());
-  for (const auto &I : G.initializer()) Names.insert(I.name());
-  auto Fresh = [&](const std::string &Base) {
-    std::string Name = Base;
-    for (int I = 1; Names.count(Name); ++I) Name = Base + "_" + std::to_string(I);
-    Names.insert(Name);
-    return Name;
-  };
-  const std::string Acc = P.deviceNames[P.device.empty() ? 0 : P.device.front()];
-  const int Stage = P.stage.empty() ? 0 : P.stage.front();
-  for (const WeightEvent &E : Events) {
-    for (const std::string &W : Weights[E.layer]) {
-      const TensorInfo *TI = M.tensor(W);
-      std::optional<double> Known = TI ? TI->bytes() : std::nullopt;
-      const double Bytes = Known ? *Known : 0.0;
-      std::string Cur = Current.count(W) ? Current[W] : W;
-      const onnx::NodeProto &AN = G.node(Index[E.anchor]);
-      const std::string Anchor =
-          AN.name().empty() ? AN.op_type() + "_" + std::to_string(E.anchor) : AN.name();
-      std::vector<onnx::AttributeProto> Attrs = {
-          stringAttribute("source", E.prefetch ? "host" : Acc),
-          stringAttribute("target", E.prefetch ? Acc : "host"),
-          intAttribute("bytes", int64_t(Bytes)),
-          intAttribute("stage", Stage),
-          stringAttribute("after_node", Anchor),
-          stringAttribute("stream", E.prefetch ? "host->gpu" : "gpu->host")};
-      if (!E.prefetch) {
-        std::string Host = Fresh(W + "__host");
-        Expected<int> Pos = insertPartitionNode(Out, P, PartitionOp::Offload, Cur, Host, Attrs,
-                                                Index[E.anchor], {}, P.device.front(), Stage);
-        if (!Pos) return Pos.takeError();
-        for (int &I : Index)
-          if (I >= *Pos) ++I;
-        HostCopy[W] = Host;
-        ++R.offloadNodes;
-        R.offloadedBytes += Bytes;
-        continue;
-      }
-      std::string Source = HostCopy.count(W) ? HostCopy[W] : Cur;
-      std::string Back = Fresh(W + "__prefetch");
-      int Before = Index[E.anchor];
-      Expected<int> Pos = insertPartitionNode(Out, P, PartitionOp::Prefetch, Source, Back, Attrs, Before - 1,
-                                              {}, P.device.front(), Stage);
-      if (!Pos) return Pos.takeError();
-      for (int &I : Index)
-        if (I >= *Pos) ++I;
-      // Every later reader of the weight's current name reads the prefetched copy.
-      onnx::GraphProto *MG = Out.mutable_graph();
-      for (int I = *Pos + 1; I < MG->node_size(); ++I)
-        for (auto &In : *MG->mutable_node(I)->mutable_input())
-          if (In == Cur) In = Back;
-      Current[W] = Back;
-      HostCopy.erase(W);
-      ++R.prefetchNodes;
-      R.prefetchedBytes += Bytes;
-    }
-  }
+  WeightWriter Writer(Out, P, M);
+  for (const WeightEvent &E : Events)
+    for (const std::string &W : Weights[E.layer]) ONNXP_RETURN_IF_ERROR(Writer.write(E, W, R));
   return R;
 }
 

@@ -1,11 +1,22 @@
-//===- Transforms/OrtSchemas.cpp - ORT's LayerNormalization (ONNX domain, v1) ===//
+//===- Transforms/OrtSchemas.cpp - ORT's own ONNX-domain schemas ---------===//
 //
-// Mirrors the signature ONNX Runtime registers (contrib_defs.cc:
-// LayerNormalization, kOnnxDomain, SinceVersion(1)): inputs X, scale,
-// optional B; outputs Y, optional mean and inv_std_var; attributes axis,
-// epsilon, stash_type. Shape inference: Y has X's type and shape; mean and
-// inv_std_var have X's shape with the normalized axes set to 1. Only used
-// for checking; onnx-partition never executes the op.
+// LayerNormalization mirrors the signature ONNX Runtime registers
+// (contrib_defs.cc: LayerNormalization, kOnnxDomain, SinceVersion(1)):
+// inputs X, scale, optional B; outputs Y, optional mean and inv_std_var;
+// attributes axis, epsilon, stash_type. Shape inference: Y has X's type and
+// shape; mean and inv_std_var have X's shape with the normalized axes set
+// to 1.
+//
+// The pooling and convolution gradients mirror ORT's training schemas
+// (orttraining/core/graph/training_op_defs.cc): MaxPoolGrad(dY, Indices)
+// and AveragePoolGrad(dY) are registered there without a domain, i.e. in
+// the ONNX domain since version 9, and ORT's gradient builder emits them
+// so (gradient_builder.cc, NodeDef("MaxPoolGrad", {GO(0), O(1)}, ...)); a
+// CNN training graph with max pooling therefore carries an ONNX-domain op
+// ONNX does not define. ConvGrad(dY, X, W) -> dX, dW, dB was in the ONNX
+// domain too before ORT moved it to com.microsoft. Attributes are the
+// forward op's, unchecked. Only used for checking; onnx-partition never
+// executes these ops.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/OrtSchemas.h"
@@ -14,6 +25,8 @@
 #include <onnx/defs/shape_inference.h>
 
 #include <mutex>
+#include <string>
+#include <vector>
 
 using namespace onnxp;
 
@@ -38,11 +51,92 @@ void layerNormInference(onnx::InferenceContext &Ctx) {
     }
   }
 }
+
+void propagateElemType(onnx::InferenceContext &Ctx, size_t In, size_t Out) {
+  if (Out < Ctx.getNumOutputs() && Ctx.getInputType(In))
+    onnx::propagateElemTypeFromInputToOutput(Ctx, In, Out);
+}
+
+/// dX of a pooling gradient: dY's element type; its shape is the forward
+/// input's, which the op does not receive (the front end takes it from the
+/// X_grad naming convention).
+void poolGradInference(onnx::InferenceContext &Ctx) { propagateElemType(Ctx, 0, 0); }
+
+/// ConvGrad: dX like X, dW like W, dB of W's output channels.
+void convGradInference(onnx::InferenceContext &Ctx) {
+  for (size_t Out = 0; Out < 3 && Out < Ctx.getNumOutputs(); ++Out) propagateElemType(Ctx, 0, Out);
+  if (Ctx.getNumOutputs() > 0 && onnx::hasInputShape(Ctx, 1))
+    onnx::propagateShapeFromInputToOutput(Ctx, 1, 0);
+  if (Ctx.getNumOutputs() > 1 && onnx::hasInputShape(Ctx, 2))
+    onnx::propagateShapeFromInputToOutput(Ctx, 2, 1);
+  if (Ctx.getNumOutputs() > 2 && onnx::hasInputShape(Ctx, 2)) {
+    const onnx::TensorShapeProto &W = Ctx.getInputType(2)->tensor_type().shape();
+    if (W.dim_size() > 0) *Ctx.getOutputType(2)->mutable_tensor_type()->mutable_shape()->add_dim() = W.dim(0);
+  }
+}
+
+const std::vector<std::string> kFloatTypes = {"tensor(float16)", "tensor(float)", "tensor(double)"};
+
+void registerTrainingSchemas() {
+  if (!onnx::OpSchemaRegistry::Schema("MaxPoolGrad", 9, "")) {
+    onnx::OpSchema S;
+    S.SetName("MaxPoolGrad")
+        .SetDomain("")
+        .SinceVersion(9)
+        .SetSupportLevel(onnx::OpSchema::SupportType::EXPERIMENTAL)
+        .SetDoc("ONNX Runtime's MaxPool gradient (registered by onnx-partition for checking only)")
+        .AllowUncheckedAttributes()
+        .Input(0, "dY", "gradient of the pooled output", "T")
+        .Input(1, "Indices", "argmax indices of the forward MaxPool", "I")
+        .Output(0, "dX", "gradient of the pooled input", "T")
+        .TypeConstraint("T", kFloatTypes, "float tensors")
+        .TypeConstraint("I", {"tensor(int64)"}, "int64 indices")
+        .TypeAndShapeInferenceFunction(poolGradInference);
+    S.SetLocation(__FILE__, __LINE__);
+    onnx::RegisterSchema(S);
+  }
+  if (!onnx::OpSchemaRegistry::Schema("AveragePoolGrad", 9, "")) {
+    onnx::OpSchema S;
+    S.SetName("AveragePoolGrad")
+        .SetDomain("")
+        .SinceVersion(9)
+        .SetSupportLevel(onnx::OpSchema::SupportType::EXPERIMENTAL)
+        .SetDoc("ONNX Runtime's AveragePool gradient (registered by onnx-partition for checking only)")
+        .AllowUncheckedAttributes()
+        .Input(0, "dY", "gradient of the pooled output", "T")
+        .Output(0, "dX", "gradient of the pooled input", "T")
+        .TypeConstraint("T", kFloatTypes, "float tensors")
+        .TypeAndShapeInferenceFunction(poolGradInference);
+    S.SetLocation(__FILE__, __LINE__);
+    onnx::RegisterSchema(S);
+  }
+  if (!onnx::OpSchemaRegistry::Schema("ConvGrad", 9, "")) {
+    onnx::OpSchema S;
+    S.SetName("ConvGrad")
+        .SetDomain("")
+        .SinceVersion(9)
+        .SetSupportLevel(onnx::OpSchema::SupportType::EXPERIMENTAL)
+        .SetDoc("ONNX Runtime's Conv gradient, ONNX-domain form of older exports (registered by "
+                "onnx-partition for checking only)")
+        .AllowUncheckedAttributes()
+        .Input(0, "dY", "gradient of the convolution output", "T")
+        .Input(1, "X", "forward input", "T")
+        .Input(2, "W", "forward weight", "T")
+        .Output(0, "dX", "gradient of X", "T", onnx::OpSchema::Optional)
+        .Output(1, "dW", "gradient of W", "T", onnx::OpSchema::Optional)
+        .Output(2, "dB", "gradient of the bias", "T", onnx::OpSchema::Optional)
+        .TypeConstraint("T", kFloatTypes, "float tensors")
+        .TypeAndShapeInferenceFunction(convGradInference);
+    S.SetLocation(__FILE__, __LINE__);
+    onnx::RegisterSchema(S);
+  }
+}
 } // namespace
 
 void onnxp::registerOrtOnnxDomainSchemas() {
   static std::once_flag Once;
   std::call_once(Once, [] {
+    registerTrainingSchemas();
     if (onnx::OpSchemaRegistry::Schema("LayerNormalization", 1, "")) return;
     onnx::OpSchema S;
     S.SetName("LayerNormalization")

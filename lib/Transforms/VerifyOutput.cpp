@@ -24,8 +24,35 @@
 
 using namespace onnxp;
 
+namespace {
+/// ONNX's messages span lines ("...\n\n==> Context: Bad node spec ...");
+/// an error is one line.
+std::string oneLine(std::string S) {
+  for (char &C : S)
+    if (C == '\n' || C == '\r') C = ' ';
+  std::string Out;
+  for (char C : S)
+    if (!(C == ' ' && !Out.empty() && Out.back() == ' ')) Out += C;
+  while (!Out.empty() && Out.back() == ' ') Out.pop_back();
+  return Out;
+}
+
+/// The 1.12 checker says "Field 'type' of 'value_info' is required" without
+/// the name; name the graph input or output instead.
+Error checkInterfaceTyped(const onnx::GraphProto &G, const std::string &What) {
+  for (const auto &VI : G.input())
+    if (!VI.has_type())
+      return makeError(What, ": graph input '", VI.name(), "' has no type (the ONNX checker requires one)");
+  for (const auto &VI : G.output())
+    if (!VI.has_type())
+      return makeError(What, ": graph output '", VI.name(), "' has no type (the ONNX checker requires one)");
+  return Error::success();
+}
+} // namespace
+
 Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) {
   registerOrtOnnxDomainSchemas();
+  ONNXP_RETURN_IF_ERROR(checkInterfaceTyped(M.graph(), What));
   // ONNX 1.12 resolves external locations against the current directory and
   // cannot infer through external tensors: both see them as graph inputs;
   // the writer checks the references against the output's folder itself
@@ -43,16 +70,50 @@ Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) 
         VI.mutable_type()->mutable_tensor_type()->mutable_shape();
   try {
     onnx::checker::check_model(ForChecker);
-  } catch (const std::exception &Ex) { return makeError(What, ": ONNX checker: ", Ex.what()); }
+  } catch (const std::exception &Ex) { return makeError(What, ": ONNX checker: ", oneLine(Ex.what())); }
   try {
     onnx::ModelProto Copy = Checked;
     onnx::ShapeInferenceOptions Options(/*check_type=*/true, /*error_mode=*/1,
                                         /*enable_data_propagation=*/false);
     onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
   } catch (const std::exception &Ex) {
-    return makeError(What, ": ONNX shape inference (strict): ", Ex.what());
+    return makeError(What, ": ONNX shape inference (strict): ", oneLine(Ex.what()));
   }
   return Error::success();
+}
+
+Error onnxp::checkInputModel(const onnx::ModelProto &Input, const std::string &InputPath) {
+  Error Whole = checkModelFull(Input, InputPath);
+  if (!Whole) return Whole;
+  std::string Prefix = InputPath + ": ";
+  std::string Why =
+      Whole.message().rfind(Prefix, 0) == 0 ? Whole.message().substr(Prefix.size()) : Whole.message();
+  // Name the first node the checker rejects on its own (check_model only
+  // says "Name: <empty> OpType: Relu" for unnamed nodes).
+  const onnx::ModelProto Local = withoutExternalData(Input);
+  const onnx::GraphProto &G = Local.graph();
+  onnx::checker::CheckerContext Ctx;
+  Ctx.set_ir_version(static_cast<int>(Input.ir_version()));
+  std::unordered_map<std::string, int> Opsets;
+  for (const auto &O : Input.opset_import()) Opsets[O.domain()] = static_cast<int>(O.version());
+  Ctx.set_opset_imports(Opsets);
+  Ctx.set_schema_registry(onnx::OpSchemaRegistry::Instance());
+  onnx::checker::LexicalScopeContext Scope;
+  for (const auto &VI : G.input()) Scope.add(VI.name());
+  for (const auto &T : G.initializer()) Scope.add(T.name());
+  for (int I = 0; I < G.node_size(); ++I) {
+    try {
+      onnx::checker::check_node(G.node(I), Ctx, Scope);
+    } catch (const std::exception &Ex) {
+      return makeError(InputPath, ": node '", nodeDisplayName(G, I), "' (", G.node(I).op_type(),
+                       "): the input model fails the ONNX checker, so no model written from it can pass: ",
+                       oneLine(Ex.what()));
+    }
+    for (const std::string &O : G.node(I).output())
+      if (!O.empty()) Scope.add(O);
+  }
+  return makeError(InputPath,
+                   ": the input model fails the ONNX checker, so no model written from it can pass: ", Why);
 }
 
 namespace {

@@ -64,6 +64,13 @@ def cases():
     C.append(("model: no nodes", {"m.onnxtxt": '<ir_version: 8, opset_import: ["" : 17]>\ng (float[2] x) => (float[2] x) {\n}\n'}, ["{d}/m.onnxtxt"]))
     C.append(("model: missing file", {}, ["{d}/absent.onnx"]))
     C.append(("model: a directory", {}, ["{d}"]))
+    # Problems of the input found by the checker at write time name the input
+    # and the node, not the output file.
+    C.append(("model: attribute the checker rejects, written", {"m.onnxtxt": GOOD_MODEL.replace("Neg (x)", "Neg <foo = 1> (x)")},
+              ["{d}/m.onnxtxt", "-o", "{d}/out.onnx", "--emit-stages", "{d}/st"]))
+    C.append(("model: --dim beyond a size the model fixes, written",
+              {"m.onnxtxt": '<ir_version: 8, opset_import: ["" : 17]>\ng (float[N] x) => (y)\n<float[4] w = {1.0, 2.0, 3.0, 4.0}>\n{\n  s = Add (x, w)\n  y = Relu (s)\n}\n'},
+              ["{d}/m.onnxtxt", "--dim", "N=8", "-o", "{d}/out.onnx"]))
     # Workloads.
     C.append(("workload: truncated JSON", {"w.json": workload()[:-20]}, ["{d}/w.json"]))
     C.append(("workload: truncated early (no 'edges' yet)", {"w.json": '{"nodes": [{"id"'}, ["{d}/w.json"]))

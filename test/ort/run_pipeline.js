@@ -31,9 +31,10 @@
 // says so. `cpuN` stages use the CPU provider.
 //
 // Inputs: micro-batch m gets seeded pseudo-random data (seed S+m; floats in
-// [-1, 1), integers in [0, 16)); a symbolic dim takes --dim, else the
-// binding the partitioner was given (pipeline.json "dims"), else 1, and so
-// does a negative one. One warm-up micro-batch runs through every stage first
+// [-1, 1), integers in [0, 16), inputs named like a mask 0 or 1:
+// seeded_random.js); a symbolic dim takes --dim, else the binding the
+// partitioner was given (pipeline.json "dims"), else 1, and so does a
+// negative one. One warm-up micro-batch runs through every stage first
 // and is not timed.
 //
 // Check: with --original, the same micro-batches run through the original
@@ -187,7 +188,7 @@ function parseArgs(argv) {
   return a;
 }
 
-const {rng} = require('./seeded_random');
+const {rng, integerBound} = require('./seeded_random');
 
 const TYPES = {
   1: ['float32', Float32Array], 11: ['float64', Float64Array], 6: ['int32', Int32Array],
@@ -208,10 +209,11 @@ function makeInput(spec, next, dims) {
   const shape = (spec.shape || []).map((d) => concreteDim(d, dims));
   const n = shape.reduce((x, y) => x * y, 1);
   const data = new t[1](n);
+  const bound = integerBound(spec.name);
   for (let i = 0; i < n; ++i) {
     const u = next();
-    if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * 16));
-    else if (t[0] === 'int32' || t[0] === 'int8' || t[0] === 'uint8') data[i] = Math.floor(u * 16);
+    if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * bound));
+    else if (t[0] === 'int32' || t[0] === 'int8' || t[0] === 'uint8') data[i] = Math.floor(u * bound);
     else if (t[0] === 'bool') data[i] = u < 0.5 ? 1 : 0;
     else data[i] = 2 * u - 1;
   }

@@ -11,8 +11,9 @@
 //        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize] [--layer-assignment]
 //
 // Graph inputs get seeded pseudo-random data (floats uniform in [-1, 1),
-// integers in [0, 16)); symbolic and negative dims take --dim, else the
-// partitioner's binding, else 1.
+// integers in [0, 16), inputs named like a mask 0 or 1: seeded_random.js);
+// symbolic and negative dims take --dim, else the partitioner's binding,
+// else 1.
 // For every graph output it reports the max abs error of the annotated
 // model and of the stage pipeline against the original, and the max error
 // relative to max(|reference|, 1); it prints PASS and exits 0 when every
@@ -63,7 +64,7 @@ function parseArgs(argv) {
   return a;
 }
 
-const {rng} = require('./seeded_random');
+const {rng, integerBound} = require('./seeded_random');
 
 // ONNX TensorProto.DataType -> onnxruntime-node tensor type and array.
 const TYPES = {
@@ -79,10 +80,11 @@ function makeInput(ort, spec, next, dims) {
   const shape = (spec.shape || []).map(d => typeof d === 'number' && d >= 0 ? d : ((typeof d === 'string' && dims[d]) || 1));
   const n = shape.reduce((x, y) => x * y, 1);
   const data = new t[1](n);
+  const bound = integerBound(spec.name);
   for (let i = 0; i < n; ++i) {
     const u = next();
-    if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * 16));
-    else if (t[0] === 'int32') data[i] = Math.floor(u * 16);
+    if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * bound));
+    else if (t[0] === 'int32') data[i] = Math.floor(u * bound);
     else if (t[0] === 'bool') data[i] = u < 0.5 ? 1 : 0;
     else data[i] = 2 * u - 1;
   }

@@ -53,6 +53,10 @@ struct OnnxModel {
   std::set<std::string> unboundDims;
   /// Tensors whose shape stayed unknown after inference.
   std::vector<std::string> unknownShapeTensors;
+  /// Graph outputs still without an element type after inference (a node
+  /// on their path failed inference): the ONNX checker rejects such a model,
+  /// so the write-back refuses it before the solve.
+  std::vector<std::string> untypedOutputs;
   /// What import and shape inference changed or could not do (for the report).
   std::vector<std::string> notes;
 

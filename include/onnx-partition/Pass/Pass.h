@@ -17,6 +17,11 @@
 
 namespace onnxp {
 
+/// What --print-after shows after a pass: the cost graph (with the chain
+/// and plan) the front end and planners work on, or a summary of the output
+/// model the write-back passes build.
+enum class DumpKind { CostGraph, OutputModel };
+
 class Pass {
 public:
   virtual ~Pass() = default;
@@ -24,6 +29,8 @@ public:
   virtual const char *name() const = 0;
   /// Runs the pass; returns whether it changed the context.
   virtual Expected<bool> run(PassContext &Ctx) = 0;
+  /// What the pass manager dumps after this pass (--print-after).
+  virtual DumpKind dumpKind() const { return DumpKind::CostGraph; }
 };
 
 struct PassInfo {

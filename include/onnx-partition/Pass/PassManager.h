@@ -57,6 +57,10 @@ std::string completePipeline(const std::string &Pipeline, const PipelineRequest 
 
 /// Prints the cost-graph dump with its fixed banner.
 void printDump(std::ostream &OS, const PassContext &Ctx, const std::string &After);
+/// Prints what the write-back passes made so far, with its fixed banner:
+/// node counts by domain and op, the Transfer nodes, the stages, the
+/// annotation state, the stage models and the models verified.
+void printOutputModelDump(std::ostream &OS, const PassContext &Ctx, const std::string &After);
 
 } // namespace onnxp
 

@@ -40,6 +40,9 @@ private:
   struct Entry {
     std::string path, tmp;
   };
+  /// Removes the stage files of StageDirs this transaction did not write.
+  void removeStaleStages() const;
+
   std::vector<Entry> Entries;
   std::vector<std::string> StageDirs;
   bool Committed = false;

@@ -7,6 +7,9 @@
 // "LayerNormalization", kOnnxDomain, SinceVersion(1)). The checker of the
 // Debian ONNX 1.12 package rejects them ("No Op registered"). Registering the
 // same schema lets the checker check these models the way ORT reads them.
+// The same holds for ORT's training gradients it registers in the ONNX
+// domain (MaxPoolGrad, AveragePoolGrad, and ConvGrad of older exports),
+// which ORT training graphs of CNNs carry.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TRANSFORMS_ORTSCHEMAS_H

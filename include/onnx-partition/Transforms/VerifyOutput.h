@@ -21,6 +21,13 @@ namespace onnxp {
 /// checks on, inference errors fatal). What names the model in messages.
 Error checkModelFull(const onnx::ModelProto &M, const std::string &What);
 
+/// Called when a written model failed checkModelFull: whether the input
+/// model (as imported: sorted, outputs typed) fails the same checks. Then
+/// the problem came from the input, and the error names InputPath and the
+/// first node (or graph input/output) the checker rejects; success means the
+/// input passes and the writer is to blame.
+Error checkInputModel(const onnx::ModelProto &Input, const std::string &InputPath);
+
 /// The writer's invariants on Out, written from Original:
 ///  - graph inputs, outputs and initializers keep their names and order;
 ///  - ir_version unchanged (or raised to 8 for model-local functions) and

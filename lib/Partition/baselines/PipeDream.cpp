@@ -89,6 +89,6 @@ Expected<Plan> onnxp::partitionPipeDream(const CostGraph &G, const Platform &P, 
   UnitGraph Path = contractToPath(buildUnitGraph(G, /*Linearize=*/false));
   Expected<Plan> Pl = solveOnUnits(G, P, O, Path);
   if (!Pl) return Pl.takeError().withContext("pipedream");
-  Pl->stats["path-nodes"] = Path.numUnits();
+  Pl->stats["path_nodes"] = Path.numUnits();
   return Pl;
 }

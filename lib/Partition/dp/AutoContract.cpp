@@ -123,11 +123,11 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
     }
   }
   Plan Pl = expandPlan(Best, Cur.groupOf);
-  Pl.stats["refine-rounds"] = Rounds;
+  Pl.stats["refine_rounds"] = Rounds;
   if (Used == Granularity::Op) {
     // Exact reductions only: still optimal among contiguous plans of G.
     Pl.lowerBound = Pl.objective;
-    Pl.stats["exact-reduced-units"] = static_cast<double>(CoarseUnits);
+    Pl.stats["exact_reduced_units"] = static_cast<double>(CoarseUnits);
     Pl.notes.push_back("dp: exact reductions (Coarsen/Contraction.h) took the " +
                        std::to_string(G.numNodes()) + "-node graph to " + std::to_string(CoarseUnits) +
                        " units (" + formatNumber(Coarse->stats["ideals"]) +
@@ -135,9 +135,9 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
     return std::optional<Plan>(std::move(Pl));
   }
   // Optimal among contiguous plans of the contracted graph only.
-  Pl.stats["contracted-optimum"] = Pl.objective;
+  Pl.stats["contracted_optimum"] = Pl.objective;
   Pl.lowerBound = NAN;
-  Pl.stats["contracted-units"] = static_cast<double>(Cur.graph.numNodes());
+  Pl.stats["contracted_units"] = static_cast<double>(Cur.graph.numNodes());
   Pl.stats["granularity"] = static_cast<double>(Used);
   Pl.notes.push_back(std::string("dp: more than ") +
                      std::to_string(O.idealLimit > Budget ? Budget : O.idealLimit) + " ideals on the " +
@@ -156,7 +156,7 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
       Pl.notes.push_back("dp: dpl on the full graph (" + formatNumber(L->objective) +
                          ") beat the contracted optimum; its plan is kept");
     }
-    if (L) Pl.stats["dpl-value"] = L->objective;
+    if (L) Pl.stats["dpl_value"] = L->objective;
   }
   return std::optional<Plan>(std::move(Pl));
 }

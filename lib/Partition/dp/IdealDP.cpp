@@ -360,12 +360,12 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
   Pl.stats["ideals"] = Ideals;
   Pl.stats["units"] = UsedUG->numUnits();
   Pl.stats["pairs"] = Pairs;
-  Pl.stats["dp-value"] = Best.Value;
-  if (!Linearize) Pl.stats["dpl-value"] = LinearValue;
-  Pl.stats["orphan-classes"] = UsedUG->orphanClasses;
-  Pl.stats["mirror-edges"] = UsedUG->mirrorEdges;
-  Pl.stats["fused-components"] = UsedUG->fusedComponents;
-  Pl.stats["absorbed-sinks"] = UsedUG->absorbedSinks;
+  Pl.stats["dp_value"] = Best.Value;
+  if (!Linearize) Pl.stats["dpl_value"] = LinearValue;
+  Pl.stats["orphan_classes"] = UsedUG->orphanClasses;
+  Pl.stats["mirror_edges"] = UsedUG->mirrorEdges;
+  Pl.stats["fused_components"] = UsedUG->fusedComponents;
+  Pl.stats["absorbed_sinks"] = UsedUG->absorbedSinks;
   Pl.solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
   return Pl;
 }

@@ -1,4 +1,4 @@
-//===- Partition/LatencyIp.cpp - Single-sample latency IP (seed 004 Fig. 3/4) ===//
+//===- Partition/ip/LatencyIp.cpp - Single-sample latency IP (Fig. 3/4) --===//
 //
 // The latency IP of seed 004 §4 with q contiguous subgraph slots per
 // accelerator (Fig. 4, §4.1; q = 1 is Fig. 3). Slots s = 0..kq-1 belong to
@@ -85,9 +85,23 @@ private:
   std::vector<int> Start, Finish, Lat, Pre;  // Pre: [rank * K + acc]
   std::vector<int> Rank;                     // topological position
   TransferGroups Groups;
+  std::vector<int> Topo; // topological order
   int Total = -1;
 
   int accOf(int Slot) const { return Slot / Q; }
+  int x(int V, int Sl) const { return X[V][Sl]; }
+
+  // The steps of build, in the order they add variables and rows.
+  Error addAssignment();                          // x and (1)
+  void addColocation();                           // classes per accelerator
+  void addMemory();                               // (3*)
+  void addTimeVariables(double H, bool CapTotal); // TotalLatency, Lat, Start, Finish
+  void addReadIndicators(double H);               // I, (4) and (6)
+  void addTransferCosts();                        // Out with (5), In per group
+  void addSlotTimes(double H);                    // (7), (10) and (14)
+  void addCpuLatencies();                         // (8), (9), TotalLatency
+  void addContiguity();                           // z and (2)
+  void addSymmetryBreaking();                     // identical accelerators
 };
 
 double LatencyIp::sequentialBound() const {
@@ -101,13 +115,27 @@ double LatencyIp::sequentialBound() const {
 }
 
 Error LatencyIp::build(double H, bool CapTotal) {
-  Expected<std::vector<int>> Topo = G.topologicalOrder();
-  if (!Topo) return Topo.takeError();
+  Expected<std::vector<int>> T = G.topologicalOrder();
+  if (!T) return T.takeError();
+  Topo = std::move(*T);
   Rank.assign(N, 0);
-  for (int R = 0; R < N; ++R) Rank[(*Topo)[R]] = R;
+  for (int R = 0; R < N; ++R) Rank[Topo[R]] = R;
   Groups = computeTransferGroups(G);
   if (H <= 0) H = sequentialBound();
+  ONNXP_RETURN_IF_ERROR(addAssignment());
+  addColocation();
+  addMemory();
+  addTimeVariables(H, CapTotal);
+  addReadIndicators(H);
+  addTransferCosts();
+  addSlotTimes(H);
+  addCpuLatencies();
+  addContiguity();
+  addSymmetryBreaking();
+  return Error::success();
+}
 
+Error LatencyIp::addAssignment() {
   X.assign(N, std::vector<int>(S, -1));
   XCpu.assign(N, -1);
   for (int V = 0; V < N; ++V) {
@@ -126,10 +154,12 @@ Error LatencyIp::build(double H, bool CapTotal) {
                        "' is not supported on accelerators and the platform has no CPU");
     M.addEq(One, 1); // (1)
   }
-  auto x = [&](int V, int Sl) { return X[V][Sl]; };
+  return Error::success();
+}
 
-  // Colocation per accelerator (and on the CPU pool), chained along each
-  // class's members.
+// Colocation per accelerator (and on the CPU pool), chained along each
+// class's members (§4.1).
+void LatencyIp::addColocation() {
   std::map<int, int> Previous;
   for (int V = 0; V < N; ++V) {
     auto [It, New] = Previous.try_emplace(G.classOf(V), V);
@@ -146,17 +176,20 @@ Error LatencyIp::build(double H, bool CapTotal) {
     }
     if (P.cpus > 0) M.addEq({{XCpu[U], 1}, {XCpu[V], -1}}, 0);
   }
+}
 
-  // (3*) memory.
-  if (std::isfinite(P.accMemory()))
-    for (int Acc = 0; Acc < K; ++Acc) {
-      std::vector<LinTerm> Row;
-      for (int V = 0; V < N; ++V)
-        for (int Sl = Acc * Q; Sl < (Acc + 1) * Q; ++Sl)
-          if (x(V, Sl) >= 0 && G.node(V).memBytes > 0) Row.push_back({x(V, Sl), G.node(V).memBytes});
-      if (!Row.empty()) M.addLe(Row, P.accMemory());
-    }
+void LatencyIp::addMemory() {
+  if (!std::isfinite(P.accMemory())) return;
+  for (int Acc = 0; Acc < K; ++Acc) {
+    std::vector<LinTerm> Row;
+    for (int V = 0; V < N; ++V)
+      for (int Sl = Acc * Q; Sl < (Acc + 1) * Q; ++Sl)
+        if (x(V, Sl) >= 0 && G.node(V).memBytes > 0) Row.push_back({x(V, Sl), G.node(V).memBytes});
+    if (!Row.empty()) M.addLe(Row, P.accMemory()); // (3*)
+  }
+}
 
+void LatencyIp::addTimeVariables(double H, bool CapTotal) {
   Total = M.addContinuous(0, CapTotal ? H : MilpModel::Inf, 1, "TotalLatency");
   Lat.resize(N);
   for (int V = 0; V < N; ++V) Lat[V] = M.addContinuous(0, H);
@@ -166,14 +199,11 @@ Error LatencyIp::build(double H, bool CapTotal) {
     Start[Sl] = M.addContinuous(0, H);
     Finish[Sl] = M.addContinuous(0, H);
   }
+}
 
-  // (4) read indicators per node; (5) and the read costs per transfer
-  // group. A node with one group (uniform out-edge costs) pays c_g I[u][s];
-  // otherwise each group g read by s has its own cost variable.
+// (4) read indicators per node, with (6) for every slot reading a node.
+void LatencyIp::addReadIndicators(double H) {
   I.assign(N, std::vector<int>(S, -1));
-  const int NG = static_cast<int>(Groups.size());
-  InCost.assign(NG, std::vector<int>(S, -1));
-  Out.assign(NG, std::vector<int>(S, -1));
   for (int U = 0; U < N; ++U) {
     if (G.outEdges(U).empty()) continue;
     for (int Sl = 0; Sl < S; ++Sl) {
@@ -192,6 +222,15 @@ Error LatencyIp::build(double H, bool CapTotal) {
       M.addGe({{Start[Sl], 1}, {Lat[U], -1}, {I[U][Sl], -H}}, -H);
     }
   }
+}
+
+// (5) and the read costs per transfer group. A node with one group
+// (uniform out-edge costs) pays c_g I[u][s]; otherwise each group g read by
+// s has its own cost variable.
+void LatencyIp::addTransferCosts() {
+  const int NG = static_cast<int>(Groups.size());
+  InCost.assign(NG, std::vector<int>(S, -1));
+  Out.assign(NG, std::vector<int>(S, -1));
   for (int Grp = 0; Grp < NG; ++Grp) {
     const int U = Groups.src[Grp];
     const double W = Groups.cost[Grp];
@@ -217,8 +256,11 @@ Error LatencyIp::build(double H, bool CapTotal) {
       }
     }
   }
+}
 
-  // (7) finish of each slot, (10) and (14).
+// (7) finish of each slot, (10) and (14).
+void LatencyIp::addSlotTimes(double H) {
+  const int NG = static_cast<int>(Groups.size());
   for (int Sl = 0; Sl < S; ++Sl) {
     std::vector<LinTerm> Row = {{Finish[Sl], 1}, {Start[Sl], -1}};
     for (int V = 0; V < N; ++V) {
@@ -236,8 +278,10 @@ Error LatencyIp::build(double H, bool CapTotal) {
         M.addGe({{Lat[V], 1}, {Finish[Sl], -1}, {x(V, Sl), -H}}, -H);
     if (Sl % Q != 0) M.addGe({{Start[Sl], 1}, {Finish[Sl - 1], -1}}, 0);
   }
+}
 
-  // (8), (9) and the objective.
+// (8), (9) and the objective.
+void LatencyIp::addCpuLatencies() {
   for (int V = 0; V < N; ++V) {
     double Pc = G.node(V).cpuTime;
     if (XCpu[V] >= 0 && Pc != 0) M.addGe({{Lat[V], 1}, {XCpu[V], -Pc}}, 0);
@@ -248,8 +292,10 @@ Error LatencyIp::build(double H, bool CapTotal) {
     }
     if (G.outEdges(V).empty()) M.addGe({{Total, 1}, {Lat[V], -1}}, 0);
   }
+}
 
-  // (2) contiguity of every slot (Lemma 4.1).
+// (2) contiguity of every slot (Lemma 4.1).
+void LatencyIp::addContiguity() {
   Z.assign(N, std::vector<int>(S, -1));
   for (int Sl = 0; Sl < S; ++Sl) {
     for (int V = 0; V < N; ++V) {
@@ -265,33 +311,33 @@ Error LatencyIp::build(double H, bool CapTotal) {
       M.addLe(Row, 1);
     }
   }
+}
 
-  // Symmetry among accelerators: accelerator a may hold the node of rank r
-  // only if accelerator a-1 holds a node of lower rank.
-  if (K > 1) {
-    Pre.assign(N * K, -1);
-    for (int Acc = 0; Acc < K; ++Acc)
-      for (int R = 0; R < N; ++R) {
-        int V = (*Topo)[R];
-        int Var = M.addContinuous(0, MilpModel::Inf);
-        Pre[R * K + Acc] = Var;
-        std::vector<LinTerm> Row = {{Var, 1}};
-        if (R > 0) Row.push_back({Pre[(R - 1) * K + Acc], -1});
-        for (int Sl = Acc * Q; Sl < (Acc + 1) * Q; ++Sl)
-          if (x(V, Sl) >= 0) Row.push_back({x(V, Sl), -1});
-        M.addEq(Row, 0);
+// Symmetry among accelerators: accelerator a may hold the node of rank r
+// only if accelerator a-1 holds a node of lower rank.
+void LatencyIp::addSymmetryBreaking() {
+  if (K <= 1) return;
+  Pre.assign(N * K, -1);
+  for (int Acc = 0; Acc < K; ++Acc)
+    for (int R = 0; R < N; ++R) {
+      int V = Topo[R];
+      int Var = M.addContinuous(0, MilpModel::Inf);
+      Pre[R * K + Acc] = Var;
+      std::vector<LinTerm> Row = {{Var, 1}};
+      if (R > 0) Row.push_back({Pre[(R - 1) * K + Acc], -1});
+      for (int Sl = Acc * Q; Sl < (Acc + 1) * Q; ++Sl)
+        if (x(V, Sl) >= 0) Row.push_back({x(V, Sl), -1});
+      M.addEq(Row, 0);
+    }
+  for (int Acc = 1; Acc < K; ++Acc)
+    for (int R = 0; R < N; ++R) {
+      int V = Topo[R];
+      for (int Sl = Acc * Q; Sl < (Acc + 1) * Q; ++Sl) {
+        if (x(V, Sl) < 0) continue;
+        if (R == 0) M.setBounds(x(V, Sl), 0, 0);
+        else M.addLe({{x(V, Sl), 1}, {Pre[(R - 1) * K + Acc - 1], -1}}, 0);
       }
-    for (int Acc = 1; Acc < K; ++Acc)
-      for (int R = 0; R < N; ++R) {
-        int V = (*Topo)[R];
-        for (int Sl = Acc * Q; Sl < (Acc + 1) * Q; ++Sl) {
-          if (x(V, Sl) < 0) continue;
-          if (R == 0) M.setBounds(x(V, Sl), 0, 0);
-          else M.addLe({{x(V, Sl), 1}, {Pre[(R - 1) * K + Acc - 1], -1}}, 0);
-        }
-      }
-  }
-  return Error::success();
+    }
 }
 
 std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &Sched) const {
@@ -363,9 +409,7 @@ std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &
       if (!Used) Val[Start[Sl]] = Val[Finish[Sl]] = Val[Finish[Sl - 1]];
     }
   // z: a node of the slot is reachable from v.
-  Expected<std::vector<int>> Topo = G.topologicalOrder();
-  if (!Topo) return {};
-  for (auto It = Topo->rbegin(); It != Topo->rend(); ++It)
+  for (auto It = Topo.rbegin(); It != Topo.rend(); ++It)
     for (int Sl = 0; Sl < S; ++Sl) {
       double Zv = SlotOf[*It] == Sl;
       for (int EId : G.outEdges(*It)) Zv = std::max(Zv, Val[Z[G.edge(EId).dst][Sl]]);
@@ -374,7 +418,7 @@ std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &
   if (!Pre.empty())
     for (int Acc = 0; Acc < K; ++Acc)
       for (int R = 0; R < N; ++R) {
-        int V = (*Topo)[R];
+        int V = Topo[R];
         double Here = SlotOf[V] >= 0 && accOf(SlotOf[V]) == Acc;
         Val[Pre[R * K + Acc]] = (R > 0 ? Val[Pre[(R - 1) * K + Acc]] : 0) + Here;
       }

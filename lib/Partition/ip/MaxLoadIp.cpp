@@ -97,6 +97,14 @@ private:
   /// Whether v and w are in the same part (forward side or backward).
   bool samePart(int V, int W) const { return G.node(V).isBackward() == G.node(W).isBackward(); }
   void addSymmetryBreaking(int First, int Count);
+
+  // The steps of build, in the order they add variables and rows.
+  void contractClasses(const std::vector<int> &Topo); // ClassOf, Members, ByRank
+  Error addPlacement();                               // x, (15), MaxLoad
+  void addMemory();                                   // (17)
+  void addCommunication();                            // Out (19), In (18)
+  void addLoads();                                    // (20), (21), classes
+  void addContiguity();                               // z, (16)
 };
 
 double MaxLoadIp::accCost(int Class) const {
@@ -111,9 +119,22 @@ double MaxLoadIp::cpuCost(int Class) const {
 }
 
 Error MaxLoadIp::build() {
-  const int N = static_cast<int>(G.numNodes());
   Expected<std::vector<int>> Topo = G.topologicalOrder();
   if (!Topo) return Topo.takeError();
+  contractClasses(*Topo);
+  ONNXP_RETURN_IF_ERROR(addPlacement());
+  addMemory();
+  addCommunication();
+  addLoads();
+  Pre.assign(C, std::vector<int>(D, -1));
+  addSymmetryBreaking(0, K);
+  addSymmetryBreaking(K, P.cpus);
+  if (Contiguous) addContiguity();
+  return Error::success();
+}
+
+void MaxLoadIp::contractClasses(const std::vector<int> &Topo) {
+  const int N = static_cast<int>(G.numNodes());
   // Dense class ids in order of first appearance (G's ids may have gaps).
   std::map<int, int> Dense;
   ClassOf.resize(N);
@@ -126,14 +147,16 @@ Error MaxLoadIp::build() {
   for (int V = 0; V < N; ++V) Members[ClassOf[V]].push_back(V);
   // Rank classes by their first node in topological order.
   std::vector<char> Ranked(C, 0);
-  for (int V : *Topo)
+  for (int V : Topo)
     if (!Ranked[ClassOf[V]]) {
       Ranked[ClassOf[V]] = 1;
       ByRank.push_back(ClassOf[V]);
     }
+}
 
-  // Placement variables; classes with a node unsupported on accelerators
-  // get none there.
+// Placement variables; classes with a node unsupported on accelerators get
+// none there.
+Error MaxLoadIp::addPlacement() {
   X.assign(C, std::vector<int>(D, -1));
   for (int Cl = 0; Cl < C; ++Cl) {
     bool AccOk =
@@ -150,22 +173,26 @@ Error MaxLoadIp::build() {
     M.addEq(One, 1); // (15)
   }
   MaxLoad = M.addContinuous(0, MilpModel::Inf, 1, "MaxLoad");
+  return Error::success();
+}
 
-  // (17) memory.
-  if (std::isfinite(P.accMemory()))
-    for (int Dev = 0; Dev < K; ++Dev) {
-      std::vector<LinTerm> Mem;
-      for (int Cl = 0; Cl < C; ++Cl) {
-        double Bytes = 0;
-        for (int V : Members[Cl]) Bytes += G.node(V).memBytes;
-        if (x(Cl, Dev) >= 0 && Bytes > 0) Mem.push_back({x(Cl, Dev), Bytes});
-      }
-      if (!Mem.empty()) M.addLe(Mem, P.accMemory());
+// (17) memory.
+void MaxLoadIp::addMemory() {
+  if (!std::isfinite(P.accMemory())) return;
+  for (int Dev = 0; Dev < K; ++Dev) {
+    std::vector<LinTerm> Mem;
+    for (int Cl = 0; Cl < C; ++Cl) {
+      double Bytes = 0;
+      for (int V : Members[Cl]) Bytes += G.node(V).memBytes;
+      if (x(Cl, Dev) >= 0 && Bytes > 0) Mem.push_back({x(Cl, Dev), Bytes});
     }
+    if (!Mem.empty()) M.addLe(Mem, P.accMemory());
+  }
+}
 
-  // (18), (19) communication, per transfer group (a node's output, or one
-  // of its tensors / App. B subdivided edges; PlanEvaluator.h) and
-  // accelerator.
+// (18), (19) communication, per transfer group (a node's output, or one of
+// its tensors / App. B subdivided edges; PlanEvaluator.h) and accelerator.
+void MaxLoadIp::addCommunication() {
   Groups = computeTransferGroups(G);
   const int NG = static_cast<int>(Groups.size());
   Targets.assign(NG, {});
@@ -191,24 +218,27 @@ Error MaxLoadIp::build() {
         for (int Cv : Targets[Grp]) {
           std::vector<LinTerm> Row = {{Out[Grp][Dev], 1}, {x(Cu, Dev), -W}};
           if (x(Cv, Dev) >= 0) Row.push_back({x(Cv, Dev), W});
-          M.addGe(Row, 0);
+          M.addGe(Row, 0); // (19)
         }
       }
       bool AnyReceiver =
           std::any_of(Targets[Grp].begin(), Targets[Grp].end(), [&](int Cv) { return x(Cv, Dev) >= 0; });
-      if (AnyReceiver) {
-        In[Grp][Dev] = M.addContinuous(0, W);
-        for (int Cv : Targets[Grp]) {
-          if (x(Cv, Dev) < 0) continue;
-          std::vector<LinTerm> Row = {{In[Grp][Dev], 1}, {x(Cv, Dev), -W}};
-          if (x(Cu, Dev) >= 0) Row.push_back({x(Cu, Dev), W});
-          M.addGe(Row, 0);
-        }
+      if (!AnyReceiver) continue;
+      In[Grp][Dev] = M.addContinuous(0, W);
+      for (int Cv : Targets[Grp]) {
+        if (x(Cv, Dev) < 0) continue;
+        std::vector<LinTerm> Row = {{In[Grp][Dev], 1}, {x(Cv, Dev), -W}};
+        if (x(Cu, Dev) >= 0) Row.push_back({x(Cu, Dev), W});
+        M.addGe(Row, 0); // (18)
       }
     }
   }
+}
 
-  // (20), (21) loads.
+// (20), (21) loads, and a class is never split: its own compute bounds
+// MaxLoad.
+void MaxLoadIp::addLoads() {
+  const int NG = static_cast<int>(Groups.size());
   for (int Dev = 0; Dev < D; ++Dev) {
     bool Acc = P.isAccelerator(Dev);
     std::vector<LinTerm> Compute, CommIn, CommOut;
@@ -240,42 +270,37 @@ Error MaxLoadIp::build() {
       Bound(All);
     }
   }
-  // A class is never split: its own compute bounds MaxLoad.
   for (int Cl = 0; Cl < C; ++Cl) {
     std::vector<LinTerm> Row = {{MaxLoad, 1}};
     for (int Dev = 0; Dev < D; ++Dev)
       if (x(Cl, Dev) >= 0) Row.push_back({x(Cl, Dev), -(P.isAccelerator(Dev) ? accCost(Cl) : cpuCost(Cl))});
     M.addGe(Row, 0);
   }
+}
 
-  Pre.assign(C, std::vector<int>(D, -1));
-  addSymmetryBreaking(0, K);
-  addSymmetryBreaking(K, P.cpus);
-
-  // (16) contiguity via Lemma 4.1 (11)-(13), per device, on the forward-side
-  // and the backward subgraphs separately: edges between the parts are
-  // ignored, exactly as PlanValidator restricts its search.
-  if (Contiguous) {
-    Z.assign(N, std::vector<int>(D, -1));
-    for (int V = 0; V < N; ++V)
-      for (int Dev = 0; Dev < D; ++Dev) {
-        Z[V][Dev] = M.addContinuous(0, 1);
-        if (x(ClassOf[V], Dev) >= 0) M.addGe({{Z[V][Dev], 1}, {x(ClassOf[V], Dev), -1}}, 0); // (11)
-      }
-    for (size_t EId = 0; EId < G.numEdges(); ++EId) {
-      int U = G.edge(EId).src, V = G.edge(EId).dst;
-      if (!samePart(U, V)) continue;
-      for (int Dev = 0; Dev < D; ++Dev) {
-        M.addLe({{Z[V][Dev], 1}, {Z[U][Dev], -1}}, 0); // (12)
-        // (13): z_v <= x_v - x_u + 1.
-        std::vector<LinTerm> Row = {{Z[V][Dev], 1}};
-        if (x(ClassOf[V], Dev) >= 0) Row.push_back({x(ClassOf[V], Dev), -1});
-        if (x(ClassOf[U], Dev) >= 0) Row.push_back({x(ClassOf[U], Dev), 1});
-        if (ClassOf[U] != ClassOf[V]) M.addLe(Row, 1);
-      }
+// (16) contiguity via Lemma 4.1 (11)-(13), per device, on the forward-side
+// and the backward subgraphs separately: edges between the parts are
+// ignored, exactly as PlanValidator restricts its search.
+void MaxLoadIp::addContiguity() {
+  const int N = static_cast<int>(G.numNodes());
+  Z.assign(N, std::vector<int>(D, -1));
+  for (int V = 0; V < N; ++V)
+    for (int Dev = 0; Dev < D; ++Dev) {
+      Z[V][Dev] = M.addContinuous(0, 1);
+      if (x(ClassOf[V], Dev) >= 0) M.addGe({{Z[V][Dev], 1}, {x(ClassOf[V], Dev), -1}}, 0); // (11)
+    }
+  for (size_t EId = 0; EId < G.numEdges(); ++EId) {
+    int U = G.edge(EId).src, V = G.edge(EId).dst;
+    if (!samePart(U, V)) continue;
+    for (int Dev = 0; Dev < D; ++Dev) {
+      M.addLe({{Z[V][Dev], 1}, {Z[U][Dev], -1}}, 0); // (12)
+      // (13): z_v <= x_v - x_u + 1.
+      std::vector<LinTerm> Row = {{Z[V][Dev], 1}};
+      if (x(ClassOf[V], Dev) >= 0) Row.push_back({x(ClassOf[V], Dev), -1});
+      if (x(ClassOf[U], Dev) >= 0) Row.push_back({x(ClassOf[U], Dev), 1});
+      if (ClassOf[U] != ClassOf[V]) M.addLe(Row, 1);
     }
   }
-  return Error::success();
 }
 
 void MaxLoadIp::addSymmetryBreaking(int First, int Count) {

@@ -49,6 +49,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 using namespace onnxp;
 
@@ -70,7 +71,7 @@ Aff operator*(double K, Aff A) {
   A.C *= K;
   return A;
 }
-Aff operator-(Aff A, const Aff &B) { return A + (-1.0) * B; }
+Aff operator-(Aff A, const Aff &B) { return std::move(A) + (-1.0) * B; }
 
 constexpr double MB = 1e6;
 

@@ -68,8 +68,8 @@ Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const RematOptions 
   Pl.stage.assign(C.size(), 0);
   Pl.lowerBound = rematLowerBoundMs(C, O);
   Pl.schedule = scheduleJson(*R, O);
-  Pl.stats["dp-states"] = double(R->statesExplored);
-  Pl.stats["offloaded-bytes"] = R->offloadedBytes;
+  Pl.stats["dp_states"] = double(R->statesExplored);
+  Pl.stats["offloaded_bytes"] = R->offloadedBytes;
   int Recomputed = 0;
   for (const RematLayerReport &L : R->layers) Recomputed += L.recomputations;
   Pl.stats["recomputations"] = Recomputed;

@@ -69,10 +69,10 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   Out.schedule = offloadReportJson(*I, *Pl, Bound ? &*Bound : nullptr);
   int Chosen = Pl->selection.count(), Layers = 0;
   for (int K = 1; K <= I->L; ++K) Layers += Pl->selection.any(K);
-  Out.stats["offloaded-layers"] = Layers;
-  Out.stats["offload-choices"] = Chosen;
+  Out.stats["offloaded_layers"] = Layers;
+  Out.stats["offload_choices"] = Chosen;
   Out.stats["transfers"] = (double)Pl->schedule.transfers.size();
-  Out.stats["idle-ms"] = Pl->idleTime;
+  Out.stats["idle_ms"] = Pl->idleTime;
   Out.notes.push_back(std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " +
                       std::to_string((long long)I->memory) + " bytes, beta " +
                       std::to_string((long long)(I->bandwidth * 1000)) +

@@ -26,6 +26,31 @@ Error needGraph(const PassContext &Ctx, const char *Pass) {
   return Error::success();
 }
 
+/// A model is written only if the ONNX checker accepts it, and the checker
+/// wants a type on every graph output. When inference left one untyped (a
+/// node on its path failed, typically because a --dim binding exceeds a size
+/// the model fixes, as ort_gpt2_one_layer.onnx's 8 positions), say so now,
+/// before the solve, naming the output, the failed node and the bindings,
+/// instead of a checker message about the output file after it.
+Error checkOutputsTypable(const PassContext &Ctx) {
+  const OnnxModel &M = *Ctx.model;
+  if (M.untypedOutputs.empty() || (Ctx.options.outputPath.empty() && Ctx.options.stagesDir.empty()))
+    return Error::success();
+  std::string Why = "no node computes a type for it";
+  for (const std::string &N : M.notes)
+    if (N.rfind("shape inference failed", 0) == 0) Why = N;
+  std::string Dims;
+  for (const auto &[Name, Value] : M.dimBindings)
+    Dims += (Dims.empty() ? "" : ", ") + Name + "=" + std::to_string(Value);
+  return makeError(M.path, ": graph output '", M.untypedOutputs.front(), "'",
+                   M.untypedOutputs.size() > 1
+                       ? " (and " + std::to_string(M.untypedOutputs.size() - 1) + " more)"
+                       : std::string(),
+                   " has no type, which the ONNX checker requires of a written model: ", Why,
+                   Dims.empty() ? std::string("")
+                                : "; check the bindings (" + Dims + ") against the sizes the model fixes");
+}
+
 class InferShapesPass final : public Pass {
 public:
   const char *name() const override { return "infer-shapes"; }
@@ -35,6 +60,7 @@ public:
     ONNXP_RETURN_IF_ERROR(inferShapes(*Ctx.model));
     for (const std::string &N : Ctx.model->notes)
       if (std::find(Ctx.notes.begin(), Ctx.notes.end(), N) == Ctx.notes.end()) Ctx.notes.push_back(N);
+    ONNXP_RETURN_IF_ERROR(checkOutputsTypable(Ctx));
     Ctx.count(name(), "Number of tensors with unknown shape", Ctx.model->unknownShapeTensors.size());
     Ctx.count(name(), "Number of unbound symbolic dims", Ctx.model->unboundDims.size());
     return true;

@@ -81,6 +81,7 @@ Error ensurePlacement(PassContext &Ctx) {
 class InsertTransfersPass final : public Pass {
 public:
   const char *name() const override { return "insert-transfers"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
     if (Ctx.transfersInserted) return false;
@@ -148,6 +149,7 @@ public:
 class AnnotatePlacementPass final : public Pass {
 public:
   const char *name() const override { return "annotate-placement"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
     if (Ctx.annotationsCurrent) return false;
@@ -165,6 +167,7 @@ public:
 class ExtractStagesPass final : public Pass {
 public:
   const char *name() const override { return "extract-stages"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
     if (!Ctx.annotationsCurrent)
@@ -199,18 +202,27 @@ public:
 class VerifyOutputPass final : public Pass {
 public:
   const char *name() const override { return "verify-output"; }
+  DumpKind dumpKind() const override { return DumpKind::OutputModel; }
   Expected<bool> run(PassContext &Ctx) override {
     if (!Ctx.annotated)
       return makeUsageError(
           "pass 'verify-output' has no output model to check; run annotate-placement first");
     const std::string &Out = Ctx.options.outputPath;
-    ONNXP_RETURN_IF_ERROR(checkModelFull(*Ctx.annotated, Out.empty() ? "the annotated model" : Out));
+    // A written model that fails the checker because its input does is the
+    // input's problem: the message names the input and the node.
+    auto Check = [&](const onnx::ModelProto &M, const std::string &What) -> Error {
+      Error E = checkModelFull(M, What);
+      if (!E) return E;
+      if (Error In = checkInputModel(Ctx.model->proto, Ctx.model->path)) return In;
+      return E;
+    };
+    ONNXP_RETURN_IF_ERROR(Check(*Ctx.annotated, Out.empty() ? "the annotated model" : Out));
     ONNXP_RETURN_IF_ERROR(verifyPartitionedModel(Ctx.model->proto, *Ctx.annotated));
     size_t Checked = 1;
     if (Ctx.stages) {
       const std::string Dir = Ctx.options.stagesDir.empty() ? "." : Ctx.options.stagesDir;
       for (const StageModel &S : Ctx.stages->stages) {
-        ONNXP_RETURN_IF_ERROR(checkModelFull(S.model, Dir + "/" + S.fileName));
+        ONNXP_RETURN_IF_ERROR(Check(S.model, Dir + "/" + S.fileName));
         ONNXP_RETURN_IF_ERROR(verifyStageModel(S.model, S.stage, Ctx.placement->deviceNames[S.device]));
         ++Checked;
       }

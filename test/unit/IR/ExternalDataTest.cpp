@@ -32,7 +32,7 @@ onnx::ModelProto smallModel(bool External, const std::string &Location = "w.bin"
   Op->set_version(17);
   onnx::GraphProto *G = M.mutable_graph();
   G->set_name("g");
-  auto AddVI = [](auto *List, const std::string &Name, int Type, std::vector<int64_t> Dims) {
+  auto AddVI = [](auto *List, const std::string &Name, int Type, const std::vector<int64_t> &Dims) {
     auto *VI = List->Add();
     VI->set_name(Name);
     auto *TT = VI->mutable_type()->mutable_tensor_type();

@@ -180,7 +180,7 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
   // to the chain of seed 000 §5) and says so; without that it refuses.
   Expected<Plan> Pl = runPartitioner("dp", G, P, O);
   ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
-  EXPECT_EQ(Pl->stats.at("contracted-units"), 20);
+  EXPECT_EQ(Pl->stats.at("contracted_units"), 20);
   IdealDPTuning NoContraction;
   NoContraction.autoContract = false;
   Expected<Plan> Refused = runIdealDP(G, P, O, /*Linearize=*/false, NoContraction);

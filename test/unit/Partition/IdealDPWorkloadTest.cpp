@@ -47,9 +47,9 @@ TEST_P(DPWorkload, ReproducesTable1) {
   // workloads/msr/README.md: the operator training graphs have 14-32
   // backward classes without a forward part.
   if (std::string(GetParam().File).find("OperatorGraphs") == 0 && W->graph.isTraining()) {
-    EXPECT_GE(Pl->stats.at("orphan-classes"), 14);
-    EXPECT_LE(Pl->stats.at("orphan-classes"), 32);
-    EXPECT_GT(Pl->stats.at("mirror-edges"), 0);
+    EXPECT_GE(Pl->stats.at("orphan_classes"), 14);
+    EXPECT_LE(Pl->stats.at("orphan_classes"), 32);
+    EXPECT_GT(Pl->stats.at("mirror_edges"), 0);
   }
   // Stages are the positions of the devices' sets in the DP's chain.
   ASSERT_EQ(Pl->stage.size(), W->graph.numNodes());

@@ -39,7 +39,7 @@ TEST(RematRegistry, RotorAndOffloadActivationsThroughRunPartitioner) {
   Expected<Plan> F = run("offload-activations", *C, 199, 1e20);
   ASSERT_TRUE(bool(F)) << F.takeError().message();
   EXPECT_NEAR(F->objective, 672.535, 672.535e-9);
-  EXPECT_GT(F->stats["offloaded-bytes"], 0);
+  EXPECT_GT(F->stats["offloaded_bytes"], 0);
   Expected<Plan> Tight = run("rotor", *C, 198, 0);
   EXPECT_FALSE(bool(Tight));
 }

@@ -3,12 +3,15 @@
 // Property tests of the write-back transforms on random DAGs with random
 // device assignments (checked against brute-force definitions: contiguity
 // by path enumeration, crossings by counting), plus round trips of the IR
-// v10 fields and the strict plan reader. Numerics are checked in ONNX
-// Runtime by the lit tests (test/lit/WriteBack/ort-*.test).
+// v10 fields and the strict plan reader. Whole write-backs run the
+// library's own passes (writeBack below), never a copy of their sequence.
+// Numerics are checked in ONNX Runtime by the lit tests
+// (test/lit/WriteBack/ort-*.test).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Pass/PassManager.h"
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
@@ -110,6 +113,31 @@ ModelPlacement randomPlacement(std::mt19937 &Rng, int N, int K) {
   return P;
 }
 
+/// The compiler's write-back on a plan that puts cost node i (ONNX node i)
+/// on accelerator Device[i] of K: the front end's infer-shapes and
+/// build-cost-graph, then insert-transfers, annotate-placement,
+/// extract-stages and verify-output, the passes -o and --emit-stages run
+/// (Pass/Passes.def).
+Expected<PassContext> writeBack(const onnx::ModelProto &Model, const std::string &Path,
+                                const std::vector<int> &Device, int K) {
+  Expected<OnnxModel> M = loadOnnxModel(Path, Model.SerializeAsString());
+  if (!M) return M.takeError();
+  PassContext Ctx;
+  Ctx.model = std::move(*M);
+  Ctx.platform.accelerators = K;
+  Expected<PassManager> Front = PassManager::parse("infer-shapes,build-cost-graph");
+  if (!Front) return Front.takeError();
+  ONNXP_RETURN_IF_ERROR(Front->run(Ctx, {}));
+  Plan Pl;
+  Pl.device = Device;
+  Ctx.plan = std::move(Pl);
+  Expected<PassManager> Back =
+      PassManager::parse("insert-transfers,annotate-placement,extract-stages,verify-output");
+  if (!Back) return Back.takeError();
+  ONNXP_RETURN_IF_ERROR(Back->run(Ctx, {}));
+  return Ctx;
+}
+
 } // namespace
 
 TEST(PlacementFields, RoundTripThroughTheWire) {
@@ -185,44 +213,33 @@ TEST(AssignStages, PropertiesOnRandomDags) {
 }
 
 // Transfers: exactly one per (tensor, consuming device != producing device);
-// the annotated model passes the ONNX checker and the writer's verifier;
-// reading it back gives the same placement; stage models pass the checker.
+// the annotated model passes the ONNX checker and the writer's verifier
+// (verify-output); reading it back gives the same placement; every stage
+// model passes the checker.
 TEST(InsertTransfers, RandomDagsPassCheckerAndVerifier) {
   std::mt19937 Rng(7);
   for (int Trial = 0; Trial < 60; ++Trial) {
     int N = 2 + static_cast<int>(Rng() % 9), K = 1 + static_cast<int>(Rng() % 4);
     RandomDag D = randomDag(Rng, N);
     ModelPlacement P = randomPlacement(Rng, N, K);
-    ASSERT_FALSE(assignStages(D.model.graph(), P));
     std::set<std::pair<int, int>> Crossings; // (producer, target device)
     for (int V = 0; V < N; ++V)
       for (int U : D.preds[V])
         if (P.device[U] != P.device[V]) Crossings.insert({U, P.device[V]});
-    onnx::ModelProto Out = D.model;
-    ModelPlacement Placed = P;
-    Expected<TransferResult> R = insertTransfers(Out, Placed, [](const std::string &) { return 16.0; });
-    ASSERT_TRUE(R);
-    EXPECT_EQ(R->transfers.size(), Crossings.size());
-    EXPECT_EQ(Out.graph().node_size(), N + static_cast<int>(Crossings.size()));
-    ASSERT_FALSE(annotatePlacement(Out, Placed, ""));
-    Error E = checkModelFull(Out, "trial");
-    ASSERT_FALSE(E) << E.message();
-    Error V = verifyPartitionedModel(D.model, Out);
-    ASSERT_FALSE(V) << V.message();
-    Expected<AnnotatedPlacement> Back = readPlacement(Out);
+    Expected<PassContext> Ctx = writeBack(D.model, "trial.onnx", P.device, K);
+    ASSERT_TRUE(Ctx) << "trial " << Trial << ": " << Ctx.takeError().message();
+    ASSERT_TRUE(Ctx->annotated && Ctx->placement && Ctx->stages);
+    const ModelPlacement &Placed = *Ctx->placement;
+    EXPECT_EQ(Ctx->transfers.size(), Crossings.size());
+    EXPECT_EQ(Ctx->annotated->graph().node_size(), N + static_cast<int>(Crossings.size()));
+    Expected<AnnotatedPlacement> Back = readPlacement(*Ctx->annotated);
     ASSERT_TRUE(Back);
     EXPECT_EQ(Back->placement.device, Placed.device);
     EXPECT_EQ(Back->placement.stage, Placed.stage);
     EXPECT_EQ(Back->originalNodes.size(), static_cast<size_t>(N));
-    Expected<StagePipeline> SP = extractStages(Out, Placed, R->transfers, {});
-    ASSERT_TRUE(SP) << SP.takeError().message();
-    EXPECT_EQ(SP->stages.size(), static_cast<size_t>(Placed.numStages()));
-    for (const StageModel &S : SP->stages) {
-      Error SE = checkModelFull(S.model, S.name);
-      ASSERT_FALSE(SE) << SE.message();
-      Error SV = verifyStageModel(S.model, S.stage, Placed.deviceNames[S.device]);
-      ASSERT_FALSE(SV) << SV.message();
-    }
+    EXPECT_EQ(Ctx->stages->stages.size(), static_cast<size_t>(Placed.numStages()));
+    // verify-output checked the annotated model and every stage model.
+    EXPECT_EQ(Ctx->counter("verify-output", "Number of models checked"), 1.0 + Ctx->stages->stages.size());
   }
 }
 
@@ -308,27 +325,21 @@ g (float[4] X) => (float[4] Z) { Y = Relu(X)  Z = Tanh(Y) })";
   Expected<OnnxModel> M = loadOnnxModel("a.onnxtxt", Text);
   Expected<OnnxModel> O = loadOnnxModel("b.onnxtxt", Other);
   ASSERT_TRUE(M && O);
-  Expected<CostGraph> G = buildCostGraph(*M);
   Expected<CostGraph> GO = buildCostGraph(*O);
-  ASSERT_TRUE(G && GO);
-  Platform Pl;
-  Pl.accelerators = 2;
-  Plan Plan;
-  Plan.device = {0, 1};
-  Expected<ModelPlacement> P = placementFromPlan(*M, *G, Plan, Pl);
-  ASSERT_TRUE(P);
-  onnx::ModelProto Out = M->proto;
-  Expected<TransferResult> R = insertTransfers(Out, *P, nullptr);
-  ASSERT_TRUE(R);
-  ASSERT_FALSE(annotatePlacement(Out, *P, ""));
-  Expected<onnxp::Plan> Back = planFromAnnotatedModel(Out, *M, *G, Pl);
+  ASSERT_TRUE(GO);
+  const std::vector<int> Device = {0, 1};
+  Expected<PassContext> Ctx = writeBack(M->proto, "a.onnx", Device, 2);
+  ASSERT_TRUE(Ctx) << Ctx.takeError().message();
+  const onnx::ModelProto &Out = *Ctx->annotated;
+  Platform Pl = Ctx->platform;
+  Expected<onnxp::Plan> Back = planFromAnnotatedModel(Out, *Ctx->model, Ctx->graph, Pl);
   ASSERT_TRUE(Back) << Back.takeError().message();
-  EXPECT_EQ(Back->device, Plan.device);
+  EXPECT_EQ(Back->device, Device);
   Expected<onnxp::Plan> Wrong = planFromAnnotatedModel(Out, *O, *GO, Pl);
   ASSERT_FALSE(Wrong);
   EXPECT_NE(Wrong.takeError().message().find("different model"), std::string::npos);
   Pl.accelerators = 1;
-  Expected<onnxp::Plan> Small = planFromAnnotatedModel(Out, *M, *G, Pl);
+  Expected<onnxp::Plan> Small = planFromAnnotatedModel(Out, *Ctx->model, Ctx->graph, Pl);
   ASSERT_FALSE(Small);
   EXPECT_NE(Small.takeError().message().find("which this platform lacks"), std::string::npos);
 }
@@ -346,18 +357,10 @@ g (float[4] X) => (float[4] Z) <float[4] W = {1, 2, 3, 4}> { Y = Add(X, W)  Z = 
   auto *Loc = W.add_external_data();
   Loc->set_key("location");
   Loc->set_value("weights/w.bin");
-  ModelPlacement P;
-  P.deviceNames = {"acc0", "acc1"};
-  P.device = {0, 1};
-  P.inserted.assign(2, 0);
-  ASSERT_FALSE(assignStages(M->graph(), P));
-  onnx::ModelProto Out = M->proto;
-  Expected<TransferResult> R = insertTransfers(Out, P, nullptr);
-  ASSERT_TRUE(R);
-  ASSERT_FALSE(annotatePlacement(Out, P, ""));
-  ExtractOptions O;
-  Expected<StagePipeline> SP = extractStages(Out, P, R->transfers, O);
-  ASSERT_TRUE(SP) << SP.takeError().message();
+  Expected<PassContext> Ctx = writeBack(M->proto, "models/g.onnx", {0, 1}, 2);
+  ASSERT_TRUE(Ctx) << Ctx.takeError().message();
+  const std::optional<StagePipeline> &SP = Ctx->stages;
+  ASSERT_TRUE(SP);
   ASSERT_EQ(SP->stages.size(), 2u);
   for (const StageModel &S : SP->stages) {
     ASSERT_EQ(S.model.graph().initializer_size(), 1) << S.name; // both stages read W

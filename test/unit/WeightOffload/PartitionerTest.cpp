@@ -52,7 +52,7 @@ TEST(WeightOffloadPartitioner, RegisteredPlanIsReplayed) {
   Expected<Plan> Pl = (*Info)->runChain(C, P, O);
   ASSERT_TRUE(Pl) << Pl.takeError().message();
   EXPECT_EQ(Pl->device, std::vector<int>(4, 0));
-  EXPECT_GT(Pl->stats["offloaded-layers"], 0);
+  EXPECT_GT(Pl->stats["offloaded_layers"], 0);
   double Planned = Pl->objective;
   EXPECT_LE(Pl->lowerBound, Planned + 1e-9);
   Plan Priced = *Pl;
