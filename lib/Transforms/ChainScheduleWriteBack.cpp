@@ -21,6 +21,7 @@
 #include "onnx-partition/Partition/Remat.h"
 #include "onnx-partition/Partition/WeightOffload.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
+#include "onnx-partition/Transforms/PipelinePatternWriteBack.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 
 #include <nlohmann/json.hpp>
@@ -277,6 +278,14 @@ Expected<ChainWriteBackResult> onnxp::writeChainSchedule(onnx::ModelProto &Out, 
   if (ScheduleJson.empty()) return None;
   nlohmann::json J = nlohmann::json::parse(ScheduleJson, nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded() || !J.is_object()) return None;
+  if (J.value("kind", "") == "1f1b-periodic") {
+    // Multi-GPU 1F1B patterns: each node's place in the period, no rewrite.
+    for (const ChainBlock &B : C.blocks)
+      if (B.nodes.empty()) return None;
+    Expected<int> Written = writePipelinePattern(Out, P, G, C, J);
+    if (!Written) return Written.takeError();
+    return None;
+  }
   bool Activation = J.value("kind", "") == "activation-schedule";
   bool Weights = J.contains("opStartMs") && J.contains("transfers") && J.contains("perLayer");
   if (!Activation && !Weights) return None;

@@ -43,6 +43,8 @@ std::string num(double V, int Digits = 3) {
 } // namespace
 
 int main(int Argc, char **Argv) {
+  // Line-buffered: a run stopped by `timeout` keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   double TimeLimit = 600, Bandwidth = 12e9, Lo = 0.5, Hi = 1.25;
   int Points = 6;
   std::vector<int> Gpus = {4, 8};
@@ -96,8 +98,8 @@ int main(int Argc, char **Argv) {
       std::printf("\n%s, %zu blocks, P = %d: PipeDream %d-stage straight pipeline %s ms, peak %s GB\n",
                   Model.c_str(), C->size(), P, P, num(Base->period()).c_str(),
                   num(Base->peakMemory() / 1e9).c_str());
-      std::printf("%10s %12s %12s %8s %8s %10s %12s %6s %8s\n", "limit_GB", "ilp_ms", "bound_ms", "gap",
-                  "ilp_s", "ilp_peakGB", "baseline_ms", "stages", "ilp_win");
+      std::printf("%10s %12s %12s %8s %8s %10s %12s %6s %8s %12s %s\n", "limit_GB", "ilp_ms", "bound_ms",
+                  "gap", "ilp_s", "ilp_peakGB", "baseline_ms", "stages", "ilp_win", "warm_ms", "vars/rows");
       std::vector<double> Limits = memoryLimits(Lo * Base->peakMemory(), Hi * Base->peakMemory(), Points);
       PipelineIlpOptions O;
       O.numGpus = P;
@@ -111,11 +113,14 @@ int main(int Argc, char **Argv) {
                     1) +
                 "%";
         else if (std::isfinite(Pt.ilpPeriod)) Win = "only-ilp";
-        std::printf("%10s %12s %12s %8s %8s %10s %12s %6d %8s%s\n", num(Pt.memoryBytes / 1e9).c_str(),
-                    Pt.ilpInfeasible ? "infeasible" : num(Pt.ilpPeriod).c_str(), num(Pt.ilpBound).c_str(),
-                    num(Pt.ilpGap, 4).c_str(), num(Pt.ilpSeconds, 1).c_str(),
-                    num(Pt.ilpPeakMemory / 1e9).c_str(), num(Pt.baselinePeriod).c_str(), Pt.baselineStages,
-                    Win.c_str(), Pt.ilpProven ? " (proven)" : "");
+        // warm_ms: the straight pipeline CBC started from; ilp_ms below it
+        // means CBC itself found a better pattern.
+        std::printf(
+            "%10s %12s %12s %8s %8s %10s %12s %6d %8s %12s %.0f/%.0f%s\n", num(Pt.memoryBytes / 1e9).c_str(),
+            Pt.ilpInfeasible ? "infeasible" : num(Pt.ilpPeriod).c_str(), num(Pt.ilpBound).c_str(),
+            num(Pt.ilpGap, 4).c_str(), num(Pt.ilpSeconds, 1).c_str(), num(Pt.ilpPeakMemory / 1e9).c_str(),
+            num(Pt.baselinePeriod).c_str(), Pt.baselineStages, Win.c_str(), num(Pt.warmStartPeriod).c_str(),
+            Pt.ilpVariables, Pt.ilpRows, Pt.ilpProven ? " (proven)" : "");
         std::fflush(stdout);
       };
       Expected<std::vector<MemorySweepPoint>> Sweep = memorySweep(Tasks, Limits, O, Row);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
+#include "ScheduleOutput.h"
 
 #include "onnx-partition/Partition/ChainPlanTrace.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 using namespace onnxp;
 using namespace onnxp::tool;
@@ -70,7 +72,15 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   if (!P) return reportError(P.takeError());
   // Every output is made before any is written: no partial set of files.
   std::string TraceText;
-  if (!O.trace.empty()) {
+  std::optional<StagedSchedulePrice> Staged;
+  if (!O.schedule.empty()) {
+    ChromeTrace T;
+    Expected<StagedSchedulePrice> S =
+        scheduleChainPlan(C, Ctx.platform, *P, O, O.trace.empty() ? nullptr : &T);
+    if (!S) return reportError(S.takeError());
+    Staged = std::move(*S);
+    if (!O.trace.empty()) TraceText = T.toJson();
+  } else if (!O.trace.empty()) {
     Expected<ChromeTrace> T = traceChainPlan(C, Ctx.platform, *P);
     if (!T) return reportError(T.takeError());
     TraceText = T->toJson();
@@ -78,7 +88,9 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   // Both files go to temporaries and are renamed only when both were written.
   OutputTransaction Files;
   if (!O.report.empty())
-    if (Error E = Files.add(O.report, chainPlanJson(C, *P, O.input))) return reportError(E);
+    if (Error E = Files.add(O.report, Staged ? withStagedSchedule(chainPlanJson(C, *P, O.input), *Staged)
+                                             : chainPlanJson(C, *P, O.input)))
+      return reportError(E);
   if (!O.trace.empty())
     if (Error E = Files.add(O.trace, TraceText)) return reportError(E);
   if (Error E = Files.commit()) return reportError(E);
@@ -107,6 +119,7 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
     OS << "\n";
   }
   for (const std::string &N : P->notes) OS << "  note: " << N << "\n";
+  if (Staged) OS << describeStagedSchedule(*Staged);
   if (!O.report.empty()) OS << "  wrote " << O.report << "\n";
   if (!O.trace.empty()) OS << "  wrote " << O.trace << "\n";
   return 0;

@@ -212,6 +212,20 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
       ->type_name("N")
       ->check(CLI::Range(2, 100))
       ->group("Output");
+  CLI::Option *Schedule =
+      App.add_option("--schedule", O.schedule,
+                     "Price the plan's contiguous stages under a pipeline schedule of --microbatches "
+                     "micro-batches: gpipe (all forwards, all backwards, flush) or 1f1b (the periodic "
+                     "1F1B pattern); iteration time and peak memory per GPU in the summary, --report and "
+                     "--trace come from the schedule's simulator")
+          ->type_name("gpipe|1f1b")
+          ->check(CLI::IsMember({"gpipe", "1f1b"}))
+          ->group("Output");
+  App.add_option("--microbatches", O.microbatches, "--schedule: micro-batches per iteration (default 8)")
+      ->type_name("M")
+      ->check(CLI::Range(1, 100000))
+      ->needs(Schedule)
+      ->group("Output");
   App.add_flag(
          "--timings", O.timings,
          "Add a \"timings\" section (solve seconds) to --report; without it, outputs are byte-reproducible")

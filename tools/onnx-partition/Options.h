@@ -60,6 +60,8 @@ struct ToolOptions {
   std::string trace;       ///< --trace FILE.json: Chrome trace of the plan's schedule
   std::string memorySweep; ///< --memory-sweep OUT.svg (pipeline-ilp)
   int sweepPoints = 6;     ///< --sweep-points
+  std::string schedule;    ///< --schedule gpipe|1f1b: price the plan's stages (ScheduleOutput.h)
+  int microbatches = 8;    ///< --microbatches M for --schedule
   bool timings = false;    ///< --timings: add the solve time to --report (not byte-reproducible)
   // Write-back and plan loading (WriteBackOptions.cpp).
   std::string emitStages;         ///< --emit-stages DIR

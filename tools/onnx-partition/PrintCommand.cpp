@@ -13,11 +13,14 @@
 
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Transforms/PipelinePatternWriteBack.h"
+#include "onnx-partition/Transforms/PlacementFields.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
 
 #include <onnx/defs/printer.h>
 
 #include <iostream>
+#include <map>
 
 using namespace onnxp;
 using namespace onnxp::tool;
@@ -62,6 +65,8 @@ int runPrint(int Argc, char **Argv) {
   const onnx::GraphProto &G = P.graph();
   OS << G.name() << " " << G.input() << " => " << G.output() << "\n";
   if (G.initializer_size()) OS << "# " << G.initializer_size() << " initializers\n";
+  if (std::string Period = modelMetadataValue(P, kPipelinePeriodKey); !Period.empty())
+    OS << "# 1F1B period " << Period << " ms\n";
   OS << "{\n";
   for (int I = 0; I < G.node_size(); ++I) {
     OS << "  " << G.node(I);
@@ -70,6 +75,15 @@ int runPrint(int Argc, char **Argv) {
          << Placement->placement.stage[I];
     // The ONNX 1.12 printer omits node domains; name the custom ones.
     if (!G.node(I).domain().empty()) OS << (Placement ? ", " : "   # ") << "domain " << G.node(I).domain();
+    // A pipelined plan's place in its 1F1B period (PipelinePatternWriteBack.h).
+    if (Expected<MetadataEntries> Meta = nodeMetadataProps(G.node(I))) {
+      std::map<std::string, std::string> KV(Meta->begin(), Meta->end());
+      if (KV.count(kPipelineTaskKey))
+        OS << ", 1F1B " << KV[kPipelineTaskKey] << " start " << KV[kPipelineStartKey] << " ms shift "
+           << KV[kPipelineShiftKey] << " order " << KV[kPipelineOrderKey];
+    } else {
+      (void)Meta.takeError();
+    }
     OS << "\n";
   }
   OS << "}\n";

@@ -9,6 +9,7 @@
 #include "Driver.h"
 #include "Options.h"
 #include "OutputWriter.h"
+#include "ScheduleOutput.h"
 #include "WriteBack.h"
 
 #include "onnx-partition/Partition/ChainPlanTrace.h"
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 using namespace onnxp;
 using namespace onnxp::tool;
@@ -143,12 +145,21 @@ int runPartition(int Argc, char **Argv) {
                                         "' made no plan, so there is nothing to write; add 'partition'"));
     return 0;
   }
+  // --schedule: priced (and traced) before any file is written.
+  std::optional<StagedSchedulePrice> Staged;
+  ChromeTrace StagedTrace;
+  if (!O.schedule.empty()) {
+    Expected<StagedSchedulePrice> S = scheduleGraphPlan(*Ctx, O, O.trace.empty() ? nullptr : &StagedTrace);
+    if (!S) return reportError(S.takeError());
+    Staged = std::move(*S);
+  }
   // Every file goes to a temporary; all are renamed only when all were
   // written (issue 16). The model (and stages) first: they add notes the report keeps.
   OutputTransaction Files;
   if (Error E = writePartitionedOutputs(*Ctx, O, Files)) return reportError(E);
   if (!O.report.empty()) {
     std::string Report = planReportJson(*Ctx);
+    if (Staged) Report = withStagedSchedule(Report, *Staged);
     if (O.timings) {
       nlohmann::json J = nlohmann::json::parse(Report);
       J["timings"] = {{"solve_seconds", Ctx->plan->solveSeconds}};
@@ -164,12 +175,13 @@ int runPartition(int Argc, char **Argv) {
   if (!O.dot.empty())
     if (Error E = Files.add(O.dot, planToDot(Ctx->graph, *Ctx->plan, Ctx->platform))) return reportError(E);
   if (!O.trace.empty()) {
-    Expected<std::string> T = traceText(*Ctx);
+    Expected<std::string> T = Staged ? Expected<std::string>(StagedTrace.toJson()) : traceText(*Ctx);
     if (!T) return reportError(T.takeError());
     if (Error E = Files.add(O.trace, *T)) return reportError(E);
   }
   if (Error E = Files.commit()) return reportError(E);
   printRunSummary(std::cout, *Ctx, O);
+  if (Staged) std::cout << describeStagedSchedule(*Staged);
   // The sweep plans again at each limit, on the chain the plan was made on.
   if (!O.memorySweep.empty() && Ctx->chain)
     if (Error E = writeMemorySweep(*Ctx->chain, Ctx->platform, O)) return reportError(E);

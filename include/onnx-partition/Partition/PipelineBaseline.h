@@ -57,6 +57,20 @@ Expected<PipelinePlan> pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus
 /// fits. The ILP warm-starts from it.
 Expected<PipelinePlan> bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory);
 
+/// A memory-aware contiguous plan for the ILP's warm start: PipeDream's
+/// straight pipelines optimise time and ignore memory, so at a tight limit
+/// the fastest one that fits is often a single GPU while a slower split of
+/// more stages fits. For every stage count 2..NumGpus this starts from
+/// PipeDream's split and moves stage boundaries (steepest descent on
+/// (memory overflow, period), every candidate priced by priceAllocation;
+/// again from the best split of S - 1 stages with its heaviest stage cut
+/// in two), or tries every split when there are at most ExhaustiveSplits;
+/// returns the best that fits, bestContiguousWithin's included. At most
+/// MaxEvaluations allocations are priced.
+Expected<PipelinePlan> memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory,
+                                                   long MaxEvaluations = 40000,
+                                                   long ExhaustiveSplits = 10000);
+
 /// Seed 000 on one GPU (closed form of the §4 model with every task in
 /// chain order, all shifts 0): the period is the total compute and the peak
 /// is 3W + max_l (a_0 + ... + a_l + a_{l-1}), reached at B_l, which holds

@@ -26,8 +26,9 @@ struct PipelineIlpOptions {
   double timeLimitSeconds = 60;
   double relativeGap = 1e-4;
   int threads = 1;
-  /// Start CBC from the best contiguous plan that fits (PipeDream's straight
-  /// pipelines of 1..P stages priced by the simulator).
+  /// Start CBC from the best contiguous plan that fits
+  /// (memoryAwareContiguousWithin: PipeDream's straight pipelines and
+  /// memory-aware splits of 2..P stages, priced by the simulator).
   bool warmStart = true;
   bool verbose = false;
   std::function<void(const MilpProgress &)> progress;

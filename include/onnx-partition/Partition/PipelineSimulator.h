@@ -43,6 +43,9 @@ struct PipelineSimResult {
   double period = 0;     ///< time between two completions of B_1, ms
   double peakMemory = 0; ///< max over GPUs
   int numBatches = 0;
+  /// First task start to last task end over the numBatches replayed: the
+  /// time of an iteration of numBatches micro-batches run by this pattern.
+  double makespan = 0;
   std::vector<PipelineGpuMemory> gpus;
 };
 

@@ -28,7 +28,9 @@ struct MemorySweepPoint {
   double ilpGap = NAN;    ///< relative
   double ilpPeakMemory = NAN;
   double ilpSeconds = 0;
-  bool ilpProven = false; ///< proven optimal (or proven infeasible)
+  double warmStartPeriod = NAN;         ///< the contiguous plan CBC started from; NaN without one
+  double ilpVariables = 0, ilpRows = 0; ///< the formulation's size at this limit
+  bool ilpProven = false;               ///< proven optimal (or proven infeasible)
   bool ilpInfeasible = false;
   double baselinePeriod = NAN; ///< NaN when no straight pipeline fits
   double baselinePeakMemory = NAN;

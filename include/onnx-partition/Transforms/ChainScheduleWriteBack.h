@@ -9,7 +9,8 @@
 //  - `--algo offload-activations` / `rotor` (seed 001): the activation
 //    schedule through rewriteActivationSchedule (Transforms/Recompute.h),
 //    with the layer-to-node mapping derived from the blocks.
-// Other schedules (pipeline patterns) are left alone.
+// Seed 000's 1F1B patterns are written as node metadata by
+// PipelinePatternWriteBack.h (called from writeChainSchedule).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TRANSFORMS_CHAINSCHEDULEWRITEBACK_H

@@ -180,5 +180,9 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
   // The period a user sees: completions of the last task, one per T.
   double First = P.taskTime(N - 1, 0), Last = P.taskTime(N - 1, NB - 1);
   R.period = NB > 1 ? (Last - First) / (NB - 1) : T;
+  double Begin = INFINITY, End = -INFINITY;
+  for (const auto &V : OnGpu)
+    for (const Instance &In : V) Begin = std::min(Begin, In.Start), End = std::max(End, In.End);
+  R.makespan = End - Begin;
   return R;
 }

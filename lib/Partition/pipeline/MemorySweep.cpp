@@ -40,6 +40,10 @@ onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits
       Pt.ilpGap = Ilp->stats.count("solver_gap") ? Ilp->stats.at("solver_gap") : NAN;
       Pt.ilpProven = Ilp->stats.count("proven_optimal") && Ilp->stats.at("proven_optimal") == 1;
       Pt.ilpSeconds = Ilp->stats.at("solver_seconds");
+      auto Stat = [&](const char *Key) { return Ilp->stats.count(Key) ? Ilp->stats.at(Key) : NAN; };
+      Pt.warmStartPeriod = Stat("warm_start_period_ms");
+      Pt.ilpVariables = Stat("ilp_variables");
+      Pt.ilpRows = Stat("ilp_rows");
     } else {
       Error E = Ilp.takeError();
       if (E.kind() == Error::Kind::Internal) return E;

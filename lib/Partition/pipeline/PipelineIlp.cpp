@@ -394,7 +394,9 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
 
   std::optional<PipelinePlan> Warm;
   if (O.warmStart) {
-    Expected<PipelinePlan> W = bestContiguousWithin(Tasks, O.numGpus, O.memoryBytes);
+    // Memory-aware: PipeDream's time-optimal splits alone often fit only
+    // on one GPU when memory is tight (docs/benchmarks.md, issue 12).
+    Expected<PipelinePlan> W = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes);
     if (W) {
       Warm = std::move(*W);
       std::vector<double> Start = Ilp.startFrom(Warm->pattern);

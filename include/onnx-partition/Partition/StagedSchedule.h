@@ -1,0 +1,58 @@
+//===- Partition/StagedSchedule.h - A staged plan under GPipe or 1F1B -*- C++ -*-===//
+//
+// `--schedule gpipe|1f1b --microbatches M`: the price of a contiguous plan
+// (stages of dp, pipedream, ... on an ONNX graph, reduced to a chain of
+// stages by stagesAsChain; or a chain planner's block allocation) when one
+// iteration runs M micro-batches under
+//  - gpipe: all forwards, then all backwards, then a flush, replayed by
+//    simulateGpipe (GpipeSimulator.h);
+//  - 1f1b: the periodic 1F1B pattern of the allocation at its load period
+//    (buildModuloPattern, seed 000 §3) replayed for M micro-batches by
+//    simulatePipeline (PipelineSimulator.h).
+// Iteration time and every GPU's peak memory (with the stash of the
+// micro-batches in flight) come from those simulators only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_STAGEDSCHEDULE_H
+#define ONNXP_PARTITION_STAGEDSCHEDULE_H
+
+#include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/Partition/PipelineSimulator.h"
+#include "onnx-partition/Support/ChromeTrace.h"
+#include "onnx-partition/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+struct StagedSchedulePrice {
+  std::string schedule; ///< "gpipe" or "1f1b"
+  int microbatches = 0;
+  double iterationTime = 0; ///< ms for the M micro-batches
+  double period = 0;        ///< 1f1b: the pattern's period, ms; gpipe: 0
+  double peakMemory = 0;    ///< bytes, max over GPUs
+  std::vector<std::string> gpuNames;
+  std::vector<PipelineGpuMemory> gpus;
+};
+
+/// Names of the schedules --schedule accepts.
+bool isStagedScheduleName(const std::string &Name);
+
+/// Prices GpuOfBlock (contiguous: each GPU one run of blocks) on C with
+/// links of Bandwidth bytes/s. GpuNames (optional) label GPUs in the
+/// output. Trace, when set, receives the replayed iteration (gpipe) or a
+/// few periods (1f1b).
+Expected<StagedSchedulePrice> priceStagedSchedule(const Chain &C, const std::vector<int> &GpuOfBlock,
+                                                  double Bandwidth, const std::string &Schedule,
+                                                  int Microbatches, ChromeTrace *Trace = nullptr,
+                                                  std::vector<std::string> GpuNames = {});
+
+/// The summary lines (iteration, per micro-batch, memory per GPU by term).
+std::string describeStagedSchedule(const StagedSchedulePrice &S);
+/// The same as JSON text (the report's "staged_schedule").
+std::string stagedScheduleJson(const StagedSchedulePrice &S);
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_STAGEDSCHEDULE_H

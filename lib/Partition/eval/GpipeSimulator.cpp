@@ -1,0 +1,188 @@
+//===- Partition/eval/GpipeSimulator.cpp - Replays a GPipe schedule --------===//
+//
+// A discrete-event replay (GpipeSimulator.h): each GPU has a fixed sequence
+// (its stage's forward steps for micro-batches 0..M-1, then the backward
+// steps for M-1..0); each link keeps the transfers whose producer has ended
+// and serves the one that can start first. Events are committed in order of
+// start time, so a transfer committed at t never overtakes one that could
+// have started earlier: every producer that starts by t is already known.
+// Memory is then swept per GPU over its operations in time order, with the
+// same bookkeeping as the 1F1B simulator (PipelineSimulator.cpp) apart from
+// the weights factor.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/GpipeSimulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using namespace onnxp;
+
+namespace {
+struct Op {
+  int Task;
+  int Micro;
+  double Start = 0, End = 0;
+};
+
+std::string taskName(const PipelineTasks &Tasks, int K) {
+  return std::string(Tasks.isForward(K) ? "F" : "B") + std::to_string(Tasks.blockOf(K) + 1);
+}
+} // namespace
+
+Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const std::vector<int> &Gpu,
+                                              int NumGpus, const GpipeSimOptions &O) {
+  const int L = Tasks.numBlocks(), N = Tasks.numTasks(), M = O.microbatches;
+  if (M < 1) return makeUsageError("GPipe needs at least one micro-batch, got ", M);
+  if ((int)Gpu.size() != L) return makeInternalError("allocation of ", Gpu.size(), " blocks for ", L);
+  // Stages: each GPU's blocks must be one contiguous run.
+  std::vector<int> Lo(NumGpus, -1), Hi(NumGpus, -1);
+  for (int I = 0; I < L; ++I) {
+    int G = Gpu[I];
+    if (G < 0 || G >= NumGpus) return makeInternalError("allocation names GPU ", G, " of ", NumGpus);
+    if (Lo[G] >= 0 && Hi[G] != I - 1)
+      return makeUsageError("GPipe runs contiguous stages; GPU ", G, " holds blocks ", Hi[G] + 1, " and ",
+                            I + 1, " but not the ones between");
+    if (Lo[G] < 0) Lo[G] = I;
+    Hi[G] = I;
+  }
+
+  // Each GPU's sequence.
+  std::vector<std::vector<Op>> Seq(NumGpus);
+  for (int G = 0; G < NumGpus; ++G) {
+    if (Lo[G] < 0) continue;
+    for (int Mb = 0; Mb < M; ++Mb)
+      for (int I = Lo[G]; I <= Hi[G]; ++I) Seq[G].push_back({Tasks.forwardTask(I), Mb});
+    for (int Mb = M - 1; Mb >= 0; --Mb)
+      for (int I = Hi[G]; I >= Lo[G]; --I) Seq[G].push_back({Tasks.backwardTask(I), Mb});
+  }
+  auto GpuOf = [&](int K) { return Gpu[Tasks.blockOf(K)]; };
+  auto LinkOf = [&](int K) {
+    int G = GpuOf(K), H = GpuOf(K + 1);
+    return std::make_pair(std::min(G, H), std::max(G, H));
+  };
+
+  // Input arrival of (task, micro-batch); NaN while unknown.
+  std::vector<std::vector<double>> Ready(N, std::vector<double>(M, NAN));
+  for (int Mb = 0; Mb < M; ++Mb) Ready[0][Mb] = 0;
+  struct Transfer {
+    int K, Micro;
+    double ProducerEnd, Start = 0, End = 0;
+  };
+  std::map<std::pair<int, int>, std::vector<Transfer>> Pending, Done;
+  std::map<std::pair<int, int>, double> LinkFree;
+  std::vector<size_t> Next(NumGpus, 0);
+  std::vector<double> GpuFree(NumGpus, 0);
+  size_t Remaining = 0;
+  for (auto &S : Seq) Remaining += S.size();
+
+  while (Remaining > 0) {
+    double Best = INFINITY;
+    int BestGpu = -1;
+    std::pair<int, int> BestLink{-1, -1};
+    size_t BestTransfer = 0;
+    for (int G = 0; G < NumGpus; ++G) {
+      if (Next[G] == Seq[G].size()) continue;
+      const Op &Nx = Seq[G][Next[G]];
+      double R = Ready[Nx.Task][Nx.Micro];
+      if (std::isnan(R)) continue;
+      double S = std::max(GpuFree[G], R);
+      if (S < Best) Best = S, BestGpu = G;
+    }
+    for (auto &[Key, V] : Pending)
+      for (size_t I = 0; I < V.size(); ++I) {
+        double S = std::max(LinkFree[Key], V[I].ProducerEnd);
+        if (S < Best) Best = S, BestGpu = -1, BestLink = Key, BestTransfer = I;
+      }
+    if (std::isinf(Best))
+      return makeInternalError("GPipe replay is stuck with ", Remaining, " operations left");
+    if (BestGpu >= 0) {
+      Op &Nx = Seq[BestGpu][Next[BestGpu]++];
+      Nx.Start = Best;
+      Nx.End = Best + Tasks.duration(Nx.Task);
+      GpuFree[BestGpu] = Nx.End;
+      --Remaining;
+      if (Nx.Task + 1 < N) {
+        if (GpuOf(Nx.Task) == GpuOf(Nx.Task + 1)) Ready[Nx.Task + 1][Nx.Micro] = Nx.End;
+        else Pending[LinkOf(Nx.Task)].push_back({Nx.Task, Nx.Micro, Nx.End});
+      }
+    } else {
+      std::vector<Transfer> &V = Pending[BestLink];
+      Transfer T = V[BestTransfer];
+      V.erase(V.begin() + (long)BestTransfer);
+      T.Start = Best;
+      T.End = Best + Tasks.commDuration(T.K);
+      LinkFree[BestLink] = T.End;
+      Ready[T.K + 1][T.Micro] = T.End;
+      Done[BestLink].push_back(T);
+    }
+  }
+
+  GpipeSimResult R;
+  R.microbatches = M;
+  R.gpus.resize(NumGpus);
+  double First = INFINITY, Last = 0;
+  for (int G = 0; G < NumGpus; ++G)
+    for (const Op &X : Seq[G]) First = std::min(First, X.Start), Last = std::max(Last, X.End);
+  R.iterationTime = Last - First;
+
+  // Static terms: weights x2 (one version and its gradient) and buffers.
+  for (int I = 0; I < L; ++I) {
+    PipelineGpuMemory &Mm = R.gpus[Gpu[I]];
+    Mm.weights += 2 * Tasks.weightBytes(I);
+    ++Mm.blocks;
+    Mm.computeLoad += Tasks.duration(Tasks.forwardTask(I)) + Tasks.duration(Tasks.backwardTask(I));
+  }
+  for (int K = 0; K + 1 < N; ++K)
+    if (GpuOf(K) != GpuOf(K + 1)) {
+      R.gpus[GpuOf(K)].buffers += Tasks.outputBytes(K);
+      R.gpus[GpuOf(K + 1)].buffers += Tasks.outputBytes(K);
+    }
+
+  ChromeTrace *Tr = O.trace;
+  for (int G = 0; G < NumGpus; ++G) {
+    PipelineGpuMemory &Mm = R.gpus[G];
+    if (Mm.blocks == 0) continue;
+    if (Tr) {
+      Tr->nameProcess(G + 1, "GPU " + std::to_string(G));
+      Tr->nameThread(G + 1, 0, "compute");
+    }
+    double Stash = 0, Direct = 0;
+    for (const Op &X : Seq[G]) { // a GPU's sequence is in time order
+      int K = X.Task;
+      if (K > 0 && GpuOf(K - 1) == G) Direct -= Tasks.outputBytes(K - 1); // becomes the input
+      double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
+      double Total = Mm.weights + Mm.buffers + Stash + Direct + Io;
+      if (Total > Mm.peak) {
+        Mm.peak = Total;
+        Mm.peakStash = Stash;
+        Mm.peakDirect = Direct;
+        Mm.peakTaskIo = Io;
+        Mm.peakTask = taskName(Tasks, K);
+      }
+      if (Tr) {
+        Tr->addSlice(
+            G + 1, 0, taskName(Tasks, K), Tasks.isForward(K) ? "forward" : "backward", X.Start - First,
+            X.End - X.Start,
+            {{"microbatch", std::to_string(X.Micro)}, {"memory_bytes", std::to_string((long long)Total)}});
+        Tr->addCounter(G + 1, "memory", X.Start - First, Total);
+      }
+      if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
+      else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
+      if (K + 1 < N && GpuOf(K + 1) == G) Direct += Tasks.outputBytes(K);
+    }
+    R.peakMemory = std::max(R.peakMemory, Mm.peak);
+  }
+  if (Tr)
+    for (auto &[Key, V] : Done) {
+      int Tid = 1 + Key.second;
+      Tr->nameThread(Key.first + 1, Tid, "link to GPU " + std::to_string(Key.second));
+      for (const Transfer &T : V)
+        Tr->addSlice(Key.first + 1, Tid, taskName(Tasks, T.K) + " out", "communication", T.Start - First,
+                     T.End - T.Start,
+                     {{"microbatch", std::to_string(T.Micro)},
+                      {"bytes", std::to_string((long long)Tasks.outputBytes(T.K))}});
+    }
+  return R;
+}

@@ -1,0 +1,128 @@
+//===- Partition/pipeline/StagedSchedule.cpp - --schedule gpipe|1f1b ------===//
+//
+// See StagedSchedule.h. The allocation must be contiguous for both
+// schedules: GPipe is defined on a sequence of stages, and pricing a
+// non-contiguous 1F1B plan is pipeline-ilp's own pattern's job (--trace).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/StagedSchedule.h"
+#include "onnx-partition/Partition/GpipeSimulator.h"
+#include "onnx-partition/Partition/PipelineSchedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+using namespace onnxp;
+
+bool onnxp::isStagedScheduleName(const std::string &Name) { return Name == "gpipe" || Name == "1f1b"; }
+
+Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const std::vector<int> &Gpu,
+                                                         double Bandwidth, const std::string &Schedule,
+                                                         int Microbatches, ChromeTrace *Trace,
+                                                         std::vector<std::string> GpuNames) {
+  ONNXP_RETURN_IF_ERROR(C.validate());
+  if (!isStagedScheduleName(Schedule))
+    return makeUsageError("--schedule must be gpipe or 1f1b, not '", Schedule, "'");
+  if (Microbatches < 1) return makeUsageError("--microbatches must be at least 1, got ", Microbatches);
+  if (!(Bandwidth > 0)) return makeError("--schedule needs a positive link bandwidth between devices");
+  if (Gpu.size() != C.size())
+    return makeInternalError("allocation of ", Gpu.size(), " blocks for a chain of ", C.size());
+  int NumGpus = Gpu.empty() ? 0 : *std::max_element(Gpu.begin(), Gpu.end()) + 1;
+  // Contiguity is checked here for both schedules: one run of blocks per GPU.
+  for (size_t I = 1; I < Gpu.size(); ++I)
+    if (Gpu[I] != Gpu[I - 1])
+      for (size_t J = 0; J + 1 < I; ++J)
+        if (Gpu[J] == Gpu[I])
+          return makeUsageError("--schedule prices contiguous stages; device ", Gpu[I], " holds blocks ",
+                                J + 1, " and ", I + 1,
+                                " but not all between (pipeline-ilp plans carry "
+                                "their own 1F1B pattern: see --trace)");
+  PipelineTasks Tasks(C, Bandwidth);
+  StagedSchedulePrice S;
+  S.schedule = Schedule;
+  S.microbatches = Microbatches;
+  S.gpuNames = std::move(GpuNames);
+  if (Schedule == "gpipe") {
+    GpipeSimOptions O;
+    O.microbatches = Microbatches;
+    O.trace = Trace;
+    Expected<GpipeSimResult> R = simulateGpipe(Tasks, Gpu, NumGpus, O);
+    if (!R) return R.takeError();
+    S.iterationTime = R->iterationTime;
+    S.peakMemory = R->peakMemory;
+    S.gpus = std::move(R->gpus);
+  } else {
+    Expected<PeriodicPattern> Pat =
+        buildModuloPattern(Tasks, Gpu, NumGpus, allocationLoad(Tasks, Gpu, NumGpus));
+    if (!Pat) return Pat.takeError();
+    PipelineSimOptions O;
+    O.numBatches = Microbatches;
+    O.trace = Trace;
+    Expected<PipelineSimResult> R = simulatePipeline(Tasks, *Pat, O);
+    if (!R) return R.takeError();
+    S.iterationTime = R->makespan;
+    S.period = Pat->period;
+    S.peakMemory = R->peakMemory;
+    S.gpus = std::move(R->gpus);
+  }
+  return S;
+}
+
+namespace {
+/// Bytes in the largest binary unit that keeps the number at least 1.
+std::string human(double Bytes) {
+  const char *Units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int U = 0;
+  while (U < 4 && Bytes >= 1024) Bytes /= 1024, ++U;
+  std::ostringstream OS;
+  OS << std::setprecision(U == 0 ? 12 : 4) << Bytes << " " << Units[U];
+  return OS.str();
+}
+} // namespace
+
+std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
+  std::ostringstream OS;
+  OS << std::setprecision(6);
+  OS << "schedule " << S.schedule << ", " << S.microbatches << " micro-batches: iteration " << S.iterationTime
+     << " ms (" << S.iterationTime / S.microbatches << " ms per micro-batch";
+  if (S.period > 0) OS << ", period " << S.period << " ms";
+  OS << "), peak memory " << human(S.peakMemory) << "\n";
+  for (size_t G = 0; G < S.gpus.size(); ++G) {
+    const PipelineGpuMemory &M = S.gpus[G];
+    if (M.blocks == 0) continue;
+    OS << "  " << (G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)) << ": peak "
+       << human(M.peak) << " at " << M.peakTask << " = weights " << human(M.weights) << " + buffers "
+       << human(M.buffers) << " + stash " << human(M.peakStash) << " + kept outputs " << human(M.peakDirect)
+       << " + running step " << human(M.peakTaskIo) << "\n";
+  }
+  return OS.str();
+}
+
+std::string onnxp::stagedScheduleJson(const StagedSchedulePrice &S) {
+  nlohmann::json J;
+  J["schedule"] = S.schedule;
+  J["microbatches"] = S.microbatches;
+  J["iteration_ms"] = S.iterationTime;
+  J["per_microbatch_ms"] = S.iterationTime / S.microbatches;
+  if (S.period > 0) J["period_ms"] = S.period;
+  J["peak_memory_bytes"] = S.peakMemory;
+  nlohmann::json Gpus = nlohmann::json::array();
+  for (size_t G = 0; G < S.gpus.size(); ++G) {
+    const PipelineGpuMemory &M = S.gpus[G];
+    if (M.blocks == 0) continue;
+    Gpus.push_back({{"device", G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)},
+                    {"peak_bytes", M.peak},
+                    {"peak_at", M.peakTask},
+                    {"weights_bytes", M.weights},
+                    {"buffers_bytes", M.buffers},
+                    {"stash_bytes", M.peakStash},
+                    {"kept_outputs_bytes", M.peakDirect},
+                    {"running_step_bytes", M.peakTaskIo},
+                    {"compute_ms", M.computeLoad}});
+  }
+  J["devices"] = Gpus;
+  return J.dump();
+}

@@ -1,0 +1,51 @@
+//===- tools/onnx-partition/ScheduleOutput.cpp - --schedule gpipe|1f1b ----===//
+//
+// See ScheduleOutput.h.
+//
+//===----------------------------------------------------------------------===//
+#include "ScheduleOutput.h"
+
+#include "onnx-partition/Partition/StagedPlanChain.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace onnxp;
+using namespace onnxp::tool;
+
+Expected<StagedSchedulePrice> onnxp::tool::scheduleGraphPlan(const PassContext &Ctx, const ToolOptions &O,
+                                                             ChromeTrace *Trace) {
+  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan);
+  if (!Stages) return Stages.takeError().withContext("--schedule");
+  std::vector<int> Gpu(Stages->size());
+  std::vector<std::string> Names;
+  for (size_t S = 0; S < Gpu.size(); ++S) {
+    Gpu[S] = static_cast<int>(S);
+    Names.push_back(Stages->blocks[S].name);
+  }
+  Expected<StagedSchedulePrice> R = priceStagedSchedule(*Stages, Gpu, Ctx.platform.peerLinkBandwidth,
+                                                        O.schedule, O.microbatches, Trace, Names);
+  if (!R) return R.takeError().withContext("--schedule");
+  return R;
+}
+
+Expected<StagedSchedulePrice> onnxp::tool::scheduleChainPlan(const Chain &C, const Platform &P,
+                                                             const Plan &BlockPlan, const ToolOptions &O,
+                                                             ChromeTrace *Trace) {
+  if (BlockPlan.device.size() != C.size())
+    return makeUsageError("--schedule: the plan of '", BlockPlan.algorithm, "' places ",
+                          BlockPlan.device.size(), " blocks of ", C.size());
+  std::vector<std::string> Names;
+  int Max = 0;
+  for (int D : BlockPlan.device) Max = std::max(Max, D);
+  for (int D = 0; D <= Max; ++D) Names.push_back(P.deviceName(D));
+  Expected<StagedSchedulePrice> R =
+      priceStagedSchedule(C, BlockPlan.device, P.peerLinkBandwidth, O.schedule, O.microbatches, Trace, Names);
+  if (!R) return R.takeError().withContext("--schedule");
+  return R;
+}
+
+std::string onnxp::tool::withStagedSchedule(const std::string &ReportJson, const StagedSchedulePrice &S) {
+  nlohmann::json J = nlohmann::json::parse(ReportJson);
+  J["staged_schedule"] = nlohmann::json::parse(stagedScheduleJson(S));
+  return J.dump(2) + "\n";
+}

@@ -1,0 +1,33 @@
+//===- tools/onnx-partition/ScheduleOutput.h - --schedule gpipe|1f1b -*- C++ -*-===//
+//
+// `--schedule gpipe|1f1b --microbatches M` (issue 12): the plan's stages
+// priced by the GPipe or 1F1B simulator for M micro-batches per iteration
+// (Partition/StagedSchedule.h). A plan made on the cost graph is reduced to
+// its chain of stages (stagesAsChain, stage s on GPU s); a chain planner's
+// plan on a chain given as MODEL is priced block by block on its devices.
+// The result goes to the summary, to --report as "staged_schedule", and
+// replaces the default 1F1B replay in --trace.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_TOOLS_SCHEDULEOUTPUT_H
+#define ONNXP_TOOLS_SCHEDULEOUTPUT_H
+
+#include "Options.h"
+
+#include "onnx-partition/Partition/StagedSchedule.h"
+#include "onnx-partition/Pass/PassContext.h"
+
+namespace onnxp::tool {
+
+/// The plan of Ctx (made on its cost graph) under O.schedule.
+Expected<StagedSchedulePrice> scheduleGraphPlan(const PassContext &Ctx, const ToolOptions &O,
+                                                ChromeTrace *Trace = nullptr);
+/// A block-indexed plan of chain C under O.schedule.
+Expected<StagedSchedulePrice> scheduleChainPlan(const Chain &C, const Platform &P, const Plan &BlockPlan,
+                                                const ToolOptions &O, ChromeTrace *Trace = nullptr);
+/// Report JSON text with "staged_schedule" added.
+std::string withStagedSchedule(const std::string &ReportJson, const StagedSchedulePrice &S);
+
+} // namespace onnxp::tool
+
+#endif // ONNXP_TOOLS_SCHEDULEOUTPUT_H
