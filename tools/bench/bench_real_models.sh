@@ -22,7 +22,7 @@ CONFIGS=(
   "cnn1d_seizure_training|cnn1d_seizure_training.onnx|--dim batch_size=1"
   "transformer_lora_training|transformer_lora_training.onnx|--dim batch_size=1"
   "ort_mlp_training|ort_mlp_training.onnx|--dim input-0_dim0=1 --dim input-0_dim1=784 --dim output-0_dim0=1"
-  "ort_bloom3_training|ort_bloom3_training.onnx|"
+  "ort_bloom3_training|ort_bloom3_training.onnx|--dim inputs_input_ids_dim0=2 --dim inputs_attention_mask_dim0=2 --dim inputs_attention_mask_dim1=16 --dim inputs_labels_dim0=2 --dim inputs_labels_dim1=16"
   "ort_bert_toy_optimized|ort_bert_toy_optimized.onnx|--dim batch=1 --dim max_seq_len_in_batch=128"
   "ort_bert_toy_optimized --training|ort_bert_toy_optimized.onnx|--dim batch=1 --dim max_seq_len_in_batch=128 --training"
   "conv_qdq_external_ini|external_data/conv_qdq_external_ini.onnx|"
@@ -33,7 +33,7 @@ CONFIGS=(
   "onnx_light_squeezenet --training|onnx_light_squeezenet.onnx|--training"
   "onnx_light_resnet50|onnx_light_resnet50.onnx|"
   "onnx_light_resnet50 --training|onnx_light_resnet50.onnx|--training"
-  "ort_gpt2_one_layer|ort_gpt2_one_layer.onnx|--dim batch_size=1 --dim seq_len=128"
+  "ort_gpt2_one_layer|ort_gpt2_one_layer.onnx|--dim batch_size=1 --dim seq_len=8"
   "llama2_7b_forward|llama2_7b_forward.onnx|--dim batch_size=1"
   "llama2_7b_forward --training|llama2_7b_forward.onnx|--dim batch_size=1 --training --memory 80GiB"
 )

@@ -105,9 +105,15 @@ public:
     }
     const OnnxModel &M = *Ctx.model;
     if (!M.unboundDims.empty()) {
+      // Name every unbound dim at once, so one corrected command line is enough.
       const std::string &Dim = *M.unboundDims.begin();
-      return makeError(M.path, ": symbolic dim '", Dim,
-                       "' is unbound and tensor sizes depend on it; bind it with --dim ", Dim, "=N");
+      if (M.unboundDims.size() == 1)
+        return makeError(M.path, ": symbolic dim '", Dim,
+                         "' is unbound and tensor sizes depend on it; bind it with --dim ", Dim, "=N");
+      std::string Binds;
+      for (const std::string &D : M.unboundDims) Binds += (Binds.empty() ? "--dim " : " --dim ") + D + "=N";
+      return makeError(M.path, ": ", M.unboundDims.size(),
+                       " symbolic dims are unbound and tensor sizes depend on them; bind them with ", Binds);
     }
     ONNXP_RETURN_IF_ERROR(priceGraph(Ctx));
     Ctx.costed = true;
