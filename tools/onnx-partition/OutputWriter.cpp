@@ -148,6 +148,9 @@ void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const
     OS << "    (busy = compute + transfers in and out per device, the max-load model's figure; the "
           "makespan overlaps transfers with computation across devices, so a device can be busy longer "
           "than the makespan)\n";
+  if (P.objectiveKind == Objective::PipelinePeriod)
+    OS << "    (load = compute + transfers in and out per device, the max-load model's figure; in the 1F1B "
+          "period transfers run on the links while the devices compute, so load can exceed the period)\n";
   (void)G;
 }
 
