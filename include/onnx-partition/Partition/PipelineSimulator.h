@@ -37,6 +37,20 @@ struct PipelineGpuMemory {
   std::string peakTask;
   int blocks = 0;
   double computeLoad = 0; ///< ms of compute per period
+
+  /// The memory at the start of task \p Task; keeps the terms if it is a new peak.
+  /// Returns the total (weights + buffers + stash + direct + the task's own I/O).
+  double noteTaskStart(double Stash, double Direct, double TaskIo, const std::string &Task) {
+    const double Total = weights + buffers + Stash + Direct + TaskIo;
+    if (Total > peak) {
+      peak = Total;
+      peakStash = Stash;
+      peakDirect = Direct;
+      peakTaskIo = TaskIo;
+      peakTask = Task;
+    }
+    return Total;
+  }
 };
 
 struct PipelineSimResult {

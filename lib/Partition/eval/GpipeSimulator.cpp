@@ -153,14 +153,7 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
       int K = X.Task;
       if (K > 0 && GpuOf(K - 1) == G) Direct -= Tasks.outputBytes(K - 1); // becomes the input
       double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
-      double Total = Mm.weights + Mm.buffers + Stash + Direct + Io;
-      if (Total > Mm.peak) {
-        Mm.peak = Total;
-        Mm.peakStash = Stash;
-        Mm.peakDirect = Direct;
-        Mm.peakTaskIo = Io;
-        Mm.peakTask = taskName(Tasks, K);
-      }
+      const double Total = Mm.noteTaskStart(Stash, Direct, Io, taskName(Tasks, K));
       if (Tr) {
         Tr->addSlice(
             G + 1, 0, taskName(Tasks, K), Tasks.isForward(K) ? "forward" : "backward", X.Start - First,

@@ -143,14 +143,7 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
       int K = In.Task;
       if (K > 0 && !P.isCut(Tasks, K - 1)) Direct -= Tasks.outputBytes(K - 1); // becomes the input
       double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
-      double Total = M.weights + M.buffers + Stash + Direct + Io;
-      if (Total > M.peak) {
-        M.peak = Total;
-        M.peakStash = Stash;
-        M.peakDirect = Direct;
-        M.peakTaskIo = Io;
-        M.peakTask = taskName(Tasks, K);
-      }
+      const double Total = M.noteTaskStart(Stash, Direct, Io, taskName(Tasks, K));
       if (Tr && In.Start >= TraceFrom - Eps && In.Start < TraceTo - Eps) {
         std::map<std::string, std::string> Args{{"minibatch", std::to_string(In.Batch)},
                                                 {"memory_bytes", std::to_string((long long)Total)}};
