@@ -62,6 +62,12 @@ struct PassContext {
   /// The chain of blocks chain planners plan on (the linearize pass, or a
   /// chain file given as input).
   std::optional<Chain> chain;
+  /// Set by the contract pass: the graph before contraction and each of its
+  /// nodes' unit in `graph`. The partition pass plans on the units, then maps
+  /// the plan back to these nodes and restores this graph, so write-back sees
+  /// the original nodes (issue 11: every plan maps back to the original nodes).
+  std::optional<CostGraph> uncontracted;
+  std::vector<int> unitOf;
   // Write-back (annotate-placement, insert-transfers, extract-stages):
   std::optional<ModelPlacement> placement;   ///< the plan mapped onto the ONNX nodes
   std::optional<onnx::ModelProto> annotated; ///< the model as -o writes it

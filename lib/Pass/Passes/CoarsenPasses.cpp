@@ -53,6 +53,12 @@ public:
                         (*Gr == Granularity::Auto ? " (auto)" : "") + ", " + std::to_string(Before) +
                         " nodes -> " + std::to_string(After) + " units (" + std::to_string(C->exactMerged) +
                         " merged by exact reductions)");
+    if (Ctx.uncontracted) { // a second contraction composes with the first
+      for (int &U : Ctx.unitOf) U = C->groupOf[U];
+    } else {
+      Ctx.uncontracted = std::move(Ctx.graph);
+      Ctx.unitOf = C->groupOf;
+    }
     Ctx.graph = std::move(C->graph);
     Ctx.plan.reset();
     return After != Before;

@@ -8,13 +8,17 @@
 // planners); load-plan reads --load-plan FILE instead, priced the same way.
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
 #include "onnx-partition/Cost/AnalyticalCosts.h"
 #include "onnx-partition/Cost/MeasuredCosts.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PlaceholderCosts.h"
+#include "onnx-partition/Partition/eval/FinalizePlan.h"
 #include "onnx-partition/Pass/Passes.h"
 #include "onnx-partition/Pass/PlanLoading.h"
+
+#include <cmath>
 
 using namespace onnxp;
 
@@ -126,6 +130,28 @@ public:
   }
 };
 
+/// After `contract`, a plan names units: map it back to the original nodes,
+/// restore the original graph and price the plan there again, so that the
+/// validator, the bounds and the write-back all see the real graph.
+Error expandToUncontracted(PassContext &Ctx, const PartitionerInfo &Info, Plan &P) {
+  const double OnUnits = P.objective;
+  Plan Full = expandPlan(P, Ctx.unitOf);
+  Ctx.graph = std::move(*Ctx.uncontracted);
+  Ctx.uncontracted.reset();
+  Ctx.unitOf.clear();
+  if (Info.input != PlannerInput::Chain) { // a chain plan keeps its simulator's price
+    FinalizeOptions FO;
+    FO.requireContiguous = Info.contiguous;
+    FO.memoryIsUsersProblem = Ctx.options.algorithm == "single" || Ctx.options.algorithm == "pipedream";
+    ONNXP_RETURN_IF_ERROR(finalizePlan(Ctx.graph, Ctx.platform, Full, FO));
+  }
+  if (std::isfinite(Full.lowerBound) && Full.lowerBoundScope != Plan::kAnyPlan)
+    Full.lowerBoundScope += " on the contracted graph (--granularity " + Ctx.options.granularity + ")";
+  Full.stats["objective_on_units"] = OnUnits;
+  P = std::move(Full);
+  return Error::success();
+}
+
 class PartitionPass final : public Pass {
 public:
   const char *name() const override { return "partition"; }
@@ -153,6 +179,7 @@ public:
     Expected<Plan> P = runPartitioner(Ctx.options.algorithm, Ctx.graph, Ctx.platform, Opts,
                                       Ctx.chain ? &*Ctx.chain : nullptr);
     if (!P) return P.takeError();
+    if (Ctx.uncontracted) ONNXP_RETURN_IF_ERROR(expandToUncontracted(Ctx, **Info, *P));
     Ctx.plan = std::move(*P);
     // The algorithm's own counters, declared in Partitioners.def, next to
     // the pass counters (--stats).
