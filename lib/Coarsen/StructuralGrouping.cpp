@@ -5,12 +5,15 @@
 // "bert/encoder/layer_3/attention/self/query/MatMul"); ORT's backward nodes
 // "<forward name>_Grad/<Op>_<i>" are scoped like their forward node. Names
 // without a scope ("Conv_12") leave their node in its base group. Chain
-// granularity merges by seed 000 §5 linearization blocks.
+// granularity merges by seed 000 §5 linearization blocks; region
+// granularity by the maximal single-entry/single-exit regions of the graph
+// the constant folding left (Coarsen/SeseRegions.h).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
 
+#include "SeseRegions.h"
 #include "UnionFind.h"
 
 #include <cctype>
@@ -103,13 +106,30 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
       if (Earliest >= 0) UF.unite(Earliest, V);
     }
   }
-  if (Gr == Granularity::Const) {
+  auto Current = [&] {
     Grouping Out;
     Out.groupOf.resize(N);
     for (int V = 0; V < N; ++V) Out.groupOf[V] = UF.find(V);
     Out.numGroups = N;
     Out.normalize();
     return Out;
+  };
+  if (Gr == Granularity::Const) return Current();
+  if (Gr == Granularity::Region) {
+    // Regions of the graph the constants were folded into: a constant read
+    // inside a region would otherwise be a second entry. contractGraph
+    // fuses any cycle the folding closed, so the regions see a DAG.
+    ContractedGraph CB = contractGraph(G, Current());
+    Expected<SeseRegions> S = findSeseRegions(CB.graph);
+    if (!S) return S.takeError();
+    std::vector<int> FirstOfUnit(CB.graph.numNodes(), -1), FirstOfRegion(S->numRegions, -1);
+    for (int V = 0; V < N; ++V) {
+      const int U = CB.groupOf[V], R = S->regionOf[U];
+      int &F = R >= 0 ? FirstOfRegion[R] : FirstOfUnit[U];
+      if (F < 0) F = V;
+      else UF.unite(F, V);
+    }
+    return Current();
   }
   // Nodes that share a key and a side share a group.
   std::map<std::pair<std::string, int>, int> FirstOfKey;
@@ -143,10 +163,5 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
       if (!New) UF.unite(It->second, V);
     }
   }
-  Grouping Out;
-  Out.groupOf.resize(N);
-  for (int V = 0; V < N; ++V) Out.groupOf[V] = UF.find(V);
-  Out.numGroups = N;
-  Out.normalize();
-  return Out;
+  return Current();
 }
