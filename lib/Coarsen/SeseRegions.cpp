@@ -1,8 +1,8 @@
 //===- Coarsen/SeseRegions.cpp - Dominator/post-dominator regions -------===//
 //
-// On the forward-side subgraph with a virtual source S (before every node
-// without a forward predecessor) and a virtual sink T (after every node
-// without a forward successor), a fork a (two or more forward successors)
+// On a DAG with a virtual source S (before every node
+// without a predecessor) and a virtual sink T (after every node without a
+// successor), a fork a (two or more successors)
 // whose immediate post-dominator b is a real node and is dominated by a
 // opens the region R(a, b) = {v : a dom v and b pdom v}: every path into R
 // enters through a, every path out of R leaves through b. R(a, b) is
@@ -35,25 +35,32 @@
 using namespace onnxp;
 using namespace onnxp::coarsen;
 
-Expected<SeseRegions> onnxp::coarsen::findSeseRegions(const CostGraph &G) {
-  Expected<std::vector<int>> Order = G.topologicalOrder();
-  if (!Order) return Order.takeError();
-  // Positions of the forward-side nodes in topological order; S is -1 and
-  // T is F, so every walk below moves towards S or T monotonically.
-  std::vector<int> Node, Pos(G.numNodes(), -1);
-  for (int V : *Order)
-    if (G.node(V).isForwardSide()) {
-      Pos[V] = static_cast<int>(Node.size());
-      Node.push_back(V);
+Expected<SeseRegions> onnxp::coarsen::findSeseRegions(int NumNodes,
+                                                      const std::vector<std::pair<int, int>> &Edges) {
+  // Positions in a topological order (Kahn); S is -1 and T is F, so every
+  // walk below moves towards S or T monotonically.
+  const int F = NumNodes;
+  std::vector<std::vector<int>> Out(F);
+  std::vector<int> InDeg(F, 0);
+  for (auto [A, B] : Edges)
+    if (A != B) {
+      Out[A].push_back(B);
+      ++InDeg[B];
     }
-  const int F = static_cast<int>(Node.size());
+  std::vector<int> Node, Pos(F, -1);
+  for (int V = 0; V < F; ++V)
+    if (InDeg[V] == 0) Node.push_back(V);
+  for (size_t I = 0; I < Node.size(); ++I)
+    for (int W : Out[Node[I]])
+      if (--InDeg[W] == 0) Node.push_back(W);
+  if (static_cast<int>(Node.size()) != F) return makeError("region granularity: the unit graph has a cycle");
+  for (int I = 0; I < F; ++I) Pos[Node[I]] = I;
   std::vector<std::vector<int>> Pred(F), Succ(F);
-  for (const CostEdge &E : G.edges()) {
-    int A = Pos[E.src], B = Pos[E.dst];
-    if (A < 0 || B < 0 || A == B) continue;
-    Succ[A].push_back(B);
-    Pred[B].push_back(A);
-  }
+  for (auto [A, B] : Edges)
+    if (A != B) {
+      Succ[Pos[A]].push_back(Pos[B]);
+      Pred[Pos[B]].push_back(Pos[A]);
+    }
   for (int I = 0; I < F; ++I) {
     std::sort(Succ[I].begin(), Succ[I].end());
     Succ[I].erase(std::unique(Succ[I].begin(), Succ[I].end()), Succ[I].end());
@@ -88,8 +95,8 @@ Expected<SeseRegions> onnxp::coarsen::findSeseRegions(const CostGraph &G) {
     return B == A;
   };
 
-  SeseRegions Out;
-  Out.regionOf.assign(G.numNodes(), -1);
+  SeseRegions Res;
+  Res.regionOf.assign(F, -1);
   std::vector<int> Region(F, -1);
   std::vector<char> IsExit(F, 0);
   std::vector<int> Stack;
@@ -98,7 +105,7 @@ Expected<SeseRegions> onnxp::coarsen::findSeseRegions(const CostGraph &G) {
     if (Succ[A].size() < 2) continue;
     const int B = Ipdom[A];
     if (B == F || !Dominates(A, B)) continue; // no single exit, or a side entry
-    const int R = Out.numRegions++;
+    const int R = Res.numRegions++;
     Region[A] = R;
     IsExit[A] = 0; // an earlier region's exit becomes this one's entry
     Stack.assign(1, A);
@@ -115,6 +122,6 @@ Expected<SeseRegions> onnxp::coarsen::findSeseRegions(const CostGraph &G) {
     Region[B] = R;
     IsExit[B] = 1;
   }
-  for (int I = 0; I < F; ++I) Out.regionOf[Node[I]] = Region[I];
-  return Out;
+  for (int I = 0; I < F; ++I) Res.regionOf[Node[I]] = Region[I];
+  return Res;
 }

@@ -90,12 +90,12 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
   }
   // Constant-like nodes join their earliest consumer (every level from
   // const on); in reverse topological order so constant trees follow.
+  std::vector<char> ConstLike = constantLikeNodes(G, Lin.dataFree);
   {
     Expected<std::vector<int>> Order = G.topologicalOrder();
     if (!Order) return Order.takeError();
     std::vector<int> Pos(N);
     for (int I = 0; I < N; ++I) Pos[(*Order)[I]] = I;
-    std::vector<char> ConstLike = constantLikeNodes(G, Lin.dataFree);
     for (auto It = Order->rbegin(); It != Order->rend(); ++It) {
       int V = *It, Earliest = -1;
       if (!ConstLike[V]) continue;
@@ -116,16 +116,35 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
   };
   if (Gr == Granularity::Const) return Current();
   if (Gr == Granularity::Region) {
-    // Regions of the graph the constants were folded into: a constant read
-    // inside a region would otherwise be a second entry. contractGraph
-    // fuses any cycle the folding closed, so the regions see a DAG.
+    // Regions of the forward units the constant folding left, over data
+    // edges only: a constant the exporter shares between all layers (one
+    // "/layers.0/.../Constant" read by 32 layers) would otherwise be a side
+    // entry of every layer and make the whole stack one region. Constants
+    // stay in their earliest consumer's unit, earlier than every other
+    // reader, so their edges run forward between regions; contractGraph
+    // fuses any cycle all the same.
     ContractedGraph CB = contractGraph(G, Current());
-    Expected<SeseRegions> S = findSeseRegions(CB.graph);
+    const int U = static_cast<int>(CB.graph.numNodes());
+    std::vector<char> Core(U, 0);
+    for (int V = 0; V < N; ++V)
+      if (G.node(V).isForwardSide() && !ConstLike[V]) Core[CB.groupOf[V]] = 1;
+    std::vector<int> Dense(U, -1);
+    int NumCore = 0;
+    for (int I = 0; I < U; ++I)
+      if (Core[I]) Dense[I] = NumCore++;
+    std::vector<std::pair<int, int>> Edges;
+    for (const CostEdge &E : G.edges()) {
+      if (ConstLike[E.src]) continue;
+      int A = Dense[CB.groupOf[E.src]], B = Dense[CB.groupOf[E.dst]];
+      if (A >= 0 && B >= 0 && A != B) Edges.push_back({A, B});
+    }
+    Expected<SeseRegions> S = findSeseRegions(NumCore, Edges);
     if (!S) return S.takeError();
-    std::vector<int> FirstOfUnit(CB.graph.numNodes(), -1), FirstOfRegion(S->numRegions, -1);
+    std::vector<int> FirstOfRegion(S->numRegions, -1);
     for (int V = 0; V < N; ++V) {
-      const int U = CB.groupOf[V], R = S->regionOf[U];
-      int &F = R >= 0 ? FirstOfRegion[R] : FirstOfUnit[U];
+      const int D = Dense[CB.groupOf[V]], R = D >= 0 ? S->regionOf[D] : -1;
+      if (R < 0) continue;
+      int &F = FirstOfRegion[R];
       if (F < 0) F = V;
       else UF.unite(F, V);
     }
