@@ -111,55 +111,100 @@ nlohmann::json shapeJson(const onnx::TypeProto &T) {
 }
 } // namespace
 
-// The one function left above .clang-tidy's complexity threshold: its split
-// waits for the stage-extraction changes in flight (issue 10, item 7).
-// NOLINTNEXTLINE(readability-function-cognitive-complexity)
-Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
-                                             const std::vector<InsertedTransfer> &Transfers,
-                                             const ExtractOptions &O) {
-  const onnx::GraphProto &G = M.graph();
-  int N = G.node_size();
-  if (P.numNodes() != static_cast<size_t>(N))
-    return makeInternalError("placement covers ", P.numNodes(), " nodes, graph has ", N);
-  std::map<std::string, onnx::TypeProto> Types = inferTypes(M);
-  auto TypeOf = [&](const std::string &Name) -> std::optional<onnx::TypeProto> {
-    auto It = Types.find(Name);
-    std::optional<onnx::TypeProto> Fallback = O.fallbackType ? O.fallbackType(Name) : std::nullopt;
-    if (It != Types.end() && typeIsUsable(It->second)) {
-      // An op whose inference gives only the element type (ORT's
-      // MaxPoolGrad: dX has the forward input's shape, which it does not
-      // receive) leaves the shape to the front end's completed one.
-      const onnx::TypeProto &T = It->second;
-      if (Fallback && T.has_tensor_type() && !T.tensor_type().has_shape() && Fallback->has_tensor_type() &&
-          Fallback->tensor_type().elem_type() == T.tensor_type().elem_type() &&
-          Fallback->tensor_type().has_shape())
-        return Fallback;
-      return T;
-    }
-    return Fallback;
-  };
+namespace {
+/// Per-stage pipeline.json lists built while the stage model is.
+struct StageLists {
+  nlohmann::json inputs = nlohmann::json::array();
+  nlohmann::json outputs = nlohmann::json::array();
+  nlohmann::json constants = nlohmann::json::array(); ///< copied, not received
+};
 
+/// Cuts one annotated model into stage models and pipeline.json. The
+/// constructor indexes the whole model once; each step of run() is one
+/// member function.
+class StageExtractor {
+public:
+  StageExtractor(const onnx::ModelProto &M, const ModelPlacement &P, const ExtractOptions &O)
+      : M(M), G(M.graph()), P(P), O(O), N(G.node_size()), S(P.numStages()) {}
+
+  Expected<StagePipeline> run(const std::vector<InsertedTransfer> &Transfers);
+
+private:
+  std::optional<onnx::TypeProto> typeOf(const std::string &Name) const;
+  void indexTensors();
+  void indexStages();
+  Error findReaders();
+  nlohmann::json pipelineHeader() const;
+  Error extractStage(int St, nlohmann::json &J, StagePipeline &R) const;
+  StageModel stageShell(int St) const;
+  std::set<std::string> copyNodes(int St, onnx::GraphProto &OG) const;
+  void addOldIrInput(const std::string &Name, onnx::GraphProto &OG) const;
+  bool copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L) const;
+  Error addInputs(StageModel &SM, const std::set<std::string> &Produced, StageLists &L,
+                  nlohmann::json &Edges) const;
+  std::vector<std::string> boundaryOutputs(const std::set<std::string> &Produced) const;
+  nlohmann::json outputJson(const std::string &T) const;
+  Error addOutputs(StageModel &SM, const std::set<std::string> &Produced, StageLists &L) const;
+  void addInternalTypes(const StageModel &SM, const std::set<std::string> &Produced,
+                        onnx::GraphProto &OG) const;
+  nlohmann::json stageJson(const StageModel &SM, const StageLists &L) const;
+  nlohmann::json graphOutputsJson() const;
+
+  const onnx::ModelProto &M;
+  const onnx::GraphProto &G;
+  const ModelPlacement &P;
+  const ExtractOptions &O;
+  int N, S;
+  std::map<std::string, onnx::TypeProto> Types;
   std::unordered_map<std::string, int> Producer;
+  std::unordered_map<std::string, const onnx::TensorProto *> Initializers;
+  std::unordered_map<std::string, const onnx::SparseTensorProto *> SparseInitializers;
+  std::set<std::string> GraphOutputs;
+  /// Index of each node among the original (not inserted) nodes, or -1.
+  std::vector<int> OriginalIndex;
+  std::vector<std::vector<int>> StageNodes;
+  /// Tensor -> stages that read it (other than its producer's).
+  std::map<std::string, std::set<int>> Readers;
+};
+
+/// The type of a boundary tensor: shape inference's, else the fallback's.
+std::optional<onnx::TypeProto> StageExtractor::typeOf(const std::string &Name) const {
+  auto It = Types.find(Name);
+  std::optional<onnx::TypeProto> Fallback = O.fallbackType ? O.fallbackType(Name) : std::nullopt;
+  if (It == Types.end() || !typeIsUsable(It->second)) return Fallback;
+  // An op whose inference gives only the element type (ORT's
+  // MaxPoolGrad: dX has the forward input's shape, which it does not
+  // receive) leaves the shape to the front end's completed one.
+  const onnx::TypeProto &T = It->second;
+  if (Fallback && T.has_tensor_type() && !T.tensor_type().has_shape() && Fallback->has_tensor_type() &&
+      Fallback->tensor_type().elem_type() == T.tensor_type().elem_type() &&
+      Fallback->tensor_type().has_shape())
+    return Fallback;
+  return T;
+}
+
+/// Producers, initializers and graph outputs by tensor name.
+void StageExtractor::indexTensors() {
   for (int I = 0; I < N; ++I)
     for (const std::string &Out : G.node(I).output())
       if (!Out.empty()) Producer[Out] = I;
-  std::unordered_map<std::string, const onnx::TensorProto *> Initializers;
   for (const auto &T : G.initializer()) Initializers[T.name()] = &T;
-  std::unordered_map<std::string, const onnx::SparseTensorProto *> SparseInitializers;
   for (const auto &T : G.sparse_initializer()) SparseInitializers[T.values().name()] = &T;
-  std::set<std::string> GraphInputs, GraphOutputs;
-  for (const auto &I : G.input()) GraphInputs.insert(I.name());
   for (const auto &Out : G.output()) GraphOutputs.insert(Out.name());
+}
 
-  std::vector<int> OriginalIndex(N, -1);
+/// Each stage's nodes, and the original index of each node.
+void StageExtractor::indexStages() {
+  OriginalIndex.assign(N, -1);
   for (int I = 0, K = 0; I < N; ++I)
     if (!P.inserted[I]) OriginalIndex[I] = K++;
-  int S = P.numStages();
-  std::vector<std::vector<int>> StageNodes(S);
+  StageNodes.assign(S, {});
   for (int I = 0; I < N; ++I) StageNodes[P.stage[I]].push_back(I);
-  // Tensor -> stages that read it (other than its producer's).
-  std::map<std::string, std::set<int>> Readers;
-  std::vector<std::vector<std::string>> StageReads(S);
+}
+
+/// Readers of every tensor that crosses a stage boundary; a read from a
+/// later stage breaks the execution order (Placement.h).
+Error StageExtractor::findReaders() {
   for (int I = 0; I < N; ++I) {
     std::set<std::string> Seen;
     for (const std::string &In : nodeDataInputs(G.node(I))) {
@@ -172,8 +217,11 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
       Readers[In].insert(P.stage[I]);
     }
   }
+  return Error::success();
+}
 
-  StagePipeline R;
+/// pipeline.json's fields that do not depend on the stages' contents.
+nlohmann::json StageExtractor::pipelineHeader() const {
   nlohmann::json J;
   J["format"] = "onnx-partition.pipeline/1";
   J["devices"] = P.deviceNames;
@@ -203,182 +251,263 @@ Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const Mo
   for (const auto &[Name, V] : O.dimBindings) J["dims"][Name] = V;
   J["stages"] = nlohmann::json::array();
   J["edges"] = nlohmann::json::array();
+  return J;
+}
 
-  for (int St = 0; St < S; ++St) {
-    StageModel SM;
-    SM.stage = St;
-    SM.device = P.stageDevice[St];
-    SM.name = P.stageName(St);
-    SM.fileName = SM.name + ".onnx";
-    SM.numNodes = StageNodes[St].size();
-    onnx::ModelProto &Out = SM.model;
-    Out.set_ir_version(M.ir_version());
-    *Out.mutable_opset_import() = M.opset_import();
-    Out.set_producer_name(M.producer_name());
-    Out.set_producer_version(M.producer_version());
-    Out.set_domain(M.domain());
-    Out.set_model_version(M.model_version());
-    Out.set_doc_string("onnx-partition stage " + std::to_string(St) + " of '" + M.graph().name() + "' on " +
-                       P.deviceNames[SM.device]);
-    *Out.mutable_functions() = M.functions();
-    // Keep the device configuration (field 26) so the stage's node
-    // annotations refer to a configuration that exists in the stage model.
-    Out.mutable_unknown_fields()->MergeFrom(M.unknown_fields());
-    setModelMetadataValue(Out, kStageKey, std::to_string(St));
-    setModelMetadataValue(Out, kDeviceKey, P.deviceNames[SM.device]);
-    onnx::GraphProto *OG = Out.mutable_graph();
-    OG->set_name(G.name() + "_" + SM.name);
+/// A stage model with the whole model's header, functions and metadata,
+/// and an empty graph.
+StageModel StageExtractor::stageShell(int St) const {
+  StageModel SM;
+  SM.stage = St;
+  SM.device = P.stageDevice[St];
+  SM.name = P.stageName(St);
+  SM.fileName = SM.name + ".onnx";
+  SM.numNodes = StageNodes[St].size();
+  onnx::ModelProto &Out = SM.model;
+  Out.set_ir_version(M.ir_version());
+  *Out.mutable_opset_import() = M.opset_import();
+  Out.set_producer_name(M.producer_name());
+  Out.set_producer_version(M.producer_version());
+  Out.set_domain(M.domain());
+  Out.set_model_version(M.model_version());
+  Out.set_doc_string("onnx-partition stage " + std::to_string(St) + " of '" + M.graph().name() + "' on " +
+                     P.deviceNames[SM.device]);
+  *Out.mutable_functions() = M.functions();
+  // Keep the device configuration (field 26) so the stage's node
+  // annotations refer to a configuration that exists in the stage model.
+  Out.mutable_unknown_fields()->MergeFrom(M.unknown_fields());
+  setModelMetadataValue(Out, kStageKey, std::to_string(St));
+  setModelMetadataValue(Out, kDeviceKey, P.deviceNames[SM.device]);
+  Out.mutable_graph()->set_name(G.name() + "_" + SM.name);
+  return SM;
+}
 
-    std::set<std::string> Produced, Added;
-    for (int I : StageNodes[St]) {
-      onnx::NodeProto *Node = OG->add_node();
-      *Node = G.node(I);
-      // An unnamed original node gets the name the cost graph and reports
-      // give it (its op and index among the original nodes), so ONNX
-      // Runtime's profile of the stage (run_pipeline.js --profile) names
-      // it as `onnx-partition --profile` expects.
-      if (Node->name().empty() && !P.inserted[I])
-        Node->set_name(G.node(I).op_type() + "_" + std::to_string(OriginalIndex[I]));
-      for (const std::string &T : G.node(I).output())
-        if (!T.empty()) Produced.insert(T);
-    }
-    nlohmann::json Inputs = nlohmann::json::array(), Outputs = nlohmann::json::array();
-    nlohmann::json Constants = nlohmann::json::array();
-    for (int I : StageNodes[St])
-      for (const std::string &In : nodeDataInputs(G.node(I))) {
-        if (Produced.count(In) || !Added.insert(In).second) continue;
-        if (auto It = Initializers.find(In); It != Initializers.end()) {
-          *OG->add_initializer() = *It->second;
-          // Before IR 4 every initializer must also be a graph input.
-          if (M.ir_version() < 4)
-            if (std::optional<onnx::TypeProto> T = TypeOf(In)) {
-              auto *VI = OG->add_input();
-              VI->set_name(In);
-              *VI->mutable_type() = *T;
-            }
-          continue;
-        }
-        if (auto It = SparseInitializers.find(In); It != SparseInitializers.end()) {
-          *OG->add_sparse_initializer() = *It->second;
-          continue;
-        }
-        // A small constant from another stage is copied in as an initializer
-        // rather than received: ONNX Runtime's LayerNormFusion takes the
-        // epsilon only from a constant initializer and otherwise silently
-        // uses 1e-5 (onnxruntime/core/optimizer/layer_norm_fusion.cc), so
-        // the BERT toy's 1e-12 received as a stage input moved its outputs
-        // by 1e-3 with optimizations on (docs/benchmarks.md). A Transfer of
-        // it stays in the stage and reads the copy.
-        if (auto PIt = Producer.find(In); PIt != Producer.end())
-          if (std::optional<onnx::TensorProto> C = smallConstant(G.node(PIt->second), In)) {
-            *OG->add_initializer() = std::move(*C);
-            if (M.ir_version() < 4)
-              if (std::optional<onnx::TypeProto> T = TypeOf(In)) {
-                auto *VI = OG->add_input();
-                VI->set_name(In);
-                *VI->mutable_type() = *T;
-              }
-            Constants.push_back(In);
-            continue;
-          }
-        std::optional<onnx::TypeProto> T = TypeOf(In);
-        if (!T)
-          return makeError("stage ", SM.name, ": the type of its input '", In,
-                           "' is unknown (shape inference could not type it)");
-        auto *VI = OG->add_input();
-        VI->set_name(In);
-        *VI->mutable_type() = *T;
-        SM.inputs.push_back(In);
-        auto PIt = Producer.find(In);
-        nlohmann::json From =
-            PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
-        Inputs.push_back({{"tensor", In}, {"from", From}});
-        J["edges"].push_back({{"tensor", In}, {"from", From}, {"to", St}});
-      }
-    for (const std::string &T : Produced) {
-      auto RIt = Readers.find(T);
-      bool ToGraph = GraphOutputs.count(T) > 0;
-      if (RIt == Readers.end() && !ToGraph) continue;
-      SM.outputs.push_back(T);
-    }
-    // Graph outputs in the model's output order first, then the rest.
-    std::vector<std::string> Ordered;
-    for (const auto &GO : G.output())
-      if (Produced.count(GO.name())) Ordered.push_back(GO.name());
-    for (const std::string &T : SM.outputs)
-      if (!GraphOutputs.count(T)) Ordered.push_back(T);
-    SM.outputs = Ordered;
-    for (const std::string &T : SM.outputs) {
-      std::optional<onnx::TypeProto> Ty = TypeOf(T);
-      if (!Ty)
-        return makeError("stage ", SM.name, ": the type of its output '", T,
-                         "' is unknown (shape inference could not type it)");
-      auto *VI = OG->add_output();
-      VI->set_name(T);
-      *VI->mutable_type() = *Ty;
-      nlohmann::json To = nlohmann::json::array();
-      if (auto RIt = Readers.find(T); RIt != Readers.end())
-        for (int Reader : RIt->second) To.push_back(Reader);
-      // Readers of a small constant copy it (below) instead of receiving it.
-      bool Copied = false;
-      if (auto PIt = Producer.find(T); PIt != Producer.end())
-        Copied = smallConstant(G.node(PIt->second), T).has_value();
-      if (Copied)
-        Outputs.push_back({{"tensor", T},
-                           {"to", nlohmann::json::array()},
-                           {"copied_to", To},
-                           {"graph_output", GraphOutputs.count(T) > 0}});
-      else Outputs.push_back({{"tensor", T}, {"to", To}, {"graph_output", GraphOutputs.count(T) > 0}});
-    }
-    // Types of the stage's internal tensors, where known.
-    std::set<std::string> Boundary(SM.outputs.begin(), SM.outputs.end());
-    for (const std::string &T : Produced)
-      if (!Boundary.count(T))
-        if (auto It = Types.find(T); It != Types.end() && typeIsUsable(It->second)) {
-          auto *VI = OG->add_value_info();
-          VI->set_name(T);
-          *VI->mutable_type() = It->second;
-        }
-    if (SM.outputs.empty())
-      return makeError("stage ", SM.name, " produces nothing any other stage or the user reads");
-
-    // What ONNX Runtime needs to run this stage on its device.
-    OrtDevice Ort = ortDeviceFor(P.deviceNames[SM.device]);
-    nlohmann::json Stage = {
-        {"id", St},
-        {"name", SM.name},
-        {"device", P.deviceNames[SM.device]},
-        {"file", SM.fileName},
-        {"nodes", SM.numNodes},
-        {"execution_provider", Ort.executionProvider},
-        {"device_id", Ort.deviceId},
-        {"layer_assignment_settings", ortLayerAssignmentSettings({P.deviceNames[SM.device]})},
-        {"inputs", Inputs},
-        {"outputs", Outputs}};
-    if (!Constants.empty()) Stage["constants"] = Constants; // copied, not received
-    if (St < static_cast<int>(O.prediction.stageTime.size()))
-      Stage["predicted_time"] = O.prediction.stageTime[St];
-    J["stages"].push_back(std::move(Stage));
-    R.stages.push_back(std::move(SM));
+/// Copies stage St's nodes into OG; returns the tensors they produce.
+std::set<std::string> StageExtractor::copyNodes(int St, onnx::GraphProto &OG) const {
+  std::set<std::string> Produced;
+  for (int I : StageNodes[St]) {
+    onnx::NodeProto *Node = OG.add_node();
+    *Node = G.node(I);
+    // An unnamed original node gets the name the cost graph and reports
+    // give it (its op and index among the original nodes), so ONNX
+    // Runtime's profile of the stage (run_pipeline.js --profile) names
+    // it as `onnx-partition --profile` expects.
+    if (Node->name().empty() && !P.inserted[I])
+      Node->set_name(G.node(I).op_type() + "_" + std::to_string(OriginalIndex[I]));
+    for (const std::string &T : G.node(I).output())
+      if (!T.empty()) Produced.insert(T);
   }
-  J["graph_outputs"] = nlohmann::json::array();
+  return Produced;
+}
+
+/// Before IR 4 every initializer must also be a graph input.
+void StageExtractor::addOldIrInput(const std::string &Name, onnx::GraphProto &OG) const {
+  if (M.ir_version() >= 4) return;
+  if (std::optional<onnx::TypeProto> T = typeOf(Name)) {
+    auto *VI = OG.add_input();
+    VI->set_name(Name);
+    *VI->mutable_type() = *T;
+  }
+}
+
+/// Copies In into the stage if it is an initializer or a small constant
+/// (listed in L.constants); false if the stage must receive it.
+bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L) const {
+  if (auto It = Initializers.find(In); It != Initializers.end()) {
+    *OG.add_initializer() = *It->second;
+    addOldIrInput(In, OG);
+    return true;
+  }
+  if (auto It = SparseInitializers.find(In); It != SparseInitializers.end()) {
+    *OG.add_sparse_initializer() = *It->second;
+    return true;
+  }
+  // A small constant from another stage is copied in as an initializer
+  // rather than received: ONNX Runtime's LayerNormFusion takes the
+  // epsilon only from a constant initializer and otherwise silently
+  // uses 1e-5 (onnxruntime/core/optimizer/layer_norm_fusion.cc), so
+  // the BERT toy's 1e-12 received as a stage input moved its outputs
+  // by 1e-3 with optimizations on (docs/benchmarks.md). A Transfer of
+  // it stays in the stage and reads the copy.
+  auto PIt = Producer.find(In);
+  if (PIt == Producer.end()) return false;
+  std::optional<onnx::TensorProto> C = smallConstant(G.node(PIt->second), In);
+  if (!C) return false;
+  *OG.add_initializer() = std::move(*C);
+  addOldIrInput(In, OG);
+  L.constants.push_back(In);
+  return true;
+}
+
+/// The stage's inputs: every tensor its nodes read and do not produce,
+/// copied in or received (then a graph input of the stage and an edge).
+Error StageExtractor::addInputs(StageModel &SM, const std::set<std::string> &Produced, StageLists &L,
+                                nlohmann::json &Edges) const {
+  onnx::GraphProto &OG = *SM.model.mutable_graph();
+  std::set<std::string> Added;
+  for (int I : StageNodes[SM.stage])
+    for (const std::string &In : nodeDataInputs(G.node(I))) {
+      if (Produced.count(In) || !Added.insert(In).second) continue;
+      if (copyIn(In, OG, L)) continue;
+      std::optional<onnx::TypeProto> T = typeOf(In);
+      if (!T)
+        return makeError("stage ", SM.name, ": the type of its input '", In,
+                         "' is unknown (shape inference could not type it)");
+      auto *VI = OG.add_input();
+      VI->set_name(In);
+      *VI->mutable_type() = *T;
+      SM.inputs.push_back(In);
+      auto PIt = Producer.find(In);
+      nlohmann::json From =
+          PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
+      L.inputs.push_back({{"tensor", In}, {"from", From}});
+      Edges.push_back({{"tensor", In}, {"from", From}, {"to", SM.stage}});
+    }
+  return Error::success();
+}
+
+/// The produced tensors a later stage or the user reads: graph outputs in
+/// the model's output order first, then the rest in name order.
+std::vector<std::string> StageExtractor::boundaryOutputs(const std::set<std::string> &Produced) const {
+  std::vector<std::string> Ordered;
+  for (const auto &GO : G.output())
+    if (Produced.count(GO.name())) Ordered.push_back(GO.name());
+  for (const std::string &T : Produced)
+    if (!GraphOutputs.count(T) && Readers.count(T)) Ordered.push_back(T);
+  return Ordered;
+}
+
+/// pipeline.json's entry for the stage output T.
+nlohmann::json StageExtractor::outputJson(const std::string &T) const {
+  nlohmann::json To = nlohmann::json::array();
+  if (auto RIt = Readers.find(T); RIt != Readers.end())
+    for (int Reader : RIt->second) To.push_back(Reader);
+  // Readers of a small constant copy it (copyIn) instead of receiving it.
+  bool Copied = false;
+  if (auto PIt = Producer.find(T); PIt != Producer.end())
+    Copied = smallConstant(G.node(PIt->second), T).has_value();
+  if (Copied)
+    return {{"tensor", T},
+            {"to", nlohmann::json::array()},
+            {"copied_to", To},
+            {"graph_output", GraphOutputs.count(T) > 0}};
+  return {{"tensor", T}, {"to", To}, {"graph_output", GraphOutputs.count(T) > 0}};
+}
+
+/// The stage's typed outputs.
+Error StageExtractor::addOutputs(StageModel &SM, const std::set<std::string> &Produced, StageLists &L) const {
+  SM.outputs = boundaryOutputs(Produced);
+  onnx::GraphProto &OG = *SM.model.mutable_graph();
+  for (const std::string &T : SM.outputs) {
+    std::optional<onnx::TypeProto> Ty = typeOf(T);
+    if (!Ty)
+      return makeError("stage ", SM.name, ": the type of its output '", T,
+                       "' is unknown (shape inference could not type it)");
+    auto *VI = OG.add_output();
+    VI->set_name(T);
+    *VI->mutable_type() = *Ty;
+    L.outputs.push_back(outputJson(T));
+  }
+  return Error::success();
+}
+
+/// Types of the stage's internal tensors, where shape inference knows them.
+void StageExtractor::addInternalTypes(const StageModel &SM, const std::set<std::string> &Produced,
+                                      onnx::GraphProto &OG) const {
+  std::set<std::string> Boundary(SM.outputs.begin(), SM.outputs.end());
+  for (const std::string &T : Produced) {
+    if (Boundary.count(T)) continue;
+    auto It = Types.find(T);
+    if (It == Types.end() || !typeIsUsable(It->second)) continue;
+    auto *VI = OG.add_value_info();
+    VI->set_name(T);
+    *VI->mutable_type() = It->second;
+  }
+}
+
+/// pipeline.json's entry for a stage: what ONNX Runtime needs to run it
+/// on its device, and its boundary tensors.
+nlohmann::json StageExtractor::stageJson(const StageModel &SM, const StageLists &L) const {
+  OrtDevice Ort = ortDeviceFor(P.deviceNames[SM.device]);
+  nlohmann::json Stage = {
+      {"id", SM.stage},
+      {"name", SM.name},
+      {"device", P.deviceNames[SM.device]},
+      {"file", SM.fileName},
+      {"nodes", SM.numNodes},
+      {"execution_provider", Ort.executionProvider},
+      {"device_id", Ort.deviceId},
+      {"layer_assignment_settings", ortLayerAssignmentSettings({P.deviceNames[SM.device]})},
+      {"inputs", L.inputs},
+      {"outputs", L.outputs}};
+  if (!L.constants.empty()) Stage["constants"] = L.constants;
+  if (SM.stage < static_cast<int>(O.prediction.stageTime.size()))
+    Stage["predicted_time"] = O.prediction.stageTime[SM.stage];
+  return Stage;
+}
+
+/// Builds stage St's model into R and its entries into J.
+Error StageExtractor::extractStage(int St, nlohmann::json &J, StagePipeline &R) const {
+  StageModel SM = stageShell(St);
+  onnx::GraphProto &OG = *SM.model.mutable_graph();
+  std::set<std::string> Produced = copyNodes(St, OG);
+  StageLists L;
+  ONNXP_RETURN_IF_ERROR(addInputs(SM, Produced, L, J["edges"]));
+  ONNXP_RETURN_IF_ERROR(addOutputs(SM, Produced, L));
+  addInternalTypes(SM, Produced, OG);
+  if (SM.outputs.empty())
+    return makeError("stage ", SM.name, " produces nothing any other stage or the user reads");
+  J["stages"].push_back(stageJson(SM, L));
+  R.stages.push_back(std::move(SM));
+  return Error::success();
+}
+
+/// Where each graph output comes from: a stage, an initializer, or the
+/// graph inputs.
+nlohmann::json StageExtractor::graphOutputsJson() const {
+  nlohmann::json Outputs = nlohmann::json::array();
   for (const auto &GO : G.output()) {
     auto PIt = Producer.find(GO.name());
-    J["graph_outputs"].push_back(
-        {{"name", GO.name()},
-         {"from", PIt == Producer.end()
-                      ? nlohmann::json(Initializers.count(GO.name()) ? "initializer" : "graph")
-                      : nlohmann::json(P.stage[PIt->second])}});
+    Outputs.push_back({{"name", GO.name()},
+                       {"from", PIt == Producer.end()
+                                    ? nlohmann::json(Initializers.count(GO.name()) ? "initializer" : "graph")
+                                    : nlohmann::json(P.stage[PIt->second])}});
   }
-  J["transfers"] = nlohmann::json::array();
+  return Outputs;
+}
+
+nlohmann::json transfersJson(const ModelPlacement &P, const std::vector<InsertedTransfer> &Transfers) {
+  nlohmann::json List = nlohmann::json::array();
   for (const InsertedTransfer &T : Transfers)
-    J["transfers"].push_back({{"tensor", T.tensor},
-                              {"output", T.output},
-                              {"source", P.deviceNames[T.source]},
-                              {"target", P.deviceNames[T.target]},
-                              {"source_stage", T.sourceStage},
-                              {"target_stage", T.targetStage},
-                              {"bytes", T.bytes}});
+    List.push_back({{"tensor", T.tensor},
+                    {"output", T.output},
+                    {"source", P.deviceNames[T.source]},
+                    {"target", P.deviceNames[T.target]},
+                    {"source_stage", T.sourceStage},
+                    {"target_stage", T.targetStage},
+                    {"bytes", T.bytes}});
+  return List;
+}
+
+Expected<StagePipeline> StageExtractor::run(const std::vector<InsertedTransfer> &Transfers) {
+  if (P.numNodes() != static_cast<size_t>(N))
+    return makeInternalError("placement covers ", P.numNodes(), " nodes, graph has ", N);
+  Types = inferTypes(M);
+  indexTensors();
+  indexStages();
+  ONNXP_RETURN_IF_ERROR(findReaders());
+  StagePipeline R;
+  nlohmann::json J = pipelineHeader();
+  for (int St = 0; St < S; ++St) ONNXP_RETURN_IF_ERROR(extractStage(St, J, R));
+  J["graph_outputs"] = graphOutputsJson();
+  J["transfers"] = transfersJson(P, Transfers);
   R.json = J.dump(2) + "\n";
   return R;
+}
+} // namespace
+
+Expected<StagePipeline> onnxp::extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
+                                             const std::vector<InsertedTransfer> &Transfers,
+                                             const ExtractOptions &O) {
+  return StageExtractor(M, P, O).run(Transfers);
 }

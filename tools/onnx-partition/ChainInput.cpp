@@ -16,6 +16,7 @@
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/OutputTransaction.h"
+#include "onnx-partition/Transforms/GraphDot.h" // humanBytes
 
 #include <nlohmann/json.hpp>
 
@@ -104,7 +105,7 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   std::ostream &OS = std::cout;
   OS << "onnx-partition: " << O.input << ": chain '" << C.name << "' of " << C.size() << " blocks, forward "
      << formatNumber(C.totalForwardTime()) << " ms, backward " << formatNumber(C.totalBackwardTime())
-     << " ms, weights " << formatNumber(C.totalWeightBytes()) << " bytes\n";
+     << " ms, weights " << humanBytes(C.totalWeightBytes()) << "\n";
   OS << "  algorithm " << P->algorithm << ": " << objectiveName(P->objectiveKind) << " "
      << formatNumber(P->objective) << " ms";
   if (!std::isnan(P->lowerBound)) OS << ", lower bound " << formatNumber(P->lowerBound);
@@ -115,7 +116,7 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
     OS << "  " << Ctx.platform.deviceName(D) << ": " << N << " blocks";
     if (D < (int)P->usage.size())
       OS << ", load " << formatNumber(P->usage[D].load) << " ms, peak memory "
-         << formatNumber(P->usage[D].memory) << " bytes";
+         << humanBytes(P->usage[D].memory);
     OS << "\n";
   }
   for (const std::string &N : P->notes) OS << "  note: " << N << "\n";

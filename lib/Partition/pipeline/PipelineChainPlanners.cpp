@@ -12,6 +12,7 @@
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineIlp.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 using namespace onnxp;
@@ -100,9 +101,13 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
   Expected<PipelinePlan> PP = pipeDreamBaseline(*Tasks, P.accelerators);
   if (!PP) return PP.takeError();
   Plan Pl = blockPlanOf(*PP);
-  if (PP->peakMemory() > P.accMemory())
-    Pl.notes.push_back("PipeDream's straight pipeline needs " + std::to_string(PP->peakMemory()) +
-                       " bytes on a GPU under 1F1B, more than the accelerator memory");
+  if (PP->peakMemory() > P.accMemory()) {
+    char Need[96];
+    std::snprintf(Need, sizeof(Need), "%.4g GiB (%.0f bytes)", PP->peakMemory() / 1073741824.0,
+                  PP->peakMemory());
+    Pl.notes.push_back(std::string("PipeDream's straight pipeline needs ") + Need +
+                       " on a GPU under 1F1B, more than the accelerator memory");
+  }
   return Pl;
 }
 
