@@ -55,6 +55,45 @@ std::string forwardName(const CostGraph &G, int V) {
   return N.name;
 }
 
+/// Region granularity: unites the nodes of every maximal single-entry/
+/// single-exit region of the forward units of Folded (the constant-folded
+/// grouping), over data edges only. A constant the exporter shares between
+/// all layers (one "/layers.0/.../Constant" read by 32 layers) would
+/// otherwise be a side entry of every layer and make the whole stack one
+/// region. Constants stay in their earliest reader's unit, before every
+/// other reader, so their edges run forward between regions;
+/// contractGraph fuses any cycle all the same.
+Error uniteSeseRegions(const CostGraph &G, const std::vector<char> &ConstLike, const Grouping &Folded,
+                       UnionFind &UF) {
+  const int N = static_cast<int>(G.numNodes());
+  ContractedGraph CB = contractGraph(G, Folded);
+  const int U = static_cast<int>(CB.graph.numNodes());
+  std::vector<char> Core(U, 0);
+  for (int V = 0; V < N; ++V)
+    if (G.node(V).isForwardSide() && !ConstLike[V]) Core[CB.groupOf[V]] = 1;
+  std::vector<int> Dense(U, -1);
+  int NumCore = 0;
+  for (int I = 0; I < U; ++I)
+    if (Core[I]) Dense[I] = NumCore++;
+  std::vector<std::pair<int, int>> Edges;
+  for (const CostEdge &E : G.edges()) {
+    if (ConstLike[E.src]) continue;
+    int A = Dense[CB.groupOf[E.src]], B = Dense[CB.groupOf[E.dst]];
+    if (A >= 0 && B >= 0 && A != B) Edges.push_back({A, B});
+  }
+  Expected<SeseRegions> S = findSeseRegions(NumCore, Edges);
+  if (!S) return S.takeError();
+  std::vector<int> FirstOfRegion(S->numRegions, -1);
+  for (int V = 0; V < N; ++V) {
+    const int D = Dense[CB.groupOf[V]], R = D >= 0 ? S->regionOf[D] : -1;
+    if (R < 0) continue;
+    int &F = FirstOfRegion[R];
+    if (F < 0) F = V;
+    else UF.unite(F, V);
+  }
+  return Error::success();
+}
+
 } // namespace
 
 std::string onnxp::scopeKey(const std::string &NodeName, Granularity Gr) {
@@ -116,38 +155,7 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
   };
   if (Gr == Granularity::Const) return Current();
   if (Gr == Granularity::Region) {
-    // Regions of the forward units the constant folding left, over data
-    // edges only: a constant the exporter shares between all layers (one
-    // "/layers.0/.../Constant" read by 32 layers) would otherwise be a side
-    // entry of every layer and make the whole stack one region. Constants
-    // stay in their earliest consumer's unit, earlier than every other
-    // reader, so their edges run forward between regions; contractGraph
-    // fuses any cycle all the same.
-    ContractedGraph CB = contractGraph(G, Current());
-    const int U = static_cast<int>(CB.graph.numNodes());
-    std::vector<char> Core(U, 0);
-    for (int V = 0; V < N; ++V)
-      if (G.node(V).isForwardSide() && !ConstLike[V]) Core[CB.groupOf[V]] = 1;
-    std::vector<int> Dense(U, -1);
-    int NumCore = 0;
-    for (int I = 0; I < U; ++I)
-      if (Core[I]) Dense[I] = NumCore++;
-    std::vector<std::pair<int, int>> Edges;
-    for (const CostEdge &E : G.edges()) {
-      if (ConstLike[E.src]) continue;
-      int A = Dense[CB.groupOf[E.src]], B = Dense[CB.groupOf[E.dst]];
-      if (A >= 0 && B >= 0 && A != B) Edges.push_back({A, B});
-    }
-    Expected<SeseRegions> S = findSeseRegions(NumCore, Edges);
-    if (!S) return S.takeError();
-    std::vector<int> FirstOfRegion(S->numRegions, -1);
-    for (int V = 0; V < N; ++V) {
-      const int D = Dense[CB.groupOf[V]], R = D >= 0 ? S->regionOf[D] : -1;
-      if (R < 0) continue;
-      int &F = FirstOfRegion[R];
-      if (F < 0) F = V;
-      else UF.unite(F, V);
-    }
+    if (Error E = uniteSeseRegions(G, ConstLike, Current(), UF)) return E;
     return Current();
   }
   // Nodes that share a key and a side share a group.
