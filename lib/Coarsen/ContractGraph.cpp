@@ -27,15 +27,16 @@ const char *onnxp::granularityName(Granularity G) {
   case Granularity::Block: return "block";
   case Granularity::Chain: return "chain";
   case Granularity::Auto: return "auto";
+  case Granularity::Region: return "region";
   }
   return "?";
 }
 
 Expected<Granularity> onnxp::parseGranularity(const std::string &Name) {
   for (Granularity G : {Granularity::Op, Granularity::Const, Granularity::Layer, Granularity::Block,
-                        Granularity::Chain, Granularity::Auto})
+                        Granularity::Chain, Granularity::Region, Granularity::Auto})
     if (Name == granularityName(G)) return G;
-  return makeUsageError("--granularity '", Name, "' must be op, const, layer, block, chain or auto");
+  return makeUsageError("--granularity '", Name, "' must be op, const, layer, block, chain, region or auto");
 }
 
 namespace {

@@ -5,12 +5,15 @@
 // "bert/encoder/layer_3/attention/self/query/MatMul"); ORT's backward nodes
 // "<forward name>_Grad/<Op>_<i>" are scoped like their forward node. Names
 // without a scope ("Conv_12") leave their node in its base group. Chain
-// granularity merges by seed 000 §5 linearization blocks.
+// granularity merges by seed 000 §5 linearization blocks; region
+// granularity by the maximal single-entry/single-exit regions of the graph
+// the constant folding left (Coarsen/SeseRegions.h).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
 
+#include "SeseRegions.h"
 #include "UnionFind.h"
 
 #include <cctype>
@@ -52,6 +55,45 @@ std::string forwardName(const CostGraph &G, int V) {
   return N.name;
 }
 
+/// Region granularity: unites the nodes of every maximal single-entry/
+/// single-exit region of the forward units of Folded (the constant-folded
+/// grouping), over data edges only. A constant the exporter shares between
+/// all layers (one "/layers.0/.../Constant" read by 32 layers) would
+/// otherwise be a side entry of every layer and make the whole stack one
+/// region. Constants stay in their earliest reader's unit, before every
+/// other reader, so their edges run forward between regions;
+/// contractGraph fuses any cycle all the same.
+Error uniteSeseRegions(const CostGraph &G, const std::vector<char> &ConstLike, const Grouping &Folded,
+                       UnionFind &UF) {
+  const int N = static_cast<int>(G.numNodes());
+  ContractedGraph CB = contractGraph(G, Folded);
+  const int U = static_cast<int>(CB.graph.numNodes());
+  std::vector<char> Core(U, 0);
+  for (int V = 0; V < N; ++V)
+    if (G.node(V).isForwardSide() && !ConstLike[V]) Core[CB.groupOf[V]] = 1;
+  std::vector<int> Dense(U, -1);
+  int NumCore = 0;
+  for (int I = 0; I < U; ++I)
+    if (Core[I]) Dense[I] = NumCore++;
+  std::vector<std::pair<int, int>> Edges;
+  for (const CostEdge &E : G.edges()) {
+    if (ConstLike[E.src]) continue;
+    int A = Dense[CB.groupOf[E.src]], B = Dense[CB.groupOf[E.dst]];
+    if (A >= 0 && B >= 0 && A != B) Edges.push_back({A, B});
+  }
+  Expected<SeseRegions> S = findSeseRegions(NumCore, Edges);
+  if (!S) return S.takeError();
+  std::vector<int> FirstOfRegion(S->numRegions, -1);
+  for (int V = 0; V < N; ++V) {
+    const int D = Dense[CB.groupOf[V]], R = D >= 0 ? S->regionOf[D] : -1;
+    if (R < 0) continue;
+    int &F = FirstOfRegion[R];
+    if (F < 0) F = V;
+    else UF.unite(F, V);
+  }
+  return Error::success();
+}
+
 } // namespace
 
 std::string onnxp::scopeKey(const std::string &NodeName, Granularity Gr) {
@@ -87,12 +129,12 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
   }
   // Constant-like nodes join their earliest consumer (every level from
   // const on); in reverse topological order so constant trees follow.
+  std::vector<char> ConstLike = constantLikeNodes(G, Lin.dataFree);
   {
     Expected<std::vector<int>> Order = G.topologicalOrder();
     if (!Order) return Order.takeError();
     std::vector<int> Pos(N);
     for (int I = 0; I < N; ++I) Pos[(*Order)[I]] = I;
-    std::vector<char> ConstLike = constantLikeNodes(G, Lin.dataFree);
     for (auto It = Order->rbegin(); It != Order->rend(); ++It) {
       int V = *It, Earliest = -1;
       if (!ConstLike[V]) continue;
@@ -103,13 +145,18 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
       if (Earliest >= 0) UF.unite(Earliest, V);
     }
   }
-  if (Gr == Granularity::Const) {
+  auto Current = [&] {
     Grouping Out;
     Out.groupOf.resize(N);
     for (int V = 0; V < N; ++V) Out.groupOf[V] = UF.find(V);
     Out.numGroups = N;
     Out.normalize();
     return Out;
+  };
+  if (Gr == Granularity::Const) return Current();
+  if (Gr == Granularity::Region) {
+    if (Error E = uniteSeseRegions(G, ConstLike, Current(), UF)) return E;
+    return Current();
   }
   // Nodes that share a key and a side share a group.
   std::map<std::pair<std::string, int>, int> FirstOfKey;
@@ -143,10 +190,5 @@ Expected<Grouping> onnxp::structuralGrouping(const CostGraph &G, Granularity Gr,
       if (!New) UF.unite(It->second, V);
     }
   }
-  Grouping Out;
-  Out.groupOf.resize(N);
-  for (int V = 0; V < N; ++V) Out.groupOf[V] = UF.find(V);
-  Out.numGroups = N;
-  Out.normalize();
-  return Out;
+  return Current();
 }

@@ -186,8 +186,9 @@ void onnxp::tool::addPipelineOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--granularity", O.granularity,
                  "Run the contract pass before partitioning: op (exact reductions only), const (+ constants "
                  "into their first consumer), layer, block (module scopes), chain (seed 000 linearization "
-                 "blocks) or auto (the finest within --ideal-limit)")
-      ->check(CLI::IsMember({"op", "const", "layer", "block", "chain", "auto"}))
+                 "blocks), region (single-entry/single-exit regions) or auto (the finest of op..chain "
+                 "within --ideal-limit)")
+      ->check(CLI::IsMember({"op", "const", "layer", "block", "chain", "region", "auto"}))
       ->group("Pipeline");
   App.add_flag("-v,--verbose", O.verbose, "Log settings and progress to stderr")->group("Pipeline");
 }

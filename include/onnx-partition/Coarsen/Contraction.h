@@ -46,6 +46,13 @@
 //               "h.3"), the repeated block of the model;
 //        chain  + seed 000 §5's linearization blocks (Coarsen/Linearize.h):
 //               the forward graph becomes a path, |blocks| + 1 ideals.
+//        region const + every maximal single-entry/single-exit region of
+//               the forward graph (dominator and post-dominator pairs with
+//               a virtual source and sink, Coarsen/SeseRegions.cpp): a
+//               residual block or an Inception module becomes one unit, a
+//               diamond with a side entry does not. Outside the ladder
+//               above (neither finer nor coarser than layer or block): an
+//               explicit choice only, never picked by auto.
 //      Forward-side, backward and optimizer nodes never share a group; a
 //      backward group's partner is the group of its members' partners.
 //      Strongly connected components of the grouped graph are fused (a
@@ -74,9 +81,12 @@
 
 namespace onnxp {
 
-enum class Granularity { Op, Const, Layer, Block, Chain, Auto };
+/// Op..Chain is auto's ladder, finest first (dp/AutoContract.cpp steps
+/// one level down it by number); Region comes after Auto so that numbering
+/// stays as it was.
+enum class Granularity { Op, Const, Layer, Block, Chain, Auto, Region };
 const char *granularityName(Granularity G);
-/// Parses op|const|layer|block|chain|auto; a usage error names the bad value.
+/// Parses op|const|layer|block|chain|region|auto; a usage error names the bad value.
 Expected<Granularity> parseGranularity(const std::string &Name);
 
 /// A partition of the nodes into groups: groupOf[v] in [0, numGroups).
@@ -105,8 +115,8 @@ struct ReductionOptions {
 Grouping exactReductions(const CostGraph &G, const ReductionOptions &O);
 
 /// Refines nothing, only merges: Base's groups joined by the structure of
-/// granularity Gr (each level includes the ones before it; Op returns Base
-/// unchanged).
+/// granularity Gr (each level of the ladder includes the ones before it,
+/// Region includes Const; Op returns Base unchanged).
 /// Chain granularity linearizes the graph contracted by Base, with Lin's
 /// data-free flags (per node of G) when given.
 Expected<Grouping> structuralGrouping(const CostGraph &G, Granularity Gr, const Grouping &Base,
