@@ -146,7 +146,9 @@ Error expandToUncontracted(PassContext &Ctx, const PartitionerInfo &Info, Plan &
     ONNXP_RETURN_IF_ERROR(finalizePlan(Ctx.graph, Ctx.platform, Full, FO));
   }
   if (std::isfinite(Full.lowerBound) && Full.lowerBoundScope != Plan::kAnyPlan)
-    Full.lowerBoundScope += " on the contracted graph (--granularity " + Ctx.options.granularity + ")";
+    Full.lowerBoundScope = (Full.lowerBoundScope.empty() ? std::string("the plans this algorithm considers")
+                                                         : Full.lowerBoundScope) +
+                           " on the contracted graph (--granularity " + Ctx.options.granularity + ")";
   Full.stats["objective_on_units"] = OnUnits;
   P = std::move(Full);
   return Error::success();
