@@ -54,18 +54,6 @@ std::string ms(double V, const std::string &Unit) {
 }
 } // namespace
 
-std::string onnxp::humanBytes(double B) {
-  static const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int U = 0;
-  while (B >= 1024 && U < 4) {
-    B /= 1024;
-    ++U;
-  }
-  char Buf[64];
-  std::snprintf(Buf, sizeof Buf, U ? "%.3g %s" : "%.0f %s", B, Units[U]);
-  return Buf;
-}
-
 std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &Pl) {
   std::ostringstream OS;
   const std::string &Unit = G.timeUnit;

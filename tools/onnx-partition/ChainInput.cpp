@@ -15,8 +15,8 @@
 #include "onnx-partition/Partition/ChainPlanTrace.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/HumanUnits.h"
 #include "onnx-partition/Support/OutputTransaction.h"
-#include "onnx-partition/Transforms/GraphDot.h" // humanBytes
 
 #include <nlohmann/json.hpp>
 

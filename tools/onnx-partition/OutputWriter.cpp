@@ -18,6 +18,7 @@
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <cstdio>
 #include <map>
@@ -33,20 +34,6 @@ std::string percent(double Fraction) {
   if (!std::isfinite(Fraction)) return "-";
   char Buf[32];
   std::snprintf(Buf, sizeof(Buf), "%.1f%%", 100 * Fraction);
-  return Buf;
-}
-
-/// Bytes as B, KiB, MiB or GiB with three significant digits.
-std::string humanBytes(double Bytes) {
-  if (!std::isfinite(Bytes)) return "-";
-  const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int U = 0;
-  while (U < 4 && std::fabs(Bytes) >= 1024) {
-    Bytes /= 1024;
-    ++U;
-  }
-  char Buf[32];
-  std::snprintf(Buf, sizeof(Buf), U == 0 ? "%.0f %s" : "%.3g %s", Bytes, Units[U]);
   return Buf;
 }
 

@@ -14,6 +14,7 @@
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/HumanUnits.h" // humanBytes, used by the picture
 
 #include <string>
 
@@ -22,9 +23,6 @@ namespace onnxp {
 /// The picture of plan P of graph G on platform Pl. Stages come from
 /// P.stage when the plan has them, else each device is one cluster.
 std::string planToDot(const CostGraph &G, const Plan &P, const Platform &Pl);
-
-/// "1.5 KiB", "12 MiB": sizes as a reader of the picture wants them.
-std::string humanBytes(double Bytes);
 
 } // namespace onnxp
 

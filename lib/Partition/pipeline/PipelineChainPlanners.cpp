@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineIlp.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 using namespace onnxp;
@@ -102,11 +102,9 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
   if (!PP) return PP.takeError();
   Plan Pl = blockPlanOf(*PP);
   if (PP->peakMemory() > P.accMemory()) {
-    char Need[96];
-    std::snprintf(Need, sizeof(Need), "%.4g GiB (%.0f bytes)", PP->peakMemory() / 1073741824.0,
-                  PP->peakMemory());
-    Pl.notes.push_back(std::string("PipeDream's straight pipeline needs ") + Need +
-                       " on a GPU under 1F1B, more than the accelerator memory");
+    Pl.notes.push_back("PipeDream's straight pipeline needs " + humanBytes(PP->peakMemory()) + " (" +
+                       std::to_string(static_cast<long long>(PP->peakMemory())) +
+                       " bytes) on a GPU under 1F1B, more than the accelerator memory");
   }
   return Pl;
 }
