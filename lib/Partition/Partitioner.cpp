@@ -196,6 +196,16 @@ Expected<Plan> onnxp::expandChainPlan(const CostGraph &G, const Chain &C, const 
   return Pl;
 }
 
+FinalizeOptions onnxp::finalizeOptionsFor(const PartitionerInfo &Info) {
+  FinalizeOptions FO;
+  FO.requireContiguous = Info.contiguous;
+  // Baselines that never look at memory: an overfull device means the
+  // model does not fit that way, not that the algorithm is broken.
+  const std::string Name = Info.name;
+  FO.memoryIsUsersProblem = Name == "single" || Name == "pipedream";
+  return FO;
+}
+
 Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G, const Platform &P,
                                      const PartitionOptions &O, const Chain *C) {
   Expected<const PartitionerInfo *> Found = findPartitioner(Name);
@@ -206,11 +216,7 @@ Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G
   PartitionOptions Resolved = O;
   Resolved.objective = *Obj;
 
-  FinalizeOptions FO;
-  FO.requireContiguous = Info.contiguous;
-  // Baselines that never look at memory: an overfull device means the
-  // model does not fit that way, not that the algorithm is broken.
-  FO.memoryIsUsersProblem = Name == "single" || Name == "pipedream";
+  FinalizeOptions FO = finalizeOptionsFor(Info);
 
   auto Start = std::chrono::steady_clock::now();
   Expected<Plan> Pl = makeInternalError("unreachable");

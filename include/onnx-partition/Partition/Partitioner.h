@@ -20,6 +20,7 @@
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Partition/eval/FinalizePlan.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <chrono>
@@ -142,6 +143,11 @@ std::vector<std::string> algorithmsReading(const std::string &Option);
 /// Resolves the objective for algorithm Info: O.objective if given (a usage
 /// error if Info does not optimise it), else Info's default.
 Expected<Objective> resolveObjective(const PartitionerInfo &Info, const PartitionOptions &O);
+
+/// How finalizePlan checks a plan of Info's on a cost graph: contiguity where
+/// Info promises it; an overfull device is the input's infeasibility for the
+/// baselines that never look at memory, an internal error otherwise.
+FinalizeOptions finalizeOptionsFor(const PartitionerInfo &Info);
 
 /// Runs a partitioner by name, then validates and prices its plan with
 /// finalizePlan (the objective reported is always the evaluator's, never the

@@ -14,7 +14,6 @@
 #include "onnx-partition/Cost/MeasuredCosts.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PlaceholderCosts.h"
-#include "onnx-partition/Partition/eval/FinalizePlan.h"
 #include "onnx-partition/Pass/Passes.h"
 #include "onnx-partition/Pass/PlanLoading.h"
 
@@ -140,10 +139,7 @@ Error expandToUncontracted(PassContext &Ctx, const PartitionerInfo &Info, Plan &
   Ctx.uncontracted.reset();
   Ctx.unitOf.clear();
   if (Info.input != PlannerInput::Chain) { // a chain plan keeps its simulator's price
-    FinalizeOptions FO;
-    FO.requireContiguous = Info.contiguous;
-    FO.memoryIsUsersProblem = Ctx.options.algorithm == "single" || Ctx.options.algorithm == "pipedream";
-    ONNXP_RETURN_IF_ERROR(finalizePlan(Ctx.graph, Ctx.platform, Full, FO));
+    ONNXP_RETURN_IF_ERROR(finalizePlan(Ctx.graph, Ctx.platform, Full, finalizeOptionsFor(Info)));
   }
   if (std::isfinite(Full.lowerBound) && Full.lowerBoundScope != Plan::kAnyPlan)
     Full.lowerBoundScope = (Full.lowerBoundScope.empty() ? std::string("the plans this algorithm considers")
