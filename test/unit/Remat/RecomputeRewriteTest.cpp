@@ -61,15 +61,6 @@ std::optional<Mlp> loadMlp() {
   return R;
 }
 
-RematOptions bytes(double Budget, bool Offload, double BytesPerMs) {
-  RematOptions O;
-  O.slotBytes = 1;
-  O.memoryBytes = Budget;
-  O.offload = Offload;
-  O.bandwidthBytesPerSec = BytesPerMs * 1000;
-  return O;
-}
-
 /// Every node input is a graph input, an initializer or some node's output.
 void expectClosed(const onnx::GraphProto &G) {
   std::set<std::string> Known;
@@ -89,7 +80,7 @@ TEST(RecomputeRewrite, RecomputationBecomesGraphStructure) {
   RematPlan P;
   RematOptions O;
   for (double Budget = 1; Budget < 100; Budget += 1) {
-    O = bytes(Budget, false, 0);
+    O = byteOptions(Budget, false, 0);
     Expected<RematPlan> R = planOffloadRemat(M->C, O);
     ASSERT_TRUE(bool(R));
     if (R->feasible) {
@@ -126,7 +117,7 @@ TEST(RecomputeRewrite, OffloadsBecomeOffloadAndPrefetchNodes) {
   std::optional<Mlp> M = loadMlp();
   if (!M) GTEST_SKIP() << "../shared/models/ort_mlp_training.onnx is absent";
   for (double Budget = 1; Budget < 60; Budget += 1) {
-    RematOptions O = bytes(Budget, true, 1000);
+    RematOptions O = byteOptions(Budget, true, 1000);
     Expected<RematPlan> P = planOffloadRemat(M->C, O);
     ASSERT_TRUE(bool(P));
     if (!P->feasible || P->offloadedBytes == 0) continue;
@@ -159,7 +150,7 @@ TEST(RecomputeRewrite, OffloadsBecomeOffloadAndPrefetchNodes) {
 TEST(RecomputeRewrite, RefusesAMappingThatDoesNotFit) {
   std::optional<Mlp> M = loadMlp();
   if (!M) GTEST_SKIP() << "../shared/models/ort_mlp_training.onnx is absent";
-  Expected<RematPlan> P = planOffloadRemat(M->C, bytes(1000, false, 0));
+  Expected<RematPlan> P = planOffloadRemat(M->C, byteOptions(1000, false, 0));
   ASSERT_TRUE(bool(P) && P->feasible);
   onnx::ModelProto Out = M->Model.proto;
   std::vector<std::vector<int>> Two(M->Layers.begin(), M->Layers.begin() + 2);
@@ -182,9 +173,9 @@ TEST(RecomputeRewrite, CopiesEqualOriginalsInOnnxRuntime) {
   if (!std::filesystem::exists(Ort + "/node_modules/onnxruntime-node") ||
       std::system("node --version > /dev/null 2>&1"))
     GTEST_SKIP() << "node or test/ort/node_modules/onnxruntime-node is absent";
-  Expected<RematPlan> P = planOffloadRemat(M->C, bytes(1, false, 0));
+  Expected<RematPlan> P = planOffloadRemat(M->C, byteOptions(1, false, 0));
   for (double Budget = 2; Budget < 100 && P && !P->feasible; Budget += 1)
-    P = planOffloadRemat(M->C, bytes(Budget, false, 0));
+    P = planOffloadRemat(M->C, byteOptions(Budget, false, 0));
   ASSERT_TRUE(bool(P) && P->feasible);
   onnx::ModelProto Out = M->Model.proto;
   Expected<RecomputeRewriteResult> R = rewriteActivationSchedule(Out, M->Layers, *P);

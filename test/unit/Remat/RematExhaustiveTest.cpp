@@ -122,15 +122,6 @@ double bruteForce(const Chain &C, double Budget) {
   return Inf;
 }
 
-RematOptions byteOptions(double Budget, bool Offload, double BytesPerMs) {
-  RematOptions O;
-  O.slotBytes = 1;
-  O.memoryBytes = Budget;
-  O.offload = Offload;
-  O.bandwidthBytesPerSec = BytesPerMs * 1000;
-  return O;
-}
-
 TEST(RematExhaustive, OffloadingOffMatchesBruteForce) {
   std::mt19937 Rng(14);
   int Compared = 0, Feasible = 0;

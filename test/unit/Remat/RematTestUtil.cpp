@@ -49,3 +49,12 @@ Chain onnxp::test::randomChain(std::mt19937 &Rng, int L, int MaxSize, bool Overh
   }
   return C;
 }
+
+RematOptions onnxp::test::byteOptions(double Budget, bool Offload, double BytesPerMs) {
+  RematOptions O;
+  O.slotBytes = 1;
+  O.memoryBytes = Budget;
+  O.offload = Offload;
+  O.bandwidthBytesPerSec = BytesPerMs * 1000;
+  return O;
+}

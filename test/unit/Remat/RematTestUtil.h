@@ -26,6 +26,10 @@ std::optional<Chain> pipeDreamLayers(const std::string &Name);
 /// Issue 14's options for the vgg16 checks: slots of 32 MiB, budget in slots.
 RematOptions slotOptions(int Slots, bool Offload, double BytesPerSec);
 
+/// Options for the byte-sized random chains: 1-byte slots, a budget in bytes
+/// and a link of BytesPerMs bytes per millisecond.
+RematOptions byteOptions(double Budget, bool Offload, double BytesPerMs);
+
 /// A random chain of L layers with sizes of 1..MaxSize bytes (slot = 1 byte),
 /// times in 1..9 ms, and optional overheads.
 Chain randomChain(std::mt19937 &Rng, int L, int MaxSize, bool Overheads);
