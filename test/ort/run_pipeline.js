@@ -418,12 +418,16 @@ async function main() {
   });
   const wall = Math.max(...result.finishTimes) - t0;
 
-  // Profiles and sessions.
+  // Sessions and profiles. Every worker releases its session before it is
+  // terminated: terminating a worker that still holds an ORT session can
+  // abort the process in onnxruntime-node's teardown (Napi::Error).
+  const ended = [];
+  for (const w of workers) ended.push(await w.request({type: 'end'}));
   let profileKernels = 0;
   if (a.profile) {
     const all = [];
-    for (const w of workers) {
-      const r = await w.request({type: 'end'});
+    for (const [i, w] of workers.entries()) {
+      const r = ended[i];
       const file = r.profile && fs.existsSync(r.profile) ? r.profile
           : fs.readdirSync(profileDir).map((f) => path.join(profileDir, f)).find((f) => path.basename(f).startsWith(w.stage.name));
       if (file) all.push(...profileEvents(file, 1));
