@@ -25,6 +25,7 @@ APT_PACKAGES=(
   nodejs npm
   clang-14 libclang-rt-14-dev graphviz
   clang-format-14 clang-tidy-14
+  ccache
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -56,9 +57,16 @@ install_onnxruntime() {
   fi
 }
 
+# ccache makes a second build of the same sources (another clone, CI after a
+# session on the same machine) nearly free; paths are hashed relative to the
+# clone's parent folder so clones at different places share the cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$ROOT")}
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
 build() {
   if [[ ! -f $BUILD_DIR/build.ninja ]]; then
-    cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
   fi
   log "building in $BUILD_DIR"
   cmake --build "$BUILD_DIR" -j "$JOBS" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
