@@ -1,4 +1,4 @@
-//===- tools/onnx-partition/ChainInput.cpp - Planning a chain given as MODEL ===//
+//===- API/ChainInput.cpp - Planning a chain given as MODEL -------------===//
 //
 // `onnx-partition vgg16.txt --algo pipeline-ilp` (a PipeDream profile, a
 // chain JSON or a Piper input): there is no cost graph and no model, so the
@@ -9,8 +9,8 @@
 // caller before the run).
 //
 //===----------------------------------------------------------------------===//
-#include "Driver.h"
-#include "ScheduleOutput.h"
+#include "onnx-partition/API/Outputs.h"
+#include "onnx-partition/API/ScheduleOutput.h"
 
 #include "onnx-partition/Partition/ChainPlanTrace.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -22,11 +22,10 @@
 
 #include <cmath>
 #include <iomanip>
-#include <iostream>
 #include <optional>
+#include <sstream>
 
 using namespace onnxp;
-using namespace onnxp::tool;
 
 namespace {
 /// NaN and infinities are not JSON numbers: null.
@@ -62,47 +61,35 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
 }
 } // namespace
 
-int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
+Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOptions &O) {
   const Chain &C = *Ctx.chain;
-  if (O.verbose) std::cerr << "onnx-partition: chain '" << C.name << "' of " << C.size() << " blocks\n";
-  if (!O.memorySweep.empty()) {
-    if (Error E = writeMemorySweep(C, Ctx.platform, O)) return reportError(E);
-    return 0;
-  }
   Expected<Plan> P = runChainPlanner(O.algo, C, Ctx.platform, Ctx.options.partition);
-  if (!P) return reportError(P.takeError());
-  // Every output is made before any is written: no partial set of files.
-  std::string TraceText;
-  std::optional<StagedSchedulePrice> Staged;
+  if (!P) return P.takeError();
+  RunOutputs Out;
   if (!O.schedule.empty()) {
     ChromeTrace T;
     Expected<StagedSchedulePrice> S =
         scheduleChainPlan(C, Ctx.platform, *P, O, O.trace.empty() ? nullptr : &T);
-    if (!S) return reportError(S.takeError());
-    Staged = std::move(*S);
-    if (!O.trace.empty()) TraceText = T.toJson();
+    if (!S) return S.takeError();
+    Out.staged = std::move(*S);
+    if (!O.trace.empty()) Out.trace = T.toJson();
   } else if (!O.trace.empty()) {
     Expected<ChromeTrace> T = traceChainPlan(C, Ctx.platform, *P);
-    if (!T) return reportError(T.takeError());
-    TraceText = T->toJson();
+    if (!T) return T.takeError();
+    Out.trace = T->toJson();
   }
-  // Both files go to temporaries and are renamed only when both were written.
-  OutputTransaction Files;
-  if (!O.report.empty())
-    if (Error E = Files.add(O.report, Staged ? withStagedSchedule(chainPlanJson(C, *P, O.input), *Staged)
-                                             : chainPlanJson(C, *P, O.input)))
-      return reportError(E);
-  if (!O.trace.empty())
-    if (Error E = Files.add(O.trace, TraceText)) return reportError(E);
-  if (Error E = Files.commit()) return reportError(E);
+  Out.report = Out.staged ? withStagedSchedule(chainPlanJson(C, *P, O.input), *Out.staged)
+                          : chainPlanJson(C, *P, O.input);
   if (O.stats) {
+    std::ostringstream SS;
     Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);
     for (const auto &[Key, Value] : P->stats)
-      std::cerr << std::setw(8) << formatNumber(Value) << " " << O.algo << " - "
-                << (Info ? (*Info)->describeStatistic(Key) : Key) << "\n";
+      SS << std::setw(8) << formatNumber(Value) << " " << O.algo << " - "
+         << (Info ? (*Info)->describeStatistic(Key) : Key) << "\n";
+    Out.stats = SS.str();
   }
 
-  std::ostream &OS = std::cout;
+  std::ostringstream OS;
   OS << "onnx-partition: " << O.input << ": chain '" << C.name << "' of " << C.size() << " blocks, forward "
      << formatNumber(C.totalForwardTime()) << " ms, backward " << formatNumber(C.totalBackwardTime())
      << " ms, weights " << humanBytes(C.totalWeightBytes()) << "\n";
@@ -120,8 +107,9 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
     OS << "\n";
   }
   for (const std::string &N : P->notes) OS << "  note: " << N << "\n";
-  if (Staged) OS << describeStagedSchedule(*Staged);
+  if (Out.staged) OS << describeStagedSchedule(*Out.staged);
   if (!O.report.empty()) OS << "  wrote " << O.report << "\n";
   if (!O.trace.empty()) OS << "  wrote " << O.trace << "\n";
-  return 0;
+  Out.summary = OS.str();
+  return Out;
 }

@@ -1,4 +1,4 @@
-//===- tools/onnx-partition/MemorySweepOutput.cpp - --memory-sweep ------===//
+//===- API/MemorySweepOutput.cpp - --memory-sweep -----------------------===//
 //
 // `--algo pipeline-ilp --memory-sweep OUT.svg` (issue 12 item 4, seed 000
 // Figures 6-11): the period pipeline-ilp reaches and the period of
@@ -9,7 +9,7 @@
 // Every period is the simulator's (PipelineSweep.h).
 //
 //===----------------------------------------------------------------------===//
-#include "Driver.h"
+#include "onnx-partition/API/Outputs.h"
 
 #include "onnx-partition/Partition/PipelineBaseline.h"
 #include "onnx-partition/Partition/PipelineSweep.h"
@@ -17,12 +17,12 @@
 
 #include <cmath>
 #include <iomanip>
-#include <iostream>
+#include <ostream>
 
 using namespace onnxp;
-using namespace onnxp::tool;
 
-Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const ToolOptions &O) {
+Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P, const OutputOptions &O,
+                                              std::ostream &OS) {
   if (O.algo != "pipeline-ilp")
     return makeUsageError(
         "--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
@@ -38,7 +38,6 @@ Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const Too
   IO.timeLimitSeconds = O.partition.timeLimitSeconds;
   IO.relativeGap = O.partition.relativeGap;
   IO.threads = O.partition.threads;
-  std::ostream &OS = std::cout;
   OS << "memory sweep of '" << C.name << "', " << P.accelerators << " GPUs (PipeDream " << P.accelerators
      << "-stage peak " << formatNumber(Base->peakMemory()) << " bytes)\n";
   OS << std::setw(14) << "limit_bytes" << std::setw(14) << "ilp_ms" << std::setw(14) << "bound_ms"
@@ -58,7 +57,5 @@ Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const Too
   if (!Sweep) return Sweep.takeError();
   std::string Title = C.name + ", " + std::to_string(P.accelerators) + " GPUs, " +
                       formatNumber(P.peerLinkBandwidth / 1e9) + " GB/s";
-  ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.memorySweep, memorySweepSvg(*Sweep, Title)));
-  OS << "  wrote " << O.memorySweep << "\n";
-  return Error::success();
+  return memorySweepSvg(*Sweep, Title);
 }

@@ -1,4 +1,4 @@
-//===- tools/onnx-partition/OutputWriter.cpp - Model out, summary out ---===//
+//===- API/OutputWriter.cpp - Model out, summary out ---===//
 //
 // The run summary (issue 11, item 7): what the objective is and measures,
 // the bound valid for any plan with its gap and, separately, the
@@ -11,9 +11,7 @@
 // and PlanLoading.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "OutputWriter.h"
-
-#include "Driver.h"
+#include "onnx-partition/API/OutputWriter.h"
 
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
@@ -26,7 +24,6 @@
 #include <set>
 
 using namespace onnxp;
-using namespace onnxp::tool;
 
 namespace {
 
@@ -181,7 +178,7 @@ void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Pla
 
 } // namespace
 
-void onnxp::tool::printRunSummary(std::ostream &OS, const PassContext &Ctx, const ToolOptions &O) {
+void onnxp::printRunSummary(std::ostream &OS, const PassContext &Ctx, const OutputOptions &O) {
   const Plan &P = *Ctx.plan;
   const CostGraph &G = Ctx.graph;
   const std::string &Unit = G.timeUnit;

@@ -1,19 +1,18 @@
-//===- tools/onnx-partition/ScheduleOutput.cpp - --schedule gpipe|1f1b ----===//
+//===- API/ScheduleOutput.cpp - --schedule gpipe|1f1b ----===//
 //
 // See ScheduleOutput.h.
 //
 //===----------------------------------------------------------------------===//
-#include "ScheduleOutput.h"
+#include "onnx-partition/API/ScheduleOutput.h"
 
 #include "onnx-partition/Partition/StagedPlanChain.h"
 
 #include <nlohmann/json.hpp>
 
 using namespace onnxp;
-using namespace onnxp::tool;
 
-Expected<StagedSchedulePrice> onnxp::tool::scheduleGraphPlan(const PassContext &Ctx, const ToolOptions &O,
-                                                             ChromeTrace *Trace) {
+Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
+                                                       ChromeTrace *Trace) {
   Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan);
   if (!Stages) return Stages.takeError().withContext("--schedule");
   std::vector<int> Gpu(Stages->size());
@@ -28,9 +27,9 @@ Expected<StagedSchedulePrice> onnxp::tool::scheduleGraphPlan(const PassContext &
   return R;
 }
 
-Expected<StagedSchedulePrice> onnxp::tool::scheduleChainPlan(const Chain &C, const Platform &P,
-                                                             const Plan &BlockPlan, const ToolOptions &O,
-                                                             ChromeTrace *Trace) {
+Expected<StagedSchedulePrice> onnxp::scheduleChainPlan(const Chain &C, const Platform &P,
+                                                       const Plan &BlockPlan, const OutputOptions &O,
+                                                       ChromeTrace *Trace) {
   if (BlockPlan.device.size() != C.size())
     return makeUsageError("--schedule: the plan of '", BlockPlan.algorithm, "' places ",
                           BlockPlan.device.size(), " blocks of ", C.size());
@@ -44,7 +43,7 @@ Expected<StagedSchedulePrice> onnxp::tool::scheduleChainPlan(const Chain &C, con
   return R;
 }
 
-std::string onnxp::tool::withStagedSchedule(const std::string &ReportJson, const StagedSchedulePrice &S) {
+std::string onnxp::withStagedSchedule(const std::string &ReportJson, const StagedSchedulePrice &S) {
   nlohmann::json J = nlohmann::json::parse(ReportJson);
   J["staged_schedule"] = nlohmann::json::parse(stagedScheduleJson(S));
   return J.dump(2) + "\n";

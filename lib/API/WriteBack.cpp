@@ -1,4 +1,4 @@
-//===- tools/onnx-partition/WriteBack.cpp - -o and --emit-stages ---------===//
+//===- API/WriteBack.cpp - -o and --emit-stages ---------===//
 //
 // Writes what the write-back passes (Pass/Passes/WriteBackPasses.cpp) built
 // and checked in memory: the annotated model to -o and the stage models and
@@ -8,7 +8,7 @@
 // were written, so a failure leaves no output behind.
 //
 //===----------------------------------------------------------------------===//
-#include "WriteBack.h"
+#include "onnx-partition/API/WriteBack.h"
 
 #include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -23,7 +23,6 @@
 #include <ostream>
 
 using namespace onnxp;
-using namespace onnxp::tool;
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,7 +32,15 @@ std::string dirOf(const std::string &Path) {
 }
 } // namespace
 
-Error onnxp::tool::checkStagesDir(const std::string &Dir) {
+std::string onnxp::ortLayerAssignmentFor(const ModelPlacement &P) {
+  std::vector<std::string> Used;
+  for (int D : P.stageDevice)
+    if (D >= 0 && std::find(Used.begin(), Used.end(), P.deviceNames[D]) == Used.end())
+      Used.push_back(P.deviceNames[D]);
+  return fitsOneOrtSession(Used) ? ortLayerAssignmentSettings(Used) : std::string();
+}
+
+Error onnxp::checkStagesDir(const std::string &Dir) {
   std::error_code EC;
   if (fs::exists(Dir, EC)) {
     if (!fs::is_directory(Dir, EC))
@@ -46,7 +53,7 @@ Error onnxp::tool::checkStagesDir(const std::string &Dir) {
   return Error::success();
 }
 
-Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O, OutputTransaction &Tx) {
+Error onnxp::writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, OutputTransaction &Tx) {
   if (O.output.empty() && O.emitStages.empty() && O.emitRecomputeCheck.empty()) return Error::success();
   if (!O.emitRecomputeCheck.empty() && !Ctx.recomputeCheck)
     return makeUsageError(
@@ -64,15 +71,12 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
   const OnnxModel &M = *Ctx.model;
   if (!O.output.empty()) {
     // How to run the annotated model in one ONNX Runtime session, if it can.
-    std::vector<std::string> Used;
-    for (int D : Ctx.placement->stageDevice)
-      if (D >= 0 && std::find(Used.begin(), Used.end(), Ctx.placement->deviceNames[D]) == Used.end())
-        Used.push_back(Ctx.placement->deviceNames[D]);
-    Ctx.notes.push_back(fitsOneOrtSession(Used)
-                            ? "ONNX Runtime: run " + O.output + " with session.layer_assignment_settings=" +
-                                  ortLayerAssignmentSettings(Used)
+    std::string Settings = ortLayerAssignmentFor(*Ctx.placement);
+    Ctx.notes.push_back(!Settings.empty()
+                            ? "ONNX Runtime: run " + O.output +
+                                  " with session.layer_assignment_settings=" + Settings
                             : "ONNX Runtime: one session holds at most one GPU; run this plan's stage models "
-                              "(--emit-stages) with test/ort/run_pipeline.js");
+                              "(--emit-stages) with tools/ort-runner (onnx-partition-run)");
   }
 
   // Lay out each model's external data beside it (IR/ExternalData.h) and
@@ -125,7 +129,7 @@ Error onnxp::tool::writePartitionedOutputs(PassContext &Ctx, const ToolOptions &
   return Error::success();
 }
 
-void onnxp::tool::printPlacementSummary(std::ostream &OS, const onnx::ModelProto &M) {
+void onnxp::printPlacementSummary(std::ostream &OS, const onnx::ModelProto &M) {
   Expected<AnnotatedPlacement> R = readPlacement(M);
   if (!R) {
     OS << "placement: unreadable: " << R.takeError().message() << "\n";

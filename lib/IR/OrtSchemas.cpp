@@ -1,4 +1,4 @@
-//===- Transforms/OrtSchemas.cpp - ORT's own ONNX-domain schemas ---------===//
+//===- IR/OrtSchemas.cpp - ORT's own ONNX-domain schemas ---------===//
 //
 // LayerNormalization mirrors the signature ONNX Runtime registers
 // (contrib_defs.cc: LayerNormalization, kOnnxDomain, SinceVersion(1)):
@@ -19,7 +19,7 @@
 // executes these ops.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Transforms/OrtSchemas.h"
+#include "onnx-partition/IR/OrtSchemas.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>

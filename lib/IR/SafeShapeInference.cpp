@@ -13,7 +13,7 @@
 #include "onnx-partition/IR/SafeShapeInference.h"
 
 #include "ShapeDataPropagation.h"
-#include "onnx-partition/Transforms/OrtSchemas.h"
+#include "onnx-partition/IR/OrtSchemas.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>

@@ -62,11 +62,11 @@ echo "$MODELS" | while IFS='|' read -r MODEL FLAGS; do
       cd "$OUT/elsewhere" || exit 1
       node "$ORT/run_stages.js" "$ORIG" "$D/annotated.onnx" "$D/stages" > "$D/stages.log" 2>&1
       S1=$?
-      node "$ORT/run_pipeline.js" "$D/stages" --original "$ORIG" --schedule gpipe > "$D/gpipe.log" 2> "$D/gpipe.err"
+      node "$SRC/tools/ort-runner/run_pipeline.js" "$D/stages" --original "$ORIG" --schedule gpipe > "$D/gpipe.log" 2> "$D/gpipe.err"
       S2=$?
-      node "$ORT/run_pipeline.js" "$D/stages" --original "$ORIG" --schedule 1f1b > "$D/1f1b.log" 2> "$D/1f1b.err"
+      node "$SRC/tools/ort-runner/run_pipeline.js" "$D/stages" --original "$ORIG" --schedule 1f1b > "$D/1f1b.log" 2> "$D/1f1b.err"
       S3=$?
-      node "$ORT/run_pipeline.js" "$D/stages" --original "$ORIG" --schedule gpipe --optimize > "$D/opt.log" 2> "$D/opt.err"
+      node "$SRC/tools/ort-runner/run_pipeline.js" "$D/stages" --original "$ORIG" --schedule gpipe --optimize > "$D/opt.log" 2> "$D/opt.err"
       S4=$?
       cd "$SRC" || exit 1
       ANN=$(sed -n 's/.*annotated max abs error \([^,]*\), stages max abs error \([^,]*\),.*/\1 \/ \2/p' "$D/stages.log" | tail -1)

@@ -3,7 +3,7 @@
 #
 # Issue 15 item 3's benchmark: plan MODEL with ALGO on K devices using the
 # analytical cost model, run the stages as a pipeline in ONNX Runtime
-# (test/ort/run_pipeline.js, 8 micro-batches, GPipe) with --profile, plan
+# (tools/ort-runner/run_pipeline.js, 8 micro-batches, GPipe) with --profile, plan
 # again with the measured kernel times (--profile ... --profile-device acc:
 # the devices here are CPU cores standing in for accelerators), and run the
 # new plan. Prints one markdown table per round: each stage's predicted and
@@ -29,7 +29,7 @@ for ROUND in 0 1; do
   [ $ROUND -eq 1 ] && PROFILE="--profile $OUT/round0/profile.json --profile-device acc"
   # shellcheck disable=SC2086
   "$TOOL" "$MODEL" "$@" --algo "$ALGO" --devices "$K" $PROFILE --emit-stages "$D" > "$OUT/plan$ROUND.log"
-  node "$SRC/test/ort/run_pipeline.js" "$D" --original "$MODEL" --schedule gpipe --micro-batches 8 \
+  node "$SRC/tools/ort-runner/run_pipeline.js" "$D" --original "$MODEL" --schedule gpipe --micro-batches 8 \
       --profile "$D/profile.json" --json "$D/run.json" > "$OUT/run$ROUND.log" 2> "$OUT/run$ROUND.err"
   python3 - "$D/run.json" "$ROUND" <<'PY'
 import json, sys

@@ -19,6 +19,29 @@ int onnxp::tool::reportError(const Error &E) {
   return E.exitCode();
 }
 
+OutputOptions onnxp::tool::outputOptions(const ToolOptions &O) {
+  OutputOptions R;
+  R.input = O.input;
+  R.algo = O.algo;
+  R.partition = O.partition;
+  R.passes = O.passes;
+  R.output = O.output;
+  R.report = O.report;
+  R.trace = O.trace;
+  R.memorySweep = O.memorySweep;
+  R.sweepPoints = O.sweepPoints;
+  R.schedule = O.schedule;
+  R.microbatches = O.microbatches;
+  R.timings = O.timings;
+  R.emitStages = O.emitStages;
+  R.emitRecomputeCheck = O.emitRecomputeCheck;
+  R.dot = O.dot;
+  R.dotDetail = O.dotDetail;
+  R.stats = O.stats;
+  R.verbose = O.verbose;
+  return R;
+}
+
 namespace {
 Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string> &Dims) {
   std::map<std::string, int64_t> B;

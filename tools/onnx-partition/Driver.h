@@ -4,6 +4,7 @@
 
 #include "Options.h"
 
+#include "onnx-partition/API/OutputOptions.h"
 #include "onnx-partition/Pass/PassContext.h"
 #include "onnx-partition/Support/Error.h"
 
@@ -22,14 +23,8 @@ Error runPipeline(PassContext &Ctx, const ToolOptions &O, bool WithPartition);
 /// Prints "error: <message>" and returns the exit code for E.
 int reportError(const Error &E);
 
-/// The run when MODEL is a chain (Ctx.chain set, no cost graph): the chain
-/// planner --algo on it, the summary, --report and --trace (ChainInput.cpp).
-int runChainInput(PassContext &Ctx, const ToolOptions &O);
-
-/// --memory-sweep: pipeline-ilp against PipeDream's pipelines over a range
-/// of memory limits on chain C; the table on stdout, the SVG chart in
-/// O.memorySweep (MemorySweepOutput.cpp).
-Error writeMemorySweep(const Chain &C, const Platform &P, const ToolOptions &O);
+/// The output half of O, as the library's output makers and writers read it.
+OutputOptions outputOptions(const ToolOptions &O);
 
 } // namespace onnxp::tool
 

@@ -8,7 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 #include "Options.h"
-#include "WriteBack.h"
+
+#include "onnx-partition/API/WriteBack.h"
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/IR/ExternalData.h"

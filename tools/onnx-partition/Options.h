@@ -67,6 +67,7 @@ struct ToolOptions {
   std::string emitStages;         ///< --emit-stages DIR
   std::string emitRecomputeCheck; ///< --emit-recompute-check FILE
   std::string dot;                ///< --dot FILE: the plan as a Graphviz picture
+  std::string dotDetail = "auto"; ///< --dot-detail auto|groups|nodes
   std::string loadPlan;           ///< --load-plan FILE (annotated ONNX model or JSON plan)
 };
 

@@ -8,19 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 #include "Options.h"
-#include "OutputWriter.h"
-#include "ScheduleOutput.h"
-#include "WriteBack.h"
 
-#include "onnx-partition/Partition/ChainPlanTrace.h"
-#include "onnx-partition/Partition/PipelineBaseline.h"
-#include "onnx-partition/Partition/StagedPlanChain.h"
+#include "onnx-partition/API/Outputs.h"
+#include "onnx-partition/API/WriteBack.h"
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/OutputTransaction.h"
-#include "onnx-partition/Transforms/GraphDot.h"
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstring>
@@ -46,21 +39,33 @@ const SubcommandInfo Subcommands[] = {
 #include "Subcommands.def"
 };
 
-/// --trace of a plan made on the cost graph: a chain planner's plan (it
-/// keeps its schedule) replayed by its simulator on the chain it was made on.
-/// Any other plan: its stages run as a 1F1B pipeline (traceStagedPlan).
-Expected<std::string> traceText(const PassContext &Ctx) {
-  if (Ctx.chain && !Ctx.plan->schedule.empty()) {
-    Expected<ChromeTrace> T = traceChainPlan(*Ctx.chain, Ctx.platform, *Ctx.plan);
-    if (!T) return T.takeError();
-    return T->toJson();
+/// --memory-sweep: the table on stdout as it is solved, the chart to its file.
+Error writeMemorySweep(const Chain &C, const Platform &P, const OutputOptions &O) {
+  Expected<std::string> Svg = memorySweepChart(C, P, O, std::cout);
+  if (!Svg) return Svg.takeError();
+  ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.memorySweep, *Svg));
+  std::cout << "  wrote " << O.memorySweep << "\n";
+  return Error::success();
+}
+
+/// A chain as MODEL: the chain planner, its report and trace (both written
+/// or neither), the summary.
+int runChain(const PassContext &Ctx, const ToolOptions &O) {
+  const OutputOptions OO = outputOptions(O);
+  if (O.verbose)
+    std::cerr << "onnx-partition: chain '" << Ctx.chain->name << "' of " << Ctx.chain->size() << " blocks\n";
+  if (!O.memorySweep.empty()) {
+    if (Error E = writeMemorySweep(*Ctx.chain, Ctx.platform, OO)) return reportError(E);
+    return 0;
   }
-  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan);
-  if (!Stages) return Stages.takeError();
-  ChromeTrace T;
-  Expected<PipelineSimResult> Sim = traceStagedPlan(*Stages, Ctx.platform.peerLinkBandwidth, T);
-  if (!Sim) return Sim.takeError().withContext("--trace");
-  return T.toJson();
+  Expected<RunOutputs> Out = runChainInput(Ctx, OO);
+  if (!Out) return reportError(Out.takeError());
+  OutputTransaction Files;
+  if (Error E = writeOutputs(*Out, OO, Files)) return reportError(E);
+  if (Error E = Files.commit()) return reportError(E);
+  std::cerr << Out->stats;
+  std::cout << Out->summary;
+  return 0;
 }
 
 int runPartition(int Argc, char **Argv) {
@@ -133,7 +138,7 @@ int runPartition(int Argc, char **Argv) {
                                         "' is a chain, planned without an ONNX model: -o, "
                                         "--emit-stages, --dot, --load-plan and --passes do not apply; use "
                                         "--report and --trace"));
-    return runChainInput(*Ctx, O);
+    return runChain(*Ctx, O);
   }
   if ((!O.output.empty() || !O.emitStages.empty()) && !Ctx->model)
     return reportError(makeUsageError("-o and --emit-stages write ONNX models but '", O.input,
@@ -145,46 +150,23 @@ int runPartition(int Argc, char **Argv) {
                                         "' made no plan, so there is nothing to write; add 'partition'"));
     return 0;
   }
-  // --schedule: priced (and traced) before any file is written.
-  std::optional<StagedSchedulePrice> Staged;
-  ChromeTrace StagedTrace;
-  if (!O.schedule.empty()) {
-    Expected<StagedSchedulePrice> S = scheduleGraphPlan(*Ctx, O, O.trace.empty() ? nullptr : &StagedTrace);
-    if (!S) return reportError(S.takeError());
-    Staged = std::move(*S);
-  }
   // Every file goes to a temporary; all are renamed only when all were
   // written (issue 16). The model (and stages) first: they add notes the report keeps.
+  const OutputOptions OO = outputOptions(O);
   OutputTransaction Files;
-  if (Error E = writePartitionedOutputs(*Ctx, O, Files)) return reportError(E);
-  if (!O.report.empty()) {
-    std::string Report = planReportJson(*Ctx);
-    if (Staged) Report = withStagedSchedule(Report, *Staged);
-    if (O.timings) {
-      nlohmann::json J = nlohmann::json::parse(Report);
-      J["timings"] = {{"solve_seconds", Ctx->plan->solveSeconds}};
-      for (const auto &[Key, Value] : Ctx->plan->stats)
-        if (Key.rfind("time_", 0) == 0 || Key.find("seconds") != std::string::npos) J["timings"][Key] = Value;
-      for (const AlgorithmOutcome &A : Ctx->plan->alternatives)
-        J["timings"]["alternatives"].push_back(
-            {{"algorithm", A.algorithm}, {"cpu_seconds", A.cpuSeconds}, {"wall_seconds", A.wallSeconds}});
-      Report = J.dump(2) + "\n";
-    }
-    if (Error E = Files.add(O.report, Report)) return reportError(E);
-  }
-  if (!O.dot.empty())
-    if (Error E = Files.add(O.dot, planToDot(Ctx->graph, *Ctx->plan, Ctx->platform))) return reportError(E);
-  if (!O.trace.empty()) {
-    Expected<std::string> T = Staged ? Expected<std::string>(StagedTrace.toJson()) : traceText(*Ctx);
-    if (!T) return reportError(T.takeError());
-    if (Error E = Files.add(O.trace, *T)) return reportError(E);
-  }
+  if (Error E = writePartitionedOutputs(*Ctx, OO, Files)) return reportError(E);
+  OutputRequest R;
+  R.report = !O.report.empty();
+  R.dot = !O.dot.empty();
+  R.trace = !O.trace.empty();
+  Expected<RunOutputs> Out = makeOutputs(*Ctx, OO, R);
+  if (!Out) return reportError(Out.takeError());
+  if (Error E = writeOutputs(*Out, OO, Files)) return reportError(E);
   if (Error E = Files.commit()) return reportError(E);
-  printRunSummary(std::cout, *Ctx, O);
-  if (Staged) std::cout << describeStagedSchedule(*Staged);
+  std::cout << Out->summary;
   // The sweep plans again at each limit, on the chain the plan was made on.
   if (!O.memorySweep.empty() && Ctx->chain)
-    if (Error E = writeMemorySweep(*Ctx->chain, Ctx->platform, O)) return reportError(E);
+    if (Error E = writeMemorySweep(*Ctx->chain, Ctx->platform, OO)) return reportError(E);
   return 0;
 }
 } // namespace

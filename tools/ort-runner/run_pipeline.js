@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// ===- test/ort/run_pipeline.js - Run a plan's stages as a pipeline in ORT -===//
+// ===- tools/ort-runner/run_pipeline.js - Run a plan's stages as a pipeline in ORT -===//
 //
 // The pipeline runner of issue 15 item 3, shipped for users: it reads the
 // pipeline.json that `onnx-partition MODEL --emit-stages DIR` writes, opens
@@ -10,7 +10,7 @@
 // measured time and the pipeline's throughput next to the plan's
 // prediction.
 //
-//   node test/ort/run_pipeline.js STAGE_DIR [--original MODEL.onnx]
+//   node tools/ort-runner/run_pipeline.js STAGE_DIR [--original MODEL.onnx]
 //        [--schedule gpipe|1f1b] [--micro-batches M] [--dim NAME=V]...
 //        [--seed S] [--rtol R] [--optimize] [--threads T] [--ep auto|cpu]
 //        [--profile PROFILE.json] [--trace TRACE.json] [--json REPORT.json]
@@ -66,13 +66,18 @@ const {Worker, isMainThread, parentPort, workerData} = require('worker_threads')
 const {performance} = require('perf_hooks');
 
 function loadOrt() {
-  try {
-    return require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
-  } catch (e) {
-    process.stderr.write(`error: onnxruntime-node is not installed in ${__dirname}; ` +
-                         'run npm install --ignore-scripts there\n');
-    process.exit(2);
+  // Installed beside the runner (npm install in tools/ort-runner, or npm -g),
+  // else from the test suite's copy that tools/setup.sh installs.
+  for (const where of [path.join(__dirname, 'node_modules', 'onnxruntime-node'), 'onnxruntime-node',
+                       path.join(__dirname, '..', '..', 'test', 'ort', 'node_modules', 'onnxruntime-node')]) {
+    try {
+      return require(where);
+    } catch (e) {
+      if (e.code !== 'MODULE_NOT_FOUND') throw e;
+    }
   }
+  process.stderr.write(`error: onnxruntime-node is not installed; run npm install --ignore-scripts in ${__dirname}\n`);
+  process.exit(2);
 }
 
 // ---------------------------------------------------------------------------
@@ -188,7 +193,9 @@ function parseArgs(argv) {
   return a;
 }
 
-const {rng, integerBound} = require('./seeded_random');
+// The seeded input generator is shared with test/ort/run_stages.js, so both
+// feed the same inputs for the same --seed.
+const {rng, integerBound} = require('../../test/ort/seeded_random');
 
 const TYPES = {
   1: ['float32', Float32Array], 11: ['float64', Float64Array], 6: ['int32', Int32Array],

@@ -1,18 +1,18 @@
-//===- tools/onnx-partition/OutputWriter.h - Model out, summary out -*- C++ -*-===//
-#ifndef ONNXP_TOOLS_OUTPUTWRITER_H
-#define ONNXP_TOOLS_OUTPUTWRITER_H
+//===- API/OutputWriter.h - The run summary -*- C++ -*-===//
+#ifndef ONNXP_API_OUTPUTWRITER_H
+#define ONNXP_API_OUTPUTWRITER_H
 
-#include "Options.h"
+#include "onnx-partition/API/OutputOptions.h"
 
 #include "onnx-partition/Pass/PassContext.h"
 
 #include <iosfwd>
 
-namespace onnxp::tool {
+namespace onnxp {
 
 /// One-paragraph human summary of a finished run on Out.
-void printRunSummary(std::ostream &Out, const PassContext &Ctx, const ToolOptions &O);
+void printRunSummary(std::ostream &Out, const PassContext &Ctx, const OutputOptions &O);
 
-} // namespace onnxp::tool
+} // namespace onnxp
 
-#endif // ONNXP_TOOLS_OUTPUTWRITER_H
+#endif // ONNXP_API_OUTPUTWRITER_H

@@ -1,4 +1,4 @@
-//===- tools/onnx-partition/ScheduleOutput.h - --schedule gpipe|1f1b -*- C++ -*-===//
+//===- API/ScheduleOutput.h - --schedule gpipe|1f1b -*- C++ -*-===//
 //
 // `--schedule gpipe|1f1b --microbatches M` (issue 12): the plan's stages
 // priced by the GPipe or 1F1B simulator for M micro-batches per iteration
@@ -9,25 +9,25 @@
 // replaces the default 1F1B replay in --trace.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXP_TOOLS_SCHEDULEOUTPUT_H
-#define ONNXP_TOOLS_SCHEDULEOUTPUT_H
+#ifndef ONNXP_API_SCHEDULEOUTPUT_H
+#define ONNXP_API_SCHEDULEOUTPUT_H
 
-#include "Options.h"
+#include "onnx-partition/API/OutputOptions.h"
 
 #include "onnx-partition/Partition/StagedSchedule.h"
 #include "onnx-partition/Pass/PassContext.h"
 
-namespace onnxp::tool {
+namespace onnxp {
 
 /// The plan of Ctx (made on its cost graph) under O.schedule.
-Expected<StagedSchedulePrice> scheduleGraphPlan(const PassContext &Ctx, const ToolOptions &O,
+Expected<StagedSchedulePrice> scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                 ChromeTrace *Trace = nullptr);
 /// A block-indexed plan of chain C under O.schedule.
 Expected<StagedSchedulePrice> scheduleChainPlan(const Chain &C, const Platform &P, const Plan &BlockPlan,
-                                                const ToolOptions &O, ChromeTrace *Trace = nullptr);
+                                                const OutputOptions &O, ChromeTrace *Trace = nullptr);
 /// Report JSON text with "staged_schedule" added.
 std::string withStagedSchedule(const std::string &ReportJson, const StagedSchedulePrice &S);
 
-} // namespace onnxp::tool
+} // namespace onnxp
 
-#endif // ONNXP_TOOLS_SCHEDULEOUTPUT_H
+#endif // ONNXP_API_SCHEDULEOUTPUT_H

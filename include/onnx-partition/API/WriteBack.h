@@ -1,8 +1,8 @@
-//===- tools/onnx-partition/WriteBack.h - Annotated model and stages to files -*- C++ -*-===//
-#ifndef ONNXP_TOOLS_WRITEBACK_H
-#define ONNXP_TOOLS_WRITEBACK_H
+//===- API/WriteBack.h - Annotated model and stages to files -*- C++ -*-===//
+#ifndef ONNXP_API_WRITEBACK_H
+#define ONNXP_API_WRITEBACK_H
 
-#include "Options.h"
+#include "onnx-partition/API/OutputOptions.h"
 #include "onnx-partition/Support/OutputTransaction.h"
 
 #include "onnx-partition/Pass/PassContext.h"
@@ -10,12 +10,16 @@
 #include <iosfwd>
 #include <string>
 
-namespace onnxp::tool {
+namespace onnxp {
 
 /// Writes the annotated model the write-back passes made to -o and, with
 /// --emit-stages, every stage model and pipeline.json; adds a note on what
 /// it wrote to Ctx.notes.
-Error writePartitionedOutputs(PassContext &Ctx, const ToolOptions &O, OutputTransaction &Tx);
+Error writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, OutputTransaction &Tx);
+
+/// The session.layer_assignment_settings that run the annotated model of
+/// placement P in one ONNX Runtime session, or empty when it needs more.
+std::string ortLayerAssignmentFor(const ModelPlacement &P);
 
 /// Checks up front that --emit-stages DIR can be created or written.
 Error checkStagesDir(const std::string &Dir);
@@ -23,6 +27,6 @@ Error checkStagesDir(const std::string &Dir);
 /// Prints the placement an annotated model records (inspect).
 void printPlacementSummary(std::ostream &OS, const onnx::ModelProto &M);
 
-} // namespace onnxp::tool
+} // namespace onnxp
 
-#endif // ONNXP_TOOLS_WRITEBACK_H
+#endif // ONNXP_API_WRITEBACK_H

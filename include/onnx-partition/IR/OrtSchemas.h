@@ -1,4 +1,4 @@
-//===- Transforms/OrtSchemas.h - Schemas ONNX Runtime adds to the ONNX domain -*- C++ -*-===//
+//===- IR/OrtSchemas.h - Schemas ONNX Runtime adds to the ONNX domain -*- C++ -*-===//
 //
 // ONNX Runtime training graphs exported at opset < 17 use LayerNormalization
 // in the ONNX domain, which the ONNX standard only defines from opset 17.
@@ -12,8 +12,8 @@
 // which ORT training graphs of CNNs carry.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXP_TRANSFORMS_ORTSCHEMAS_H
-#define ONNXP_TRANSFORMS_ORTSCHEMAS_H
+#ifndef ONNXP_IR_ORTSCHEMAS_H
+#define ONNXP_IR_ORTSCHEMAS_H
 
 namespace onnxp {
 
@@ -23,4 +23,4 @@ void registerOrtOnnxDomainSchemas();
 
 } // namespace onnxp
 
-#endif // ONNXP_TRANSFORMS_ORTSCHEMAS_H
+#endif // ONNXP_IR_ORTSCHEMAS_H

@@ -1,0 +1,95 @@
+//===- API/Outputs.cpp - Everything a run writes, made in memory ---------===//
+//
+// See Outputs.h. The order matters where one output reads another's notes:
+// the tool writes the models first (API/WriteBack.h adds notes the report
+// keeps), then calls makeOutputs.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/API/Outputs.h"
+
+#include "onnx-partition/API/OutputWriter.h"
+#include "onnx-partition/API/ScheduleOutput.h"
+#include "onnx-partition/API/WriteBack.h"
+#include "onnx-partition/Partition/ChainPlanTrace.h"
+#include "onnx-partition/Partition/PipelineBaseline.h"
+#include "onnx-partition/Partition/StagedPlanChain.h"
+#include "onnx-partition/Transforms/GraphDot.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+using namespace onnxp;
+
+namespace {
+/// --trace of a plan made on the cost graph: a chain planner's plan (it
+/// keeps its schedule) replayed by its simulator on the chain it was made on.
+/// Any other plan: its stages run as a 1F1B pipeline (traceStagedPlan).
+Expected<std::string> traceText(const PassContext &Ctx) {
+  if (Ctx.chain && !Ctx.plan->schedule.empty()) {
+    Expected<ChromeTrace> T = traceChainPlan(*Ctx.chain, Ctx.platform, *Ctx.plan);
+    if (!T) return T.takeError();
+    return T->toJson();
+  }
+  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan);
+  if (!Stages) return Stages.takeError();
+  ChromeTrace T;
+  Expected<PipelineSimResult> Sim = traceStagedPlan(*Stages, Ctx.platform.peerLinkBandwidth, T);
+  if (!Sim) return Sim.takeError().withContext("--trace");
+  return T.toJson();
+}
+
+std::string withTimings(const std::string &Report, const Plan &P) {
+  nlohmann::json J = nlohmann::json::parse(Report);
+  J["timings"] = {{"solve_seconds", P.solveSeconds}};
+  for (const auto &[Key, Value] : P.stats)
+    if (Key.rfind("time_", 0) == 0 || Key.find("seconds") != std::string::npos) J["timings"][Key] = Value;
+  for (const AlgorithmOutcome &A : P.alternatives)
+    J["timings"]["alternatives"].push_back(
+        {{"algorithm", A.algorithm}, {"cpu_seconds", A.cpuSeconds}, {"wall_seconds", A.wallSeconds}});
+  return J.dump(2) + "\n";
+}
+} // namespace
+
+Expected<RunOutputs> onnxp::makeOutputs(const PassContext &Ctx, const OutputOptions &O,
+                                        const OutputRequest &R) {
+  if (!Ctx.plan) return makeUsageError("the pipeline made no plan; add 'partition' or 'load-plan'");
+  RunOutputs Out;
+  // --schedule: priced (and traced) before anything else is made.
+  ChromeTrace StagedTrace;
+  if (!O.schedule.empty()) {
+    Expected<StagedSchedulePrice> S = scheduleGraphPlan(Ctx, O, R.trace ? &StagedTrace : nullptr);
+    if (!S) return S.takeError();
+    Out.staged = std::move(*S);
+  }
+  if (R.report) {
+    Out.report = planReportJson(Ctx);
+    if (Out.staged) Out.report = withStagedSchedule(Out.report, *Out.staged);
+    if (O.timings) Out.report = withTimings(Out.report, *Ctx.plan);
+  }
+  if (R.dot) { Out.dot = planToDot(Ctx.graph, *Ctx.plan, Ctx.platform); }
+  if (R.trace) {
+    if (Out.staged) {
+      Out.trace = StagedTrace.toJson();
+    } else {
+      Expected<std::string> T = traceText(Ctx);
+      if (!T) return T.takeError();
+      Out.trace = std::move(*T);
+    }
+  }
+  if (Ctx.placement) Out.ortLayerAssignment = ortLayerAssignmentFor(*Ctx.placement);
+  if (R.summary) {
+    std::ostringstream OS;
+    printRunSummary(OS, Ctx, O);
+    if (Out.staged) OS << describeStagedSchedule(*Out.staged);
+    Out.summary = OS.str();
+  }
+  return Out;
+}
+
+Error onnxp::writeOutputs(const RunOutputs &Out, const OutputOptions &O, OutputTransaction &Tx) {
+  if (!O.report.empty()) ONNXP_RETURN_IF_ERROR(Tx.add(O.report, Out.report));
+  if (!O.dot.empty()) ONNXP_RETURN_IF_ERROR(Tx.add(O.dot, Out.dot));
+  if (!O.trace.empty()) ONNXP_RETURN_IF_ERROR(Tx.add(O.trace, Out.trace));
+  return Error::success();
+}
