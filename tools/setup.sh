@@ -26,6 +26,7 @@ APT_PACKAGES=(
   clang-14 libclang-rt-14-dev graphviz
   clang-format-14 clang-tidy-14
   ccache
+  pybind11-dev python3-dev python3-onnx python3-pytest
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

@@ -2,9 +2,12 @@
 //
 // The one header a build flow needs to embed the compiler: load a model (or
 // a JSON workload), set options, run the pipeline from import to the
-// annotated ModelProto, and get the plan, its report and the stage models.
-// It runs the same passes as the onnx-partition tool (Pass/Passes.def) and
-// writes no file: the caller decides what to do with the models.
+// annotated ModelProto, and get the plan, its report, the stage models and
+// every other output the tool writes (picture, trace, summary; see
+// API/Outputs.h) in memory. It runs the same passes as the onnx-partition
+// tool (Pass/Passes.def) and writes no file: the caller decides what to do
+// with the results (API/WriteBack.h and API/Outputs.h write them as the
+// tool does).
 //
 //   onnxp::CompileOptions O;
 //   O.dims["batch_size"] = 8;
@@ -18,6 +21,7 @@
 #ifndef ONNXP_COMPILER_H
 #define ONNXP_COMPILER_H
 
+#include "onnx-partition/API/Outputs.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -41,6 +45,7 @@ struct CompileOptions {
   bool training = false;                ///< derive the backward pass of a forward model
   PlatformRequest platform;             ///< preset or file, device counts, memory
   std::string algorithm = "single";     ///< a name from Partitioners.def (--algo)
+  std::string granularity;              ///< --granularity: contract the graph before the plan; empty: no
   PartitionOptions partition;           ///< objective, solver limits, algorithm options
   std::string costModel = "analytical"; ///< analytical | placeholder
   std::string costTable;                ///< CSV/JSON cost table, or empty
@@ -60,16 +65,28 @@ struct CompileOptions {
   /// Dumps after these passes ("*" = all) go to dumpStream when set.
   std::set<std::string> printAfter;
   std::ostream *dumpStream = nullptr;
+  /// The outputs besides the models: schedule, micro-batches, picture
+  /// detail, timings; input names the model in the summary. The paths in
+  /// it are only named in messages.
+  OutputOptions outputs;
+  bool dot = false;   ///< also draw the plan (CompileResult::dot)
+  bool trace = false; ///< also replay its schedule (CompileResult::trace)
 };
 
 struct CompileResult {
   Plan plan;                                 ///< validated and priced (finalizePlan)
-  std::string reportJson;                    ///< the --report document
+  std::string reportJson;                    ///< the --report document (with --schedule and --timings)
   std::optional<onnx::ModelProto> annotated; ///< the model -o would write
   std::optional<StagePipeline> stages;       ///< stage models and pipeline.json
   std::vector<Statistic> statistics;         ///< pass and partitioner counters (--stats)
   std::vector<std::string> notes;            ///< assumptions and fallbacks of the run
   std::string pipeline;                      ///< the passes that ran
+  std::string summary;                       ///< the text the tool prints
+  std::string dot;                           ///< the --dot picture, when asked
+  std::string trace;                         ///< the --trace Chrome trace, when asked
+  /// session.layer_assignment_settings that runs `annotated` in one ONNX
+  /// Runtime session; empty when the plan needs one session per stage.
+  std::string ortLayerAssignment;
 };
 
 /// Loads Path (binary ONNX, ONNX text or JSON workload) into a PassContext
@@ -79,8 +96,22 @@ Expected<PassContext> loadCompilerInput(const std::string &Path, const CompileOp
 /// Runs the pipeline the options call for on Ctx (see defaultPipeline).
 Error runCompiler(PassContext &Ctx, const CompileOptions &O);
 
-/// loadCompilerInput + runCompiler, and collects the results.
+/// The same for a model already in memory: Bytes is a binary ONNX model or
+/// ONNX text; Name stands for its path (messages, external data beside it).
+Expected<PassContext> loadCompilerInputFromMemory(const std::string &Bytes, const std::string &Name,
+                                                  const CompileOptions &O);
+
+/// Makes the results of a Ctx the pipeline ran on (makeOutputs); Input
+/// names the model in the summary unless O.outputs.input does.
+Expected<CompileResult> collectResults(PassContext &Ctx, const CompileOptions &O, const std::string &Input);
+
+/// loadCompilerInput + runCompiler + collectResults.
 Expected<CompileResult> compile(const std::string &Path, const CompileOptions &O);
+
+/// compile() on a model in memory, with no file read or written (but
+/// external data files beside Name, whose sizes it only reads).
+Expected<CompileResult> compileModel(const std::string &Bytes, const std::string &Name,
+                                     const CompileOptions &O);
 
 } // namespace onnxp
 

@@ -120,3 +120,34 @@ TEST(Compiler, EveryAlgorithmsPlanRoundTripsThroughTheAnnotatedModel) {
   fs::remove_all(Dir);
   EXPECT_GE(Checked, 10);
 }
+
+// Issue 26 item 1: one call on a model in memory gives every output the tool
+// writes, and the same plan as compile() on the file.
+TEST(Compiler, ModelInMemoryMakesEveryOutput) {
+  if (!fs::exists(kModel)) GTEST_SKIP() << kModel << " absent (../shared not mounted)";
+  CompileOptions O = twoDevices();
+  O.algorithm = "dp";
+  O.extractStages = true;
+  O.dot = true;
+  std::ifstream In(kModel, std::ios::binary);
+  std::string Bytes((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
+  Expected<CompileResult> R = compileModel(Bytes, kModel, O);
+  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  Expected<CompileResult> F = compile(kModel, O);
+  ASSERT_TRUE(static_cast<bool>(F)) << F.takeError().message();
+  expectSame(R->plan.objective, F->plan.objective, "objective from memory vs from the file");
+  EXPECT_EQ(R->reportJson, F->reportJson);
+  // The summary names the model and shows the plan (its solve time differs).
+  EXPECT_EQ(R->summary.rfind("onnx-partition: " + kModel + ": 17 nodes", 0), 0u) << R->summary;
+  EXPECT_NE(R->summary.find("algorithm dp: max-load"), std::string::npos) << R->summary;
+  EXPECT_EQ(R->dot.rfind("digraph", 0), 0u) << R->dot.substr(0, 80);
+  EXPECT_TRUE(R->trace.empty()); // not asked for
+  ASSERT_TRUE(R->stages.has_value());
+  EXPECT_NE(R->stages->json.find("\"stages\""), std::string::npos);
+  // Two accelerators and a CPU: one ORT session holds at most one GPU.
+  EXPECT_TRUE(R->ortLayerAssignment.empty()) << R->ortLayerAssignment;
+  // Garbage bytes are an input error, not a crash.
+  Expected<CompileResult> Bad = compileModel("not a model", "garbage.onnx", O);
+  ASSERT_FALSE(static_cast<bool>(Bad));
+  EXPECT_EQ(Bad.takeError().exitCode(), 1);
+}
