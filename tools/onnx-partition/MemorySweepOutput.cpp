@@ -36,6 +36,7 @@ Error onnxp::tool::writeMemorySweep(const Chain &C, const Platform &P, const Too
   PipelineIlpOptions IO;
   IO.numGpus = P.accelerators;
   IO.timeLimitSeconds = O.partition.timeLimitSeconds;
+  IO.deadline = O.partition.deadline; // what is left of the run's limit, shared by the points
   IO.relativeGap = O.partition.relativeGap;
   IO.threads = O.partition.threads;
   std::ostream &OS = std::cout;
