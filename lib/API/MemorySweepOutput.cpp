@@ -36,6 +36,7 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
   PipelineIlpOptions IO;
   IO.numGpus = P.accelerators;
   IO.timeLimitSeconds = O.partition.timeLimitSeconds;
+  IO.deadline = O.partition.deadline; // what is left of the run's limit, shared by the points
   IO.relativeGap = O.partition.relativeGap;
   IO.threads = O.partition.threads;
   OS << "memory sweep of '" << C.name << "', " << P.accelerators << " GPUs (PipeDream " << P.accelerators

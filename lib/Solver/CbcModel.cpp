@@ -11,12 +11,15 @@
 // re-evaluated after preprocessing), using Clp's default column names.
 // Progress comes from a CbcEventHandler: CBC clones the handler into every
 // model copy (the solver's own babModel and one per thread), so the clones
-// share one state block behind a mutex.
+// share one state block behind a mutex. It hands every improving incumbent
+// of a model CBC did not preprocess to the CbcSink when the sink asks for
+// them: SolverProcess.cpp streams them to the parent process, which keeps
+// the best one when it has to stop CBC from outside (issue 20).
 //
 // CBC prints a lot; log levels are 0 unless MilpOptions::verbose.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Solver/MilpModel.h"
+#include "CbcSolve.h"
 
 #include "CbcEventHandler.hpp"
 #include "CbcModel.hpp"
@@ -44,6 +47,8 @@ struct SearchState {
   double Incumbent = MilpModel::Inf;
   double IncumbentSeconds = 0;
   const MilpOptions *Opts = nullptr;
+  CbcSink *Sink = nullptr;
+  int NumCols = 0;
 
   double now() const { return std::chrono::duration<double>(Clock::now() - Start).count(); }
 };
@@ -58,6 +63,8 @@ public:
     if (!model_) return noAction;
     bool IsSolution = Which == solution || Which == heuristicSolution;
     if (!IsSolution && Which != node) return noAction;
+    // Sub-MIPs of CBC's heuristics report their own solutions: skip them.
+    if (model_->specialOptions() & 2048) return noAction;
     std::lock_guard<std::mutex> Guard(State->Lock);
     double T = State->now();
     double Obj = model_->getObjValue();
@@ -65,9 +72,18 @@ public:
     if (Improved) {
       State->Incumbent = Obj;
       State->IncumbentSeconds = T;
+      if (State->Sink->wantsIncumbents()) {
+        // The incumbent in the model's own columns. Mapping one out of
+        // CBC's preprocessing (postProcessedSolver) changes the state the
+        // final post-processing reads (wrong final values, seen on the unit
+        // IPs), so only an unpreprocessed model's incumbents are streamed;
+        // the parent checks every one against the model anyway.
+        const double *X = nullptr;
+        if (!model_->preProcess() && model_->getNumCols() == State->NumCols) X = model_->bestSolution();
+        if (X) State->Sink->incumbent(Obj, std::vector<double>(X, X + State->NumCols));
+      }
     }
     const MilpOptions &O = *State->Opts;
-    if (!O.progress) return noAction;
     if (!Improved && T - State->LastReport < O.progressInterval) return noAction;
     State->LastReport = T;
     MilpProgress P;
@@ -75,7 +91,7 @@ public:
     P.incumbent = State->Incumbent;
     P.bound = model_->getBestPossibleObjValue();
     P.event = Improved ? (Which == solution ? "solution" : "heuristic") : "node";
-    O.progress(P);
+    State->Sink->progress(P);
     return noAction;
   }
 
@@ -92,7 +108,7 @@ std::string formatArg(double V) {
 
 } // namespace
 
-Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) {
+Expected<MilpResult> onnxp::solveMilpInProcess(const MilpModel &M, const MilpOptions &O, CbcSink &Sink) {
   const int NumCols = static_cast<int>(M.numVars());
   const int NumRows = static_cast<int>(M.numRows());
   if (NumCols == 0) return makeInternalError("MILP model has no variables");
@@ -166,28 +182,37 @@ Expected<MilpResult> onnxp::solveMilp(const MilpModel &M, const MilpOptions &O) 
 
   auto State = std::make_shared<SearchState>();
   State->Opts = &O;
+  State->Sink = &Sink;
+  State->NumCols = NumCols;
   ProgressHandler Handler(State);
   Model.passInEventHandler(&Handler);
-  if (O.progress) {
+  {
     MilpProgress P;
     P.event = "start";
     if (Result.startAccepted) P.incumbent = M.objectiveOf(Start);
-    O.progress(P);
+    Sink.progress(P);
   }
   if (Result.startAccepted) {
     State->Incumbent = M.objectiveOf(Start);
     State->IncumbentSeconds = 0;
   }
 
-  std::string Sec = formatArg(std::max(0.0, O.timeLimitSeconds));
+  // No limit (infinity): no -seconds at all, so that CBC takes no decision
+  // by the clock and a run is reproducible (issue 20).
+  const bool Limited = std::isfinite(O.timeLimitSeconds);
+  std::string Sec = formatArg(Limited ? std::max(0.0, O.timeLimitSeconds) : 0.0);
   std::string Gap = formatArg(std::max(0.0, O.relativeGap));
   std::string Threads = std::to_string(std::max(1, O.threads));
   std::string Log = O.verbose ? "1" : "0";
   // timeMode elapsed: the limit is wall-clock time (CBC's default is CPU
   // time, which with several threads or a busy machine is not what a user
   // asking for "10 minutes" means).
-  std::vector<const char *> Args = {"onnxp",   "-log",     Log.c_str(), "-slog",     Log.c_str(), "-timeMode",
-                                    "elapsed", "-seconds", Sec.c_str(), "-ratioGap", Gap.c_str()};
+  std::vector<const char *> Args = {"onnxp",     "-log",      Log.c_str(), "-slog",
+                                    Log.c_str(), "-ratioGap", Gap.c_str()};
+  if (Limited) {
+    for (const char *A : {"-timeMode", "elapsed", "-seconds"}) Args.push_back(A);
+    Args.push_back(Sec.c_str());
+  }
   if (O.threads > 1) {
     Args.push_back("-threads");
     Args.push_back(Threads.c_str());

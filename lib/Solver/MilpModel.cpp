@@ -11,6 +11,7 @@
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/Support/Progress.h"
 
 #include <algorithm>
 #include <cmath>
@@ -88,8 +89,20 @@ double MilpResult::gap() const {
 }
 
 std::string onnxp::formatProgress(const std::string &Who, const MilpProgress &Pr) {
-  char Buf[64];
-  std::snprintf(Buf, sizeof(Buf), ": %.1fs ", Pr.seconds);
-  return Who + Buf + Pr.event + " incumbent " + formatNumber(Pr.incumbent) + " bound " +
-         formatNumber(Pr.bound);
+  std::string Phase = "cbc " + (Pr.event == "node" ? std::string("search") : Pr.event);
+  if (Pr.event == "solution" || Pr.event == "heuristic") Phase = "cbc new incumbent";
+  return formatStatus(Who, Phase, Pr.incumbent, Pr.bound);
+}
+
+std::string onnxp::solverStopNote(const MilpResult &R) {
+  std::string Why = R.interrupted.empty() ? "the time limit stopped the search"
+                    : R.interrupted == "the deadline"
+                        ? "the time limit stopped CBC from outside (it had not stopped itself)"
+                        : "the search ended early: " + R.interrupted;
+  if (!R.hasSolution()) return Why + " before CBC found a solution";
+  double Gap = R.gap();
+  if (std::isnan(Gap)) return Why + " with no bound";
+  char Buf[48];
+  std::snprintf(Buf, sizeof(Buf), " with gap %.4g%%", 100 * Gap);
+  return Why + Buf;
 }

@@ -132,6 +132,9 @@ def cases():
     opt("--gap 2", "--gap", "2")
     opt("--threads 0", "--threads", "0")
     opt("--time-limit -1", "--time-limit", "-1")
+    # Issue 20: each of these reached a chrono conversion (undefined behaviour) or ran unbounded.
+    for v in ("0", "1e10", "1e300", "nan", "inf"):
+        opt("--time-limit " + v, "--time-limit", v)
     opt("--algo nosuch", "--algo", "nosuch")
     opt("--objective fastest", "--objective", "fastest")
     opt("--dim batch", "--dim", "batch")

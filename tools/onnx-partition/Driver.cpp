@@ -85,13 +85,8 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
     Ctx.options.partition.objective = *Obj;
   }
   Ctx.options.partition.verbose = O.verbose;
-  // Long solves (the IPs) report incumbent and bound as they go: shown with
-  // -v, and whenever stderr is a terminal, so a person watching sees progress
-  // while scripts and tests get quiet output.
-  if (O.verbose || isatty(STDERR_FILENO))
-    Ctx.options.partition.progress = [](const std::string &Line) {
-      std::cerr << "onnx-partition: " << Line << "\n";
-    };
+  // Progress (issue 20): the tool's ProgressTicker, set up in main, is
+  // already in O.partition.progress.
 
   InputLoadOptions LO;
   LO.chainRecipe = O.chainRecipe;

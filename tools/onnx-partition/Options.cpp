@@ -125,9 +125,11 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
       ->type_name("N")
       ->check(CLI::Range(1.0, 1e12))
       ->group("Algorithm");
-  App.add_option("--time-limit", O.partition.timeLimitSeconds, "ip*: solver time limit in seconds")
+  // Range-checked in main (checkTimeLimit), before any chrono conversion.
+  App.add_option("--time-limit", O.partition.timeLimitSeconds,
+                 "Bound the wall clock of the whole run (default 600): searching algorithms return the "
+                 "best plan found when it runs out")
       ->type_name("SECONDS")
-      ->check(CLI::PositiveNumber)
       ->group("Algorithm");
   App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")
       ->type_name("FRACTION")
@@ -191,6 +193,9 @@ void onnxp::tool::addPipelineOptions(CLI::App &App, ToolOptions &O) {
       ->check(CLI::IsMember({"op", "const", "layer", "block", "chain", "region", "auto"}))
       ->group("Pipeline");
   App.add_flag("-v,--verbose", O.verbose, "Log settings and progress to stderr")->group("Pipeline");
+  App.add_flag("-q,--quiet", O.quiet,
+               "No progress lines on stderr (also ONNX_PARTITION_QUIET=1 in the environment)")
+      ->group("Pipeline");
 }
 
 void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {

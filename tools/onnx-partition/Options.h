@@ -54,6 +54,7 @@ struct ToolOptions {
   bool stats = false;
   bool timePasses = false;
   bool verbose = false;
+  bool quiet = false; ///< --quiet: no progress lines (issue 20)
   // Output.
   std::string output;
   std::string report;

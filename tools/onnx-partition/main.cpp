@@ -12,12 +12,16 @@
 #include "onnx-partition/API/Outputs.h"
 #include "onnx-partition/API/WriteBack.h"
 #include "onnx-partition/Pass/Pass.h"
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/OutputTransaction.h"
+#include "onnx-partition/Support/Progress.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 using namespace onnxp;
@@ -68,6 +72,15 @@ int runChain(const PassContext &Ctx, const ToolOptions &O) {
   return 0;
 }
 
+/// The progress line of a run (Support/Progress.h), unless --quiet or
+/// ONNX_PARTITION_QUIET is set (the test suites set it: a line on stderr
+/// from a run slowed by a sanitizer must not change what a test sees).
+std::unique_ptr<ProgressTicker> startProgress(const ToolOptions &O) {
+  const char *Env = std::getenv("ONNX_PARTITION_QUIET");
+  if (O.quiet || (Env && *Env && std::strcmp(Env, "0") != 0)) return nullptr;
+  return std::make_unique<ProgressTicker>(stderr, "onnx-partition: ");
+}
+
 int runPartition(int Argc, char **Argv) {
   const auto RunStart = std::chrono::steady_clock::now();
   CLI::App App{"onnx-partition: partition an ONNX training graph across devices"};
@@ -88,11 +101,22 @@ int runPartition(int Argc, char **Argv) {
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
   // --time-limit bounds the whole run (issue 11, item 5): the IPs split what
   // is left of it when they start; auto and all include the IPs only then.
+  // Issue 20: the limit is range-checked before any chrono conversion (1e300
+  // or NaN there is undefined behaviour), and the run's deadline is set
+  // with the default limit too, so no search runs unbounded.
   if (App.count("--time-limit")) {
+    if (Error E = checkTimeLimit(O.partition.timeLimitSeconds, "--time-limit")) return reportError(E);
     O.partition.timeLimitGiven = true;
-    O.partition.deadline = RunStart + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                          std::chrono::duration<double>(O.partition.timeLimitSeconds));
   }
+  const SteadyClock::time_point RunDeadline = pointAfter(RunStart, O.partition.timeLimitSeconds);
+  O.partition.deadline = RunDeadline;
+  // --memory-sweep plans again at each of its points: the plan and the
+  // points share the limit evenly.
+  if (!O.memorySweep.empty() && O.sweepPoints > 0)
+    O.partition.deadline = pointAfter(RunStart, O.partition.timeLimitSeconds / (O.sweepPoints + 1));
+  // Progress lines on stderr for runs longer than ~2 s (issue 20, item 2).
+  std::unique_ptr<ProgressTicker> Ticker = startProgress(O);
+  if (Ticker) O.partition.progress = Ticker->sink();
   if (O.loadPlan.empty())
     if (Error E = checkAlgorithmOptions(App, O)) return reportError(E);
 
@@ -128,6 +152,7 @@ int runPartition(int Argc, char **Argv) {
                          "--algo pipeline-ilp"));
   }
 
+  if (Ticker) Ticker->report("loading '" + O.input + "'");
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
   if (Ctx->chain && !Ctx->hasGraph) {
@@ -143,7 +168,9 @@ int runPartition(int Argc, char **Argv) {
   if ((!O.output.empty() || !O.emitStages.empty()) && !Ctx->model)
     return reportError(makeUsageError("-o and --emit-stages write ONNX models but '", O.input,
                                       "' is a JSON workload; use --report"));
+  if (Ticker) Ticker->report("running the passes");
   if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/true)) return reportError(E);
+  if (Ticker) Ticker->report("writing the outputs");
   if (!Ctx->plan) {
     if (!O.output.empty() || !O.report.empty())
       return reportError(makeUsageError("the pipeline '", O.passes,
@@ -165,8 +192,11 @@ int runPartition(int Argc, char **Argv) {
   if (Error E = Files.commit()) return reportError(E);
   std::cout << Out->summary;
   // The sweep plans again at each limit, on the chain the plan was made on.
-  if (!O.memorySweep.empty() && Ctx->chain)
-    if (Error E = writeMemorySweep(*Ctx->chain, Ctx->platform, OO)) return reportError(E);
+  if (!O.memorySweep.empty() && Ctx->chain) {
+    OutputOptions Sweep = OO;
+    Sweep.partition.deadline = RunDeadline;
+    if (Error E = writeMemorySweep(*Ctx->chain, Ctx->platform, Sweep)) return reportError(E);
+  }
   return 0;
 }
 } // namespace

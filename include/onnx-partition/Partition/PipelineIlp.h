@@ -14,8 +14,10 @@
 #include "onnx-partition/Partition/PipelineBaseline.h"
 #include "onnx-partition/Solver/MilpModel.h"
 
+#include <chrono>
 #include <functional>
 #include <limits>
+#include <optional>
 
 namespace onnxp {
 
@@ -24,6 +26,9 @@ struct PipelineIlpOptions {
   /// M: bytes per GPU; infinity drops the memory part of the ILP (§4.2).
   double memoryBytes = std::numeric_limits<double>::infinity();
   double timeLimitSeconds = 60;
+  /// When the run must end (issue 20): CBC is stopped there from outside
+  /// and the best pattern found so far is returned.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   double relativeGap = 1e-4;
   int threads = 1;
   /// Start CBC from the best contiguous plan that fits

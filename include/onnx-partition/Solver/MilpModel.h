@@ -9,6 +9,12 @@
 // progress callback that sees every new incumbent and the best bound as the
 // search goes, and returns status, objective, bound, gap and the values.
 //
+// CBC cannot be trusted to stop inside its root phase (a 10 s limit took
+// 20 s on ResNet-50, its first LP alone 10.4 s), so solveMilp runs it in a
+// child process that streams progress and every improving incumbent back
+// over a pipe and is killed at MilpOptions::deadline; the result then holds
+// the best incumbent streamed (issue 20).
+//
 // Keeping COIN out of this header keeps the partitioners' compile units small
 // and lets the solver be swapped without touching the formulations.
 //
@@ -18,8 +24,10 @@
 
 #include "onnx-partition/Support/Error.h"
 
+#include <chrono>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,12 +111,21 @@ struct MilpProgress {
   std::string event;                 ///< "solution", "heuristic", "node", "start"
 };
 
-/// One progress line, "<who>: 1.2s node incumbent 12.3 bound 11", as the
-/// partitioners show it to the user.
+/// One status, "<who>: cbc search, best 12.3, bound 11, gap 10.57%", as the
+/// partitioners hand it to the progress line (Support/Progress.h).
 std::string formatProgress(const std::string &Who, const MilpProgress &Pr);
 
 struct MilpOptions {
+  /// CBC's own limit (it stops itself, keeping its incumbent, but not
+  /// always in time); infinity: none, and CBC takes no decision by the
+  /// clock, so the solve is reproducible.
   double timeLimitSeconds = 600;
+  /// When the solve is stopped from outside, whatever CBC is doing; unset:
+  /// timeLimitSeconds plus deadlineGrace from the start of the solve.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Run CBC in a child process (killable at the deadline, and a crash of
+  /// CBC is not a crash of the tool); false runs it in this process.
+  bool isolate = true;
   double relativeGap = 1e-4;
   int threads = 1;
   bool verbose = false; ///< let CBC print its own log on stdout
@@ -140,11 +157,19 @@ struct MilpResult {
   bool startAccepted = false;    ///< the MIP start was feasible and used
   long nodes = 0;
   std::vector<double> values; ///< empty unless a solution exists
+  /// Empty when CBC ended by itself (optimal, infeasible, or at its own
+  /// limit); else why it was stopped from outside ("the deadline").
+  std::string interrupted;
 
   bool hasSolution() const { return status == MilpStatus::Optimal || status == MilpStatus::Feasible; }
   /// (objective - bound) / |objective|, 0 when proven optimal at 0.
   double gap() const;
 };
+
+/// The note a plan carries when the clock stopped its solve: "the time
+/// limit stopped the search (gap 3.2%)", saying when CBC had to be stopped
+/// from outside and whether any solution was found.
+std::string solverStopNote(const MilpResult &R);
 
 /// Solves M with CBC. Errors only on a malformed model or a solver failure;
 /// infeasibility and limits are statuses.

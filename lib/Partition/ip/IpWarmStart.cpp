@@ -10,6 +10,8 @@
 
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 
+#include "onnx-partition/Support/Deadline.h"
+
 #include <algorithm>
 
 using namespace onnxp;
@@ -25,8 +27,7 @@ const std::vector<std::string> &onnxp::ipWarmStartAlgorithms() {
 
 std::chrono::steady_clock::time_point onnxp::runDeadline(const PartitionOptions &O) {
   if (O.deadline) return *O.deadline;
-  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                std::chrono::duration<double>(O.timeLimitSeconds));
+  return pointAfter(std::chrono::steady_clock::now(), O.timeLimitSeconds);
 }
 
 double onnxp::secondsLeft(const PartitionOptions &O) {
@@ -38,12 +39,21 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
                                                 const PartitionOptions &O, bool RequireContiguous,
                                                 std::vector<std::string> &Notes) {
   PartitionOptions Quiet = O;
+  // Their own progress would interleave with the solver's; the caller's
+  // callback still names the phase (below).
   Quiet.progress = nullptr;
   Quiet.objective = Objective::MaxLoad;
   Quiet.replicate = false; // the IPs place every class once
   std::vector<Plan> Out;
   for (const std::string &Name : ipWarmStartAlgorithms()) {
     if (!findPartitioner(Name)) continue;
+    // Issue 20: the warm starts share the run's clock; once it has run out,
+    // the solver gets no time either, so what was found is what is used.
+    if (O.deadline && std::chrono::steady_clock::now() >= *O.deadline) {
+      Notes.push_back("warm start '" + Name + "' skipped: the time limit ran out");
+      continue;
+    }
+    if (O.progress) O.progress("warm start '" + Name + "'");
     if (Name == "dpl" && G.numNodes() > kWarmStartDplNodeLimit) {
       Notes.push_back("warm start 'dpl' skipped: more than " + std::to_string(kWarmStartDplNodeLimit) +
                       " nodes");
@@ -73,6 +83,10 @@ MilpOptions onnxp::milpOptionsFrom(const PartitionOptions &O, const std::string 
   // needs after its limit to stop and what the tool needs to write out.
   const double Left = secondsLeft(O);
   MO.timeLimitSeconds = std::max(kMinSolverSeconds, std::min(O.timeLimitSeconds, Left - solverReserve(Left)));
+  // Issue 20: CBC is stopped from outside at the run's deadline whatever it
+  // is doing (SolverProcess.cpp); its own limit above lets it end cleanly
+  // with its search state when it can.
+  if (O.deadline) MO.deadline = *O.deadline;
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
   MO.verbose = O.verbose;

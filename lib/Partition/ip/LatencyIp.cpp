@@ -441,7 +441,12 @@ Plan LatencyIp::planOf(const std::vector<double> &Values) const {
 
 } // namespace
 
-Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
+Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
+                                         const PartitionOptions &User) {
+  // One budget for the whole run (IpWarmStart.h): the warm starts and CBC
+  // share it (issue 20: the candidates used to get the whole limit each).
+  PartitionOptions O = User;
+  O.deadline = runDeadline(User);
   const int Q = O.subgraphsPerDevice;
   if (Q < 1) return makeUsageError("--subgraphs-per-device must be at least 1 (got ", Q, ")");
   const int N = static_cast<int>(G.numNodes());
@@ -495,8 +500,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P, 
     Pl.stats["solver_gap"] = R->gap();
     Pl.stats["seconds_to_incumbent"] = R->secondsToIncumbent;
     Pl.stats["proven_optimal"] = R->status == MilpStatus::Optimal ? 1 : 0;
-    if (R->status != MilpStatus::Optimal)
-      Pl.notes.push_back("stopped by the time limit with gap " + formatNumber(R->gap()));
+    if (R->status != MilpStatus::Optimal) Pl.notes.push_back(solverStopNote(*R));
   } else if (R->status == MilpStatus::Infeasible) {
     if (Warm)
       return makeInternalError("latency IP infeasible although the warm start from '", Warm->algorithm,
@@ -508,14 +512,13 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P, 
   } else if (Warm) {
     Pl = *Warm;
     Pl.objectiveKind = Objective::Latency;
-    Pl.notes.push_back("the IP found no solution within the time limit; returning the warm "
-                       "start from '" +
+    Pl.notes.push_back(solverStopNote(*R) + "; the IP found no solution, returning the warm start from '" +
                        Warm->algorithm + "'");
   } else {
     return makeError("the latency IP found no solution within ", O.timeLimitSeconds,
                      " s and no warm start fits ", Q, " subgraph(s) per accelerator");
   }
-  Pl.lowerBound = R->bound;
+  Pl.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
   Pl.lowerBoundScope = "plans of q contiguous subgraphs per accelerator (CBC's bound)";
   Pl.stats["solver_seconds"] = R->seconds;
   Pl.stats["solver_nodes"] = (double)R->nodes;

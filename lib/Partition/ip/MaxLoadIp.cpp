@@ -480,22 +480,20 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
       return makeError("the IP found no solution within ", O.timeLimitSeconds,
                        " s and there is no warm start");
     Result.device = Warm->device;
-    Result.lowerBound = R->bound;
-    Result.notes.push_back(std::string(CutoffOnly ? "CBC found nothing better than the warm start"
-                                                  : "the IP found no solution") +
-                           " within the time limit; returning the warm start from '" + Warm->algorithm + "'");
+    Result.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
+    Result.notes.push_back(solverStopNote(*R) + (CutoffOnly ? " better than the warm start" : "") +
+                           "; returning the warm start from '" + Warm->algorithm + "'");
     return Result;
   }
   Result.device = Ip.devicesOf(R->values);
-  Result.lowerBound = R->bound;
+  Result.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
   Result.stats["solver_objective"] = R->objective;
   Result.stats["solver_bound"] = R->bound;
   Result.stats["solver_gap"] = R->gap();
   Result.stats["seconds_to_incumbent"] = R->secondsToIncumbent;
   Result.stats["proven_optimal"] = R->status == MilpStatus::Optimal ? 1 : 0;
   Result.objective = R->objective;
-  if (R->status != MilpStatus::Optimal)
-    Result.notes.push_back("stopped by the time limit with gap " + formatNumber(R->gap()));
+  if (R->status != MilpStatus::Optimal) Result.notes.push_back(solverStopNote(*R));
   return Result;
 }
 

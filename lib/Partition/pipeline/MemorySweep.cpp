@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineSweep.h"
 
+#include "onnx-partition/Support/Deadline.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -21,7 +23,8 @@ Expected<std::vector<MemorySweepPoint>>
 onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits, const PipelineIlpOptions &O,
                    const std::function<void(const MemorySweepPoint &)> &Progress) {
   std::vector<MemorySweepPoint> Points;
-  for (double M : Limits) {
+  for (size_t I = 0; I < Limits.size(); ++I) {
+    const double M = Limits[I];
     MemorySweepPoint Pt;
     Pt.memoryBytes = M;
     Expected<PipelinePlan> Base = bestContiguousWithin(Tasks, O.numGpus, M);
@@ -32,6 +35,12 @@ onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits
     }
     PipelineIlpOptions IO = O;
     IO.memoryBytes = M;
+    if (O.deadline) {
+      // Issue 20: the sweep's budget is shared evenly by the points left.
+      auto Now = std::chrono::steady_clock::now();
+      double Left = std::max(0.0, std::chrono::duration<double>(*O.deadline - Now).count());
+      IO.deadline = pointAfter(Now, Left / double(Limits.size() - I));
+    }
     Expected<PipelinePlan> Ilp = planPipelineIlp(Tasks, IO);
     if (Ilp) {
       Pt.ilpPeriod = Ilp->period();

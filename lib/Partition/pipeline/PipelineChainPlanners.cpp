@@ -87,6 +87,11 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   IO.numGpus = P.accelerators;
   IO.memoryBytes = P.accMemory();
   IO.timeLimitSeconds = O.timeLimitSeconds;
+  IO.deadline = O.deadline;
+  if (O.progress)
+    IO.progress = [Report = O.progress](const MilpProgress &Pr) {
+      Report(formatProgress("pipeline-ilp", Pr));
+    };
   IO.relativeGap = O.relativeGap;
   IO.threads = O.threads;
   IO.verbose = O.verbose;

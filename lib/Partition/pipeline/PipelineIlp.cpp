@@ -408,6 +408,14 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
 
   MilpOptions MO;
   MO.timeLimitSeconds = O.timeLimitSeconds;
+  if (O.deadline) {
+    // Issue 20: CBC's own limit is what is left less a reserve for the
+    // simulator and the outputs; the deadline stops it from outside.
+    double Left =
+        std::max(0.0, std::chrono::duration<double>(*O.deadline - std::chrono::steady_clock::now()).count());
+    MO.timeLimitSeconds = std::max(0.5, std::min(O.timeLimitSeconds, Left - std::min(5.0, 0.2 * Left)));
+    MO.deadline = O.deadline;
+  }
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
   MO.verbose = O.verbose;
@@ -428,18 +436,17 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
     PipelinePlan Fallback = std::move(*Warm);
     Fallback.algorithm = "pipeline-ilp";
     Fallback.stats.insert(Plan.stats.begin(), Plan.stats.end());
-    Fallback.lowerBound = R->bound;
-    Fallback.notes.push_back("the ILP found no pattern within the time limit; returning the warm start");
+    Fallback.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
+    Fallback.notes.push_back(solverStopNote(*R) + "; returning the warm start");
     return Fallback;
   }
   Plan.pattern = Ilp.patternOf(R->values);
-  Plan.lowerBound = R->bound;
+  Plan.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
   Plan.stats["ilp_period_ms"] = R->objective;
   Plan.stats["solver_bound_ms"] = R->bound;
   Plan.stats["solver_gap"] = R->gap();
   Plan.stats["proven_optimal"] = R->status == MilpStatus::Optimal ? 1 : 0;
-  if (R->status != MilpStatus::Optimal)
-    Plan.notes.push_back("stopped by the time limit with gap " + std::to_string(R->gap()));
+  if (R->status != MilpStatus::Optimal) Plan.notes.push_back(solverStopNote(*R));
   // Never report the ILP's own numbers: replay the pattern.
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan.pattern);
   if (!Sim)
