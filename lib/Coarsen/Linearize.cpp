@@ -9,10 +9,15 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Coarsen/Linearize.h"
 
+#include "onnx-partition/Coarsen/Contraction.h"
+
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -95,50 +100,84 @@ bool isOptimizer(const CostNode &N) { return N.role == Role::Optimizer; }
 
 } // namespace
 
-Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const LinearizeOptions &O) {
+namespace {
+
+/// What every refinement of the block boundaries shares: the core order
+/// and the constant-like flags.
+struct CoreOrder {
+  std::vector<int> order; ///< topological order of every node
+  std::vector<char> constLike;
+  std::vector<int> core; ///< non-constant forward-side nodes, in order
+  std::vector<int> pos;  ///< per node: its position in core, else -1
+};
+
+/// Issue 24: forward nodes whose tensors are side inputs -- cheap (the
+/// longest path from the inputs to them costs at most ConeShare of the
+/// forward time), produced early by that token, and read by at least two
+/// nodes spread over at least SpanShare of the forward time.
+std::vector<char> sideProducers(const CostGraph &G, const CoreOrder &C, double ConeShare, double SpanShare) {
   const int N = static_cast<int>(G.numNodes());
-  if (N == 0) return makeError(G.sourceName, ": cannot linearize an empty graph");
-  Expected<std::vector<int>> OrderOr = G.topologicalOrder();
-  if (!OrderOr) return OrderOr.takeError();
-  const std::vector<int> &Order = *OrderOr;
-
-  // Step 1: constant-like forward nodes.
-  std::vector<char> ConstLike = constantLikeNodes(G, O.dataFree);
-  std::vector<int> Core;
-  for (int V : Order)
-    if (G.node(V).isForwardSide() && !ConstLike[V]) Core.push_back(V);
-  if (Core.empty()) { // a graph of constants only: they are the chain
-    for (int V : Order)
-      if (G.node(V).isForwardSide()) Core.push_back(V);
-    std::fill(ConstLike.begin(), ConstLike.end(), 0);
+  std::vector<char> Side(N, 0);
+  double Total = 0;
+  std::vector<double> Prefix(C.core.size() + 1, 0);
+  for (size_t P = 0; P < C.core.size(); ++P) {
+    Total += G.node(C.core[P]).accTime;
+    Prefix[P + 1] = Total;
   }
-  if (Core.empty()) return makeError(G.sourceName, ": cannot linearize a graph without forward nodes");
-
-  // Step 2: separators and blocks of the core nodes.
-  std::vector<int> Pos(N, -1);
-  for (size_t P = 0; P < Core.size(); ++P) Pos[Core[P]] = static_cast<int>(P);
-  std::vector<int> BlockOf(N, -1), Separators;
-  int Block = 0;
-  // s at position p is a separator when the furthest position reached by
-  // an edge from positions < p is at most p.
-  {
-    std::vector<int> Reach(Core.size(), -1);
-    for (size_t P = 0; P < Core.size(); ++P)
-      for (int EId : G.outEdges(Core[P])) Reach[P] = std::max(Reach[P], Pos[G.edge(EId).dst]);
-    int MaxBefore = -1;
-    Block = 0;
-    for (size_t P = 0; P < Core.size(); ++P) {
-      BlockOf[Core[P]] = Block;
-      if (MaxBefore <= static_cast<int>(P)) {
-        Separators.push_back(Core[P]);
-        ++Block;
-      }
-      MaxBefore = std::max(MaxBefore, Reach[P]);
+  if (!(Total > 0)) return Side;
+  std::vector<double> Cone(N, 0);
+  for (int V : C.core) {
+    double Longest = 0;
+    for (int EId : G.inEdges(V))
+      if (C.pos[G.edge(EId).src] >= 0) Longest = std::max(Longest, Cone[G.edge(EId).src]);
+    Cone[V] = Longest + G.node(V).accTime;
+    if (Cone[V] > ConeShare * Total) continue;
+    std::set<int> Readers;
+    int Last = -1;
+    for (int EId : G.outEdges(V)) {
+      int D = G.edge(EId).dst;
+      if (C.pos[D] < 0) continue;
+      Readers.insert(D);
+      Last = std::max(Last, C.pos[D]);
     }
-    // The last node is always a separator (nothing comes after it).
-    assert(Separators.back() == Core.back());
+    const int P = C.pos[V];
+    if (Readers.size() >= 2 && Last > P && Prefix[Last] - Prefix[P + 1] >= SpanShare * Total) Side[V] = 1;
   }
-  const int L = Block;
+  return Side;
+}
+
+/// Block ends (positions in core) of seed 000's separators, ignoring the
+/// edges of Side nodes.
+std::vector<int> separatorEnds(const CostGraph &G, const CoreOrder &C, const std::vector<char> &Side) {
+  const size_t K = C.core.size();
+  std::vector<int> Reach(K, -1), Ends;
+  for (size_t P = 0; P < K; ++P) {
+    if (Side[C.core[P]]) continue;
+    for (int EId : G.outEdges(C.core[P])) Reach[P] = std::max(Reach[P], C.pos[G.edge(EId).dst]);
+  }
+  int MaxBefore = -1;
+  for (size_t P = 0; P < K; ++P) {
+    if (MaxBefore <= static_cast<int>(P)) Ends.push_back(static_cast<int>(P));
+    MaxBefore = std::max(MaxBefore, Reach[P]);
+  }
+  // The last node is always a separator (nothing comes after it).
+  assert(!Ends.empty() && Ends.back() == static_cast<int>(K) - 1);
+  return Ends;
+}
+
+/// The chain of the blocks ending at Ends (positions in core): every node
+/// assigned (Linearize.h steps 1 and 3) and per-block numbers.
+Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const CoreOrder &CO,
+                         const std::vector<int> &Ends) {
+  const int N = static_cast<int>(G.numNodes());
+  const std::vector<int> &Order = CO.order;
+  const std::vector<char> &ConstLike = CO.constLike;
+  const int L = static_cast<int>(Ends.size());
+  std::vector<int> BlockOf(N, -1), Separators;
+  for (int B = 0, P = 0; B < L; ++B) {
+    for (; P <= Ends[B]; ++P) BlockOf[CO.core[P]] = B;
+    Separators.push_back(CO.core[Ends[B]]);
+  }
 
   // Constant-like nodes: the earliest block of their consumers, resolved
   // in reverse topological order so constant trees follow their root.
@@ -223,17 +262,22 @@ Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const Lineariz
       B.backwardOverhead = std::max(B.backwardOverhead, Nd.workspaceBytes);
     }
   }
-  // a_l: distinct tensors from block l's non-constant nodes into later
-  // forward blocks.
-  std::vector<std::set<std::pair<int, std::string>>> Leaving(L);
+  // a_l: the distinct tensors of non-constant forward nodes produced in a
+  // block <= l and read by a forward node in a block > l. With seed 000's
+  // separators only the separator's outputs cross; side inputs and cuts
+  // inside a block (issue 24) make other tensors pass through.
+  std::map<std::pair<int, std::string>, std::pair<int, double>> LastReader; // -> (block, bytes)
   for (size_t EId = 0; EId < G.numEdges(); ++EId) {
     const CostEdge &E = G.edge(EId);
     int A = BlockOf[E.src], B = BlockOf[E.dst];
     if (B <= A || ConstLike[E.src] || !G.node(E.src).isForwardSide() || !G.node(E.dst).isForwardSide())
       continue;
     std::string Key = E.tensor.empty() ? "#" + std::to_string(EId) : E.tensor;
-    if (Leaving[A].insert({E.src, Key}).second) C.blocks[A].outputBytes += E.bytes;
+    auto [It, New] = LastReader.try_emplace({E.src, Key}, B, E.bytes);
+    if (!New) It->second.first = std::max(It->second.first, B);
   }
+  for (const auto &[Key, Reader] : LastReader)
+    for (int B = BlockOf[Key.first]; B < Reader.first; ++B) C.blocks[B].outputBytes += Reader.second;
   C.blocks[L - 1].outputBytes = G.node(Separators.back()).outputBytes;
   for (int B = 0; B < L; ++B) {
     ChainBlock &Blk = C.blocks[B];
@@ -241,5 +285,130 @@ Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const Lineariz
     Blk.storedBytes = std::max(Blk.outputBytes, Training ? Saved[B] : Outputs[B]);
   }
   Out.blockOf = std::move(BlockOf);
+  return Out;
+}
+
+/// Bytes crossing a cut after each core position: distinct tensors made at
+/// or before it and read by a forward node after it.
+std::vector<double> crossingBytes(const CostGraph &G, const CoreOrder &C) {
+  const size_t K = C.core.size();
+  std::map<std::pair<int, std::string>, std::pair<int, double>> Last; // -> (last reader pos, bytes)
+  for (size_t EId = 0; EId < G.numEdges(); ++EId) {
+    const CostEdge &E = G.edge(EId);
+    int A = C.pos[E.src], B = C.pos[E.dst];
+    if (A < 0 || B <= A) continue;
+    std::string Key = E.tensor.empty() ? "#" + std::to_string(EId) : E.tensor;
+    auto [It, New] = Last.try_emplace({E.src, Key}, B, E.bytes);
+    if (!New) It->second.first = std::max(It->second.first, B);
+  }
+  std::vector<double> Diff(K + 1, 0);
+  for (const auto &[Key, R] : Last) {
+    Diff[C.pos[Key.first]] += R.second;
+    Diff[R.first] -= R.second;
+  }
+  std::vector<double> Cross(K, 0);
+  double Run = 0;
+  for (size_t P = 0; P < K; ++P) Cross[P] = Run += Diff[P];
+  return Cross;
+}
+
+/// The cut (a new block end) inside the block of core positions [Lo, Hi]:
+/// fewest crossing bytes, halved at a layer-scope boundary, among the cuts
+/// leaving no piece above 3/4 of the block's time; else the most balanced.
+int chooseCut(const CostGraph &G, const CoreOrder &C, const std::vector<double> &Weight,
+              const std::vector<double> &Cross, int Lo, int Hi) {
+  double Total = 0;
+  for (int P = Lo; P <= Hi; ++P) Total += Weight[P];
+  int Best = -1, MostBalanced = Lo;
+  double BestScore = INFINITY, BestMax = INFINITY, Left = 0;
+  std::string Key = scopeKey(G.node(C.core[Lo]).name, Granularity::Block);
+  for (int P = Lo; P < Hi; ++P) {
+    Left += Weight[P];
+    const double Max = std::max(Left, Total - Left);
+    std::string Next = scopeKey(G.node(C.core[P + 1]).name, Granularity::Block);
+    const double Score = Cross[P] * (Next != Key ? 0.5 : 1.0);
+    Key = std::move(Next);
+    if (Max < BestMax) BestMax = Max, MostBalanced = P;
+    if (Max <= 0.75 * Total && Score < BestScore) BestScore = Score, Best = P;
+  }
+  return Best >= 0 ? Best : MostBalanced;
+}
+
+} // namespace
+
+Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const LinearizeOptions &O) {
+  const int N = static_cast<int>(G.numNodes());
+  if (N == 0) return makeError(G.sourceName, ": cannot linearize an empty graph");
+  Expected<std::vector<int>> OrderOr = G.topologicalOrder();
+  if (!OrderOr) return OrderOr.takeError();
+  CoreOrder CO;
+  CO.order = std::move(*OrderOr);
+
+  // Step 1: constant-like forward nodes.
+  CO.constLike = constantLikeNodes(G, O.dataFree);
+  for (int V : CO.order)
+    if (G.node(V).isForwardSide() && !CO.constLike[V]) CO.core.push_back(V);
+  if (CO.core.empty()) { // a graph of constants only: they are the chain
+    for (int V : CO.order)
+      if (G.node(V).isForwardSide()) CO.core.push_back(V);
+    std::fill(CO.constLike.begin(), CO.constLike.end(), 0);
+  }
+  if (CO.core.empty()) return makeError(G.sourceName, ": cannot linearize a graph without forward nodes");
+  CO.pos.assign(N, -1);
+  for (size_t P = 0; P < CO.core.size(); ++P) CO.pos[CO.core[P]] = static_cast<int>(P);
+
+  // Step 2: separators (issue 24: side inputs ignored), then layers.
+  std::vector<char> Side(N, 0);
+  if (O.sideInputs) Side = sideProducers(G, CO, O.sideConeShare, O.sideSpanShare);
+  std::vector<int> Ends = separatorEnds(G, CO, Side);
+  if (O.layers) {
+    std::vector<int> Merged;
+    for (size_t I = 0; I + 1 < Ends.size(); ++I) {
+      std::string A = scopeKey(G.node(CO.core[Ends[I]]).name, Granularity::Block);
+      if (A.empty() || A != scopeKey(G.node(CO.core[Ends[I] + 1]).name, Granularity::Block))
+        Merged.push_back(Ends[I]);
+    }
+    Merged.push_back(Ends.back());
+    Ends = std::move(Merged);
+  }
+
+  Linearization Out = buildChain(G, O, CO, Ends);
+  if (O.maxBlockShare > 0) {
+    // Balance: cut the largest block above the share while it has two core
+    // nodes (each round adds one end, so at most |core| rounds).
+    std::vector<double> Cross = crossingBytes(G, CO), Weight(CO.core.size(), 0);
+    for (int V = 0; V < N; ++V) {
+      const CostNode &Nd = G.node(V);
+      if (CO.pos[V] >= 0) Weight[CO.pos[V]] += Nd.accTime;
+      else if (Nd.isBackward() && Nd.partner >= 0 && CO.pos[Nd.partner] >= 0)
+        Weight[CO.pos[Nd.partner]] += Nd.accTime;
+    }
+    for (;;) {
+      const Chain &C = Out.chain;
+      const double Total = C.totalForwardTime() + C.totalBackwardTime();
+      int Worst = -1;
+      double WorstTime = O.maxBlockShare * Total;
+      for (size_t B = 0; B < C.size(); ++B) {
+        const double T = C.blocks[B].forwardTime + C.blocks[B].backwardTime;
+        const int Lo = B == 0 ? 0 : Ends[B - 1] + 1;
+        if (T > WorstTime && Ends[B] > Lo) Worst = static_cast<int>(B), WorstTime = T;
+      }
+      if (Worst < 0) break;
+      const int Lo = Worst == 0 ? 0 : Ends[Worst - 1] + 1;
+      Ends.insert(Ends.begin() + Worst, chooseCut(G, CO, Weight, Cross, Lo, Ends[Worst]));
+      Out = buildChain(G, O, CO, Ends);
+    }
+    const Chain &C = Out.chain;
+    const double Total = C.totalForwardTime() + C.totalBackwardTime();
+    for (size_t B = 0; B < C.size(); ++B) {
+      const double T = C.blocks[B].forwardTime + C.blocks[B].backwardTime;
+      if (!(T > O.maxBlockShare * Total)) continue;
+      char Share[32];
+      std::snprintf(Share, sizeof Share, "%.1f%%", 100 * T / Total);
+      Out.notes.push_back("chain block " + std::to_string(B + 1) + " '" + C.blocks[B].name + "' holds " +
+                          Share + " of the chain's time; it is a single node and cannot be cut");
+    }
+  }
+  for (char S : Side) Out.sideProducers += S;
   return Out;
 }

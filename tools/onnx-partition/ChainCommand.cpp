@@ -53,6 +53,7 @@ int runChain(int Argc, char **Argv) {
   std::cerr << "chain: " << C.size() << " blocks from " << Ctx->graph.numNodes() << " cost nodes, forward "
             << formatNumber(C.totalForwardTime()) << " ms, backward " << formatNumber(C.totalBackwardTime())
             << " ms, weights " << formatNumber(C.totalWeightBytes()) << " bytes\n";
+  for (const std::string &N : Ctx->notes) std::cerr << "note: " << N << "\n";
   return 0;
 }
 

@@ -89,7 +89,8 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   // already in O.partition.progress.
 
   InputLoadOptions LO;
-  LO.chainRecipe = O.chainRecipe;
+  LO.chainRecipe = O.chainRecipe.empty() ? "separators" : O.chainRecipe;
+  Ctx.options.chainRecipe = O.chainRecipe.empty() ? "balanced" : O.chainRecipe;
   LO.piper.batchSize = O.batchSize;
   LO.piper.layerName = O.piperLayer;
   Expected<LoadedInput> In = loadInput(O.input, LO);

@@ -26,9 +26,11 @@ void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
       ->group("Input");
   App.add_option(
          "--chain-recipe", O.chainRecipe,
-         "PipeDream profile -> chain: separators (seed 000 §5, default) or layers (one block per layer, "
-         "Size nodes dropped; rotor's convention)")
-      ->check(CLI::IsMember({"separators", "layers"}))
+         "How a model becomes a chain. PipeDream profile: separators (seed 000 §5, default) or layers (one "
+         "block per layer, Size nodes dropped; rotor's convention). ONNX model: balanced (default: side "
+         "inputs such as masks and position ids sent along, blocks above 25% of the time cut), layers "
+         "(balanced, one block per layer scope) or separators (seed 000 §5 exactly)")
+      ->check(CLI::IsMember({"separators", "layers", "balanced"}))
       ->group("Input");
   App.add_option("--batch-size", O.batchSize, "Piper input: samples per batch b (default 1)")
       ->type_name("B")

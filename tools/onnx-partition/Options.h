@@ -27,9 +27,9 @@ struct ToolOptions {
   std::string input;
   std::vector<std::string> dims; ///< NAME=VALUE
   bool training = false;
-  std::string chainRecipe = "separators"; ///< --chain-recipe: PipeDream profiles as chains
-  double batchSize = 1;                   ///< --batch-size: Piper inputs
-  std::string piperLayer;                 ///< --piper-layer: Piper inputs
+  std::string chainRecipe; ///< --chain-recipe: how a profile or model becomes a chain (empty: default)
+  double batchSize = 1;    ///< --batch-size: Piper inputs
+  std::string piperLayer;  ///< --piper-layer: Piper inputs
   // Platform.
   int devices = -1; ///< -1: from the workload file or 1
   int cpus = -1;    ///< -1: from the workload file or 0

@@ -36,6 +36,30 @@
 // no backward part), overheads = largest workspace of a forward / backward
 // node. Node ids and ONNX-side names are kept so a chain plan maps back.
 //
+// Issue 24 (transformers): seed 000's definition makes a whole transformer
+// one block, because the attention mask (position ids, rotary sin/cos,
+// causal masks) computed at the start is read by every layer, so no node in
+// between is a separator. Two optional refinements, which the linearize
+// pass turns on for ONNX models (--chain-recipe balanced|layers):
+//  - Side inputs (sideInputs): a forward node whose longest path from the
+//    graph's inputs costs at most sideConeShare of the forward time (cheap,
+//    produced early) and whose readers stretch over at least sideSpanShare
+//    of it (read by many blocks) does not prevent separators. Its tensor is
+//    sent along the chain instead, as PipeDream and Megatron hand the mask
+//    to every stage: a_l counts every tensor produced in a block <= l and
+//    read in a block > l (pass-through bytes, priced on every cut).
+//  - Layers (layers): consecutive blocks whose separators share a layer
+//    scope (scopeKey with Granularity::Block: "/layers.3", "h.2",
+//    "bert/encoder/layer_3") merge into one block per layer.
+//  - Balance (maxBlockShare > 0): a block holding more than that share of
+//    the chain's time (forward + backward) with at least two core nodes is
+//    cut inside, at the topological position with the fewest bytes crossing
+//    (half weight at a layer-scope boundary) among those leaving no piece
+//    above three quarters of the block, until no such block remains. Every
+//    cut is priced the same way (crossing bytes), so the chain stays exact
+//    about what moves between blocks. A block still above the share (a
+//    single node) gets a note naming it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_COARSEN_LINEARIZE_H
 #define ONNXP_COARSEN_LINEARIZE_H
@@ -56,11 +80,19 @@ struct LinearizeOptions {
   /// and static shapes only, never from a data input (dataFreeNodes). When
   /// empty, only forward nodes with no time and such predecessors count.
   std::vector<char> dataFree;
+  bool sideInputs = false;     ///< issue 24: cheap early tensors do not block separators
+  double sideConeShare = 0.02; ///< "cheap": longest input path <= this share of forward time
+  double sideSpanShare = 0.10; ///< "read by many blocks": readers span >= this share
+  bool layers = false;         ///< one block per layer scope
+  double maxBlockShare = 0;    ///< > 0: cut blocks above this share of the chain's time
 };
 
 struct Linearization {
   Chain chain;
   std::vector<int> blockOf; ///< per cost-graph node: its block (0-based)
+  /// Blocks above maxBlockShare that could not be cut (one node), named.
+  std::vector<std::string> notes;
+  int sideProducers = 0; ///< nodes whose outputs are side inputs (sideInputs)
 };
 
 /// Per cost node: whether it is data-free in model M (see LinearizeOptions).

@@ -34,6 +34,10 @@ struct PipelineOptions {
   bool training = false;                      ///< --training on a forward-only model
   std::string algorithm = "auto";             ///< --algo
   std::string granularity = "auto";           ///< --granularity (contract pass)
+  /// --chain-recipe for the linearize pass (issue 24): "balanced" (side
+  /// inputs, blocks above 25% cut), "layers" (balanced, one block per layer
+  /// scope) or "separators" (seed 000 §5 exactly).
+  std::string chainRecipe = "balanced";
   PartitionOptions partition;
   std::string optimizer = "adam";       ///< --optimizer (memory accounting)
   std::string costModel = "analytical"; ///< --cost-model analytical|placeholder

@@ -83,9 +83,23 @@ public:
             if (std::optional<double> B = T->bytes()) O.inputBytes += *B;
       O.dataFree = dataFreeNodes(Ctx.graph, *Ctx.model);
     }
+    // Issue 24: side inputs and balance unless seed 000's exact blocks are asked for.
+    const std::string &Recipe = Ctx.options.chainRecipe;
+    if (Recipe != "separators" && Recipe != "balanced" && Recipe != "layers")
+      return makeUsageError("--chain-recipe for a model must be balanced, layers or separators, not '",
+                            Recipe, "'");
+    if (Recipe != "separators") {
+      O.sideInputs = true;
+      O.layers = Recipe == "layers";
+      O.maxBlockShare = 0.25;
+    }
     Expected<Linearization> L = linearizeGraph(Ctx.graph, O);
     if (!L) return L.takeError();
     Ctx.count(name(), "Number of chain blocks", static_cast<double>(L->chain.size()));
+    if (O.sideInputs)
+      Ctx.count(name(), "Number of nodes whose outputs are side inputs",
+                static_cast<double>(L->sideProducers));
+    for (std::string &N : L->notes) Ctx.notes.push_back(std::move(N));
     Ctx.chain = std::move(L->chain);
     return true;
   }

@@ -160,3 +160,57 @@ TEST(Linearize, ChainPropertyOnRandomGraphs) {
     }
   }
 }
+
+// Issue 24, side inputs: a cheap mask m read by b, c and d makes a..d one
+// block under seed 000's rule; as a side input it is sent along instead:
+// five blocks, and m's 8 bytes cross every cut up to its last reader d.
+TEST(Linearize, SideInputIsSentAlong) {
+  CostGraph G;
+  int M = node(G, "m", 0.01), A = node(G, "a", 1), B = node(G, "b", 1), C = node(G, "c", 1),
+      D = node(G, "d", 1);
+  G.addEdge({A, B, "ta", 100, 1});
+  G.addEdge({B, C, "tb", 100, 1});
+  G.addEdge({C, D, "tc", 100, 1});
+  for (int R : {B, C, D}) G.addEdge({M, R, "tm", 8, 1});
+  Expected<Linearization> Exact = linearizeGraph(G);
+  ASSERT_TRUE(static_cast<bool>(Exact));
+  ASSERT_EQ(Exact->chain.size(), 2u); // {m}, {a, b, c, d}
+  LinearizeOptions O;
+  O.sideInputs = true;
+  Expected<Linearization> L = linearizeGraph(G, O);
+  ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+  EXPECT_EQ(L->sideProducers, 1);
+  ASSERT_EQ(L->chain.size(), 5u);
+  EXPECT_EQ(L->blockOf[M], 0);
+  EXPECT_EQ(L->blockOf[A], 1);
+  EXPECT_EQ(L->blockOf[D], 4);
+  EXPECT_EQ(L->chain.blocks[0].outputBytes, 8);       // m alone
+  EXPECT_EQ(L->chain.blocks[1].outputBytes, 100 + 8); // ta and the mask
+  EXPECT_EQ(L->chain.blocks[2].outputBytes, 100 + 8); // tb and the mask
+  EXPECT_EQ(L->chain.blocks[3].outputBytes, 100 + 8); // tc and the mask
+}
+
+// Issue 24, balance: the residual block {b, c, d} (90% of the time) is cut
+// where the fewest bytes cross among the cuts leaving no piece above 3/4
+// (after c: ta and tc cross, 150 bytes), then {b, c} (50%) between b and c;
+// c (30%) and d (40%) are single nodes and get notes.
+TEST(Linearize, BalanceCutsLargeBlocks) {
+  CostGraph G;
+  int A = node(G, "a", 1), B = node(G, "b", 2), C = node(G, "c", 3), D = node(G, "d", 4);
+  G.addEdge({A, B, "ta", 100, 1});
+  G.addEdge({B, C, "tb", 50, 1});
+  G.addEdge({C, D, "tc", 50, 1});
+  G.addEdge({A, D, "ta", 100, 1});
+  LinearizeOptions O;
+  O.maxBlockShare = 0.25;
+  Expected<Linearization> L = linearizeGraph(G, O);
+  ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+  ASSERT_EQ(L->chain.size(), 4u);
+  EXPECT_EQ(L->chain.blocks[0].outputBytes, 100); // ta
+  EXPECT_EQ(L->chain.blocks[1].outputBytes, 150); // tb and ta on its way to d
+  EXPECT_EQ(L->chain.blocks[2].outputBytes, 150); // tc and ta
+  EXPECT_EQ(L->chain.blocks[3].outputBytes, 10);  // the last node's output
+  ASSERT_EQ(L->notes.size(), 2u);
+  EXPECT_NE(L->notes[0].find("block 3 'c' holds 30.0%"), std::string::npos) << L->notes[0];
+  EXPECT_NE(L->notes[1].find("block 4 'd' holds 40.0%"), std::string::npos) << L->notes[1];
+}
