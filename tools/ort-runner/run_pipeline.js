@@ -14,6 +14,10 @@
 //        [--schedule gpipe|1f1b] [--micro-batches M] [--dim NAME=V]...
 //        [--seed S] [--rtol R] [--optimize] [--threads T] [--ep auto|cpu]
 //        [--profile PROFILE.json] [--trace TRACE.json] [--json REPORT.json]
+//        [--input NAME=FILE.npy|FILE.pb]...
+//
+// Installed as `onnx-partition-run` (package.json "bin": npm install -g
+// tools/ort-runner); in a checkout, `node tools/ort-runner/run_pipeline.js`.
 //
 // Schedules (seed 000 §2 describes both). A stage runs micro-batches in
 // order, one at a time on its device; a device with several stages (plans
@@ -35,7 +39,9 @@
 // seeded_random.js); a symbolic dim takes --dim, else the binding the
 // partitioner was given (pipeline.json "dims"), else 1, and so does a
 // negative one. One warm-up micro-batch runs through every stage first
-// and is not timed.
+// and is not timed. --input NAME=FILE feeds graph input NAME from a file
+// instead, the same tensor to every micro-batch: a NumPy .npy array or a
+// serialized ONNX TensorProto .pb (tensor_files.js).
 //
 // Check: with --original, the same micro-batches run through the original
 // model afterwards; the max abs error and the max error relative to
@@ -54,7 +60,9 @@
 // e.g. the com.microsoft training ops of a training graph in the CPU
 // inference build: the stages that could run did, nothing was checked).
 //
-// Needs `npm install --ignore-scripts` in test/ort (onnxruntime-node 1.30).
+// Needs onnxruntime-node 1.30: beside this file (npm install --ignore-scripts
+// here, or npm install -g of this folder), or test/ort's copy that
+// tools/setup.sh installs.
 //
 // ===----------------------------------------------------------------------===//
 'use strict';
@@ -147,13 +155,13 @@ function usage(msg) {
   process.stderr.write(
       'usage: node run_pipeline.js STAGE_DIR [--original MODEL.onnx] [--schedule gpipe|1f1b] ' +
       '[--micro-batches M] [--dim NAME=V]... [--seed S] [--rtol R] [--optimize] [--threads T] ' +
-      '[--ep auto|cpu] [--profile FILE] [--trace FILE] [--json FILE]\n');
+      '[--ep auto|cpu] [--profile FILE] [--trace FILE] [--json FILE] [--input NAME=FILE.npy|.pb]...\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const a = {dir: '', original: '', schedule: 'gpipe', micro: 8, dims: {}, seed: 1, rtol: 1e-5,
-             optimize: false, threads: 1, ep: 'auto', profile: '', trace: '', json: ''};
+             optimize: false, threads: 1, ep: 'auto', profile: '', trace: '', json: '', inputs: {}};
   for (let i = 0; i < argv.length; ++i) {
     const v = argv[i];
     const next = () => {
@@ -176,6 +184,11 @@ function parseArgs(argv) {
     else if (v === '--profile') a.profile = next();
     else if (v === '--trace') a.trace = next();
     else if (v === '--json') a.json = next();
+    else if (v === '--input') {
+      const s = next(), eq = s.indexOf('=');
+      if (eq < 1 || eq === s.length - 1) usage(`--input wants NAME=FILE.npy or NAME=FILE.pb, got '${s}'`);
+      a.inputs[s.slice(0, eq)] = s.slice(eq + 1);
+    }
     else if (v === '--dim') {
       const s = next(), k = s.split('=')[0], n = Number(s.split('=')[1]);
       if (!k || !Number.isInteger(n) || n < 1) usage(`--dim wants NAME=V with V >= 1, got '${s}'`);
@@ -196,6 +209,7 @@ function parseArgs(argv) {
 // The seeded input generator is shared with test/ort/run_stages.js, so both
 // feed the same inputs for the same --seed.
 const {rng, integerBound} = require('../../test/ort/seeded_random');
+const {readTensorFile} = require('./tensor_files');
 
 const TYPES = {
   1: ['float32', Float32Array], 11: ['float64', Float64Array], 6: ['int32', Int32Array],
@@ -342,6 +356,26 @@ function profileEvents(file, warmupRuns) {
   return events.filter((e) => e.cat === 'Node' && e.ts >= cut);
 }
 
+/// --input NAME=FILE: those graph inputs come from their files (every
+/// micro-batch the same tensor); the others are generated as before.
+function useInputFiles(a, graphInputs) {
+  const known = new Set(graphInputs.map((g) => g.name));
+  const files = {};
+  for (const [name, file] of Object.entries(a.inputs)) {
+    if (!known.has(name)) usage(`--input '${name}' is not a graph input (${[...known].join(', ')})`);
+    try {
+      files[name] = readTensorFile(file);
+      process.stderr.write(`run_pipeline: input ${name} from ${file} (${files[name].type} [${files[name].dims.join(', ')}])\n`);
+    } catch (e) {
+      process.stderr.write(`error: --input ${name}=${file}: ${e.message}\n`);
+      process.exit(1);
+    }
+  }
+  if (!Object.keys(files).length) return;
+  const generate = makeInput;
+  makeInput = (spec, ...rest) => files[spec.name] || generate(spec, ...rest);
+}
+
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   const ort = loadOrt();
@@ -351,6 +385,7 @@ async function main() {
   if (pipeline.format !== 'onnx-partition.pipeline/1') throw new Error(`${pjPath}: not an onnx-partition pipeline`);
   // The partitioner's --dim bindings are the defaults.
   a.dims = {...(pipeline.dims || {}), ...a.dims};
+  useInputFiles(a, pipeline.graph_inputs);
   const stages = pipeline.stages;
   const S = stages.length, M = a.micro;
   const log = (s) => process.stderr.write(s + '\n');
