@@ -29,7 +29,6 @@
 
 #include <chrono>
 #include <optional>
-#include <optional>
 #include <string>
 #include <vector>
 

@@ -65,8 +65,8 @@ std::string scheduleJson(const RematPlan &P, const RematOptions &O) {
 Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const RematOptions &O, const char *Who) {
   if (!R) return R.takeError();
   if (!R->feasible)
-    return makeError(Who, ": no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (", R->budgetSlots,
-                     " slots of ", R->slotBytes, " bytes)");
+    return makeError(Who, ": no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
+                     R->budgetSlots, " slots of ", R->slotBytes, " bytes)");
   Plan Pl;
   Pl.device.assign(C.size(), 0);
   Pl.stage.assign(C.size(), 0);

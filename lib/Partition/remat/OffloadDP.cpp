@@ -51,11 +51,11 @@
 
 #include "onnx-partition/Partition/Remat.h"
 
-#include <chrono>
-#include <optional>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace onnxp;
 using namespace onnxp::remat;

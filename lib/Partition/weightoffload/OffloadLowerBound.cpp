@@ -124,8 +124,8 @@ Expected<OffloadBound> onnxp::offloadLowerBound(const OffloadInstance &I, const 
   if (Opt.deadline) {
     // CBC's own limit leaves a reserve before the run's deadline, where it
     // is stopped from outside (issue 20).
-    double Left =
-        std::max(0.0, std::chrono::duration<double>(*Opt.deadline - std::chrono::steady_clock::now()).count());
+    double Left = std::max(
+        0.0, std::chrono::duration<double>(*Opt.deadline - std::chrono::steady_clock::now()).count());
     SO.timeLimitSeconds = std::max(0.5, std::min(SO.timeLimitSeconds, Left - std::min(5.0, 0.2 * Left)));
     SO.deadline = Opt.deadline;
   }

@@ -76,13 +76,13 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   Out.stats["idle_ms"] = Pl->idleTime;
   // Issue 20: "offloads nothing from N bytes" read as "this plan offloads
   // nothing" on plans that offloaded 46 layers; say both facts plainly.
-  Out.notes.push_back(std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " +
-                      std::to_string((long long)I->memory) + " bytes, beta " +
-                      std::to_string((long long)(I->bandwidth * 1000)) + " bytes/s each way; this plan offloads " +
-                      std::to_string(Layers) + " of " + std::to_string(I->L) + " layers' weights (" +
-                      std::to_string(Chosen) + " choices); the iteration needs at least " +
-                      std::to_string((long long)I->minimumMemory()) + " bytes, and no offloading from " +
-                      std::to_string((long long)I->noOffloadMemory()) + " bytes on");
+  Out.notes.push_back(
+      std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " + std::to_string((long long)I->memory) +
+      " bytes, beta " + std::to_string((long long)(I->bandwidth * 1000)) +
+      " bytes/s each way; this plan offloads " + std::to_string(Layers) + " of " + std::to_string(I->L) +
+      " layers' weights (" + std::to_string(Chosen) + " choices); the iteration needs at least " +
+      std::to_string((long long)I->minimumMemory()) + " bytes, and no offloading from " +
+      std::to_string((long long)I->noOffloadMemory()) + " bytes on");
   return Out;
 }
 
