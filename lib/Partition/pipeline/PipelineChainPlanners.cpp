@@ -95,6 +95,7 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   IO.relativeGap = O.relativeGap;
   IO.threads = O.threads;
   IO.verbose = O.verbose;
+  if (O.progress) O.progress("pipeline-ilp: building the ILP, contiguous warm start");
   Expected<PipelinePlan> PP = planPipelineIlp(*Tasks, IO);
   if (!PP) return PP.takeError();
   return blockPlanOf(*PP);
