@@ -31,7 +31,7 @@ namespace {
 /// NaN and infinities are not JSON numbers: null.
 nlohmann::json number(double V) { return std::isfinite(V) ? nlohmann::json(V) : nlohmann::json(nullptr); }
 
-std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Input) {
+std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Input, bool Timings) {
   nlohmann::json J;
   J["format"] = "onnx-partition-chain-plan";
   J["version"] = 1;
@@ -41,7 +41,9 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
   J["objective"] = objectiveName(P.objectiveKind);
   J["value_ms"] = number(P.objective);
   J["lower_bound_ms"] = number(P.lowerBound);
-  J["solve_seconds"] = P.solveSeconds;
+  // Issue 20: wall-clock numbers only under --timings, as the graph
+  // planners' reports (PlanIO.cpp), so two identical runs write the same bytes.
+  if (Timings) J["timings"]["solve_seconds"] = P.solveSeconds;
   nlohmann::json Blocks = nlohmann::json::array();
   for (size_t B = 0; B < C.size(); ++B)
     Blocks.push_back({{"name", C.blocks[B].name},
@@ -53,7 +55,12 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
     Devices.push_back(
         {{"load_ms", number(U.load)}, {"compute_ms", number(U.compute)}, {"memory_bytes", number(U.memory)}});
   J["devices"] = Devices;
-  J["stats"] = P.stats;
+  J["stats"] = nlohmann::json::object();
+  for (const auto &[Key, Value] : P.stats) {
+    bool Clock = Key.rfind("time_", 0) == 0 || Key.find("seconds") != std::string::npos;
+    if (!Clock) J["stats"][Key] = Value;
+    else if (Timings) J["timings"][Key] = Value;
+  }
   J["notes"] = P.notes;
   J["schedule"] = nlohmann::json::parse(P.schedule, nullptr, /*allow_exceptions=*/false);
   if (J["schedule"].is_discarded()) J["schedule"] = nullptr;
@@ -78,8 +85,8 @@ Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOp
     if (!T) return T.takeError();
     Out.trace = T->toJson();
   }
-  Out.report = Out.staged ? withStagedSchedule(chainPlanJson(C, *P, O.input), *Out.staged)
-                          : chainPlanJson(C, *P, O.input);
+  Out.report = Out.staged ? withStagedSchedule(chainPlanJson(C, *P, O.input, O.timings), *Out.staged)
+                          : chainPlanJson(C, *P, O.input, O.timings);
   if (O.stats) {
     std::ostringstream SS;
     Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);

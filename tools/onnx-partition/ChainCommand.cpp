@@ -36,6 +36,20 @@ int runChain(int Argc, char **Argv) {
 
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
+  if (Ctx->chain && !Ctx->hasGraph) {
+    // Issue 20: a PipeDream profile, Piper input or chain JSON already is a
+    // chain ("pass 'linearize' needs a cost graph" said nothing useful):
+    // convert it to chain JSON, and say so.
+    if (!O.passes.empty())
+      return reportError(makeUsageError("'", O.input, "' is already a chain; --passes does not apply"));
+    std::string Text = chainToJson(*Ctx->chain);
+    if (O.output.empty()) std::cout << Text;
+    else if (Error E = writeFileAtomically(O.output, Text)) return reportError(E);
+    std::cerr << "chain: '" << O.input << "' already is a chain of " << Ctx->chain->size()
+              << " blocks; written as chain JSON (plan it directly: onnx-partition " << O.input
+              << " --algo pipeline-ilp)\n";
+    return 0;
+  }
   if (O.passes.empty()) {
     O.passes = defaultPipeline(Ctx->model.has_value(), O.training, /*WithPartition=*/false);
     O.passes += std::string(O.passes.empty() ? "" : ",") + "linearize";

@@ -37,6 +37,8 @@
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/Support/Error.h"
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,9 @@ struct RematOptions {
   /// > 0: fixed slot size; the budget is floor(M / slotBytes) slots.
   double slotBytes = 0;
   double lossTimeMs = 0; ///< duration of the loss (forward + backward)
+  /// planOffloadRemat stops here (issue 20) and says so in
+  /// RematPlan::stoppedByDeadline.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 enum class RematOpKind { ForwardAll, ForwardCheck, ForwardNoGrad, Loss, Backward, Offload, Prefetch, Idle };
@@ -90,6 +95,7 @@ struct RematPlan {
   std::vector<RematLayerReport> layers; ///< index k-1 for layer k
   double offloadedBytes = 0;            ///< total volume sent to the host
   size_t statesExplored = 0;            ///< DP states evaluated (for benchmarks)
+  bool stoppedByDeadline = false;       ///< the DP ran out of time: no plan
 };
 
 /// Seed 001's dynamic program (App. B). With Options.offload false it runs

@@ -27,6 +27,7 @@
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/Support/Error.h"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -189,6 +190,9 @@ Expected<OffloadPlan> planExhaustiveOffload(const OffloadInstance &I, int MaxCho
 
 struct OffloadBoundOptions {
   double timeLimitSeconds = 60;
+  /// When the run must end (issue 20): the MILP is stopped there from
+  /// outside, keeping the bound reached.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   double relativeGap = 1e-7;
   bool verbose = false;
 };

@@ -21,22 +21,36 @@ Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, cons
       Position[StageOf(V)] = (int)Ids.size();
       Ids.push_back(StageOf(V));
     }
-  for (size_t V = 0; V < G.numNodes(); ++V)
-    if (!Position.count(StageOf(V)))
-      return makeUsageError("--trace: stage ", StageOf(V), " of the plan has no forward node to pipeline");
+  // The write-back gives a training plan's backward nodes stages of their
+  // own (a device visited again after the loss); in the 1F1B view the
+  // backward of a stage runs on its device, so such a stage joins the
+  // forward stage of its device (issue 20: --trace with -o exited 2 on
+  // every training graph).
+  std::map<int, int> ForwardOfDevice; // device -> chain index
+  for (int V : *Order)
+    if (G.node(V).isForwardSide()) ForwardOfDevice[Pl.device[V]] = Position[StageOf(V)];
+  std::vector<int> Pos(G.numNodes(), -1);
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    auto It = Position.find(StageOf((int)V));
+    if (It != Position.end()) Pos[V] = It->second;
+    else if (auto D = ForwardOfDevice.find(Pl.device[V]); D != ForwardOfDevice.end()) Pos[V] = D->second;
+    else
+      return makeUsageError("--trace: stage ", StageOf((int)V),
+                            " of the plan has no forward node to pipeline");
+  }
   Chain C;
   C.name = "stages of " + Pl.algorithm;
   C.blocks.resize(Ids.size());
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
-    ChainBlock &B = C.blocks[Position[StageOf(V)]];
+    ChainBlock &B = C.blocks[Pos[V]];
     double T = P.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
     (N.isBackward() ? B.backwardTime : B.forwardTime) += T;
     B.weightBytes += N.paramBytes;
     B.nodes.push_back((int)V);
   }
   for (const CostEdge &E : G.edges()) {
-    int From = Position[StageOf(E.src)], To = Position[StageOf(E.dst)];
+    int From = Pos[E.src], To = Pos[E.dst];
     if (G.node(E.src).isForwardSide() && G.node(E.dst).isForwardSide() && To > From)
       C.blocks[From].outputBytes += E.bytes;
   }

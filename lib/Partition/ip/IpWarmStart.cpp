@@ -49,7 +49,8 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
     if (!findPartitioner(Name)) continue;
     // Issue 20: the warm starts share the run's clock; once it has run out,
     // the solver gets no time either, so what was found is what is used.
-    if (O.deadline && std::chrono::steady_clock::now() >= *O.deadline) {
+    // The first that makes a plan always runs: the IP needs a plan to return.
+    if (!Out.empty() && O.deadline && std::chrono::steady_clock::now() >= *O.deadline) {
       Notes.push_back("warm start '" + Name + "' skipped: the time limit ran out");
       continue;
     }

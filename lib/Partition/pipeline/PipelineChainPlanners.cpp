@@ -95,6 +95,7 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   IO.relativeGap = O.relativeGap;
   IO.threads = O.threads;
   IO.verbose = O.verbose;
+  if (O.progress) O.progress("pipeline-ilp: building the ILP, contiguous warm start");
   Expected<PipelinePlan> PP = planPipelineIlp(*Tasks, IO);
   if (!PP) return PP.takeError();
   return blockPlanOf(*PP);
@@ -129,7 +130,9 @@ Error pricePipelineSchedule(const Chain &C, const Platform &P, Plan &Pl) {
   Pl.usage.assign(P.numDevices(), DeviceUsage());
   for (int G = 0; G < (int)Sim->gpus.size() && G < P.numDevices(); ++G) {
     Pl.usage[G].compute = Sim->gpus[G].computeLoad;
-    Pl.usage[G].load = Sim->period;
+    // Issue 20: each GPU's own busy time per period, not the period (the
+    // objective, the largest of them plus waiting) on every GPU.
+    Pl.usage[G].load = Sim->gpus[G].computeLoad;
     Pl.usage[G].memory = Sim->gpus[G].peak;
   }
   Pl.stats["simulated_period_ms"] = Sim->period;

@@ -44,6 +44,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineIlp.h"
+#include "onnx-partition/IR/CostGraph.h"
 
 #include <algorithm>
 #include <cmath>
@@ -382,6 +383,44 @@ PeriodicPattern PipelineIlp::patternOf(const std::vector<double> &X) const {
 }
 } // namespace
 
+namespace {
+/// Issue 20, item 3: "found no pattern within 60 s" did not say whether to
+/// wait longer or to change the memory. Says whether a contiguous pipeline
+/// fits (none did: the warm start failed) and the least memory one of
+/// PipeDream's straight pipelines of 1..P stages needs, and whether CBC was
+/// stopped by the clock (a non-contiguous pattern may still exist) or
+/// proved that none exists.
+Error noPatternError(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
+  double Least = MilpModel::Inf;
+  int LeastStages = 0;
+  for (int S = 1; S <= O.numGpus && S <= (int)Tasks.numBlocks(); ++S) {
+    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S);
+    if (!SP) {
+      (void)SP.takeError();
+      continue;
+    }
+    Expected<PipelinePlan> PP = priceAllocation(Tasks, SP->stageOfBlock, O.numGpus, "pipedream");
+    if (!PP) {
+      (void)PP.takeError();
+      continue;
+    }
+    if (PP->peakMemory() < Least) {
+      Least = PP->peakMemory();
+      LeastStages = S;
+    }
+  }
+  std::string Contig = "no contiguous pipeline on " + std::to_string(O.numGpus) + " GPUs fits in " +
+                       formatNumber(O.memoryBytes) + " bytes per GPU";
+  if (std::isfinite(Least))
+    Contig += " (the least memory among PipeDream's straight pipelines is " + formatNumber(Least) +
+              " bytes per GPU, with " + std::to_string(LeastStages) + " stage" +
+              (LeastStages > 1 ? "s" : "") + ")";
+  return makeError("pipeline-ilp: ", Contig, ", and the time limit (", formatNumber(O.timeLimitSeconds),
+                   " s) stopped the ILP before it found a non-contiguous pattern or proved that none exists: "
+                   "give more memory, or a longer --time-limit");
+}
+} // namespace
+
 Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
   if (O.numGpus < 1) return makeUsageError("pipeline-ilp needs at least one GPU");
   if (!(O.memoryBytes > 0)) return makeUsageError("pipeline-ilp needs a positive memory per GPU");
@@ -432,7 +471,7 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   if (R->status == MilpStatus::Infeasible)
     return makeError("no 1F1B pattern on ", O.numGpus, " GPUs fits in ", O.memoryBytes, " bytes per GPU");
   if (!R->hasSolution()) {
-    if (!Warm) return makeError("pipeline-ilp found no pattern within ", O.timeLimitSeconds, " s");
+    if (!Warm) return noPatternError(Tasks, O);
     PipelinePlan Fallback = std::move(*Warm);
     Fallback.algorithm = "pipeline-ilp";
     Fallback.stats.insert(Plan.stats.begin(), Plan.stats.end());

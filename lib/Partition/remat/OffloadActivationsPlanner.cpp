@@ -25,10 +25,14 @@ using namespace onnxp;
 namespace {
 
 Expected<RematOptions> optionsFor(const Platform &P, const PartitionOptions &O, bool Offload) {
+  // Errors name the algorithm the user asked for (issue 20: rotor's were
+  // labelled "offload-activations:").
+  const char *Who = Offload ? "offload-activations" : "rotor";
   RematOptions R;
   R.memoryBytes = P.accMemory();
+  R.deadline = O.deadline;
   if (!std::isfinite(R.memoryBytes))
-    return makeUsageError("offload-activations: the accelerator memory is unlimited; give --memory");
+    return makeUsageError(Who, ": the accelerator memory is unlimited; give --memory");
   Expected<long long> N = O.paramInt("memory-steps", 50);
   if (!N) return N.takeError();
   R.memorySteps = int(*N);
@@ -58,10 +62,10 @@ std::string scheduleJson(const RematPlan &P, const RematOptions &O) {
   return J.dump();
 }
 
-Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const RematOptions &O) {
+Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const RematOptions &O, const char *Who) {
   if (!R) return R.takeError();
   if (!R->feasible)
-    return makeError("offload-activations: no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
+    return makeError(Who, ": no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
                      R->budgetSlots, " slots of ", R->slotBytes, " bytes)");
   Plan Pl;
   Pl.device.assign(C.size(), 0);
@@ -84,13 +88,26 @@ namespace onnxp {
 Expected<Plan> partitionOffloadActivations(const Chain &C, const Platform &P, const PartitionOptions &O) {
   Expected<RematOptions> R = optionsFor(P, O, true);
   if (!R) return R.takeError();
-  return toPlan(C, planOffloadRemat(C, *R), *R);
+  if (O.progress) O.progress("offload-activations: seed 001's DP");
+  Expected<RematPlan> Dp = planOffloadRemat(C, *R);
+  if (!Dp || !Dp->stoppedByDeadline) return toPlan(C, std::move(Dp), *R, "offload-activations");
+  // Issue 20: out of time. Rotor's table (no offloading; seconds where the
+  // offloading DP takes minutes) is the best plan at hand.
+  RematOptions Rotor = *R;
+  Rotor.offload = false;
+  Rotor.deadline.reset();
+  Expected<Plan> Pl = toPlan(C, planRotor(C, Rotor), Rotor, "offload-activations");
+  if (!Pl) return Pl;
+  Pl->notes.push_back("the time limit stopped seed 001's DP after " + std::to_string(Dp->statesExplored) +
+                      " states; returning rotor's schedule (rematerialization, no offloading)");
+  Pl->stats["stopped_by_time_limit"] = 1;
+  return Pl;
 }
 
 Expected<Plan> partitionRotor(const Chain &C, const Platform &P, const PartitionOptions &O) {
   Expected<RematOptions> R = optionsFor(P, O, false);
   if (!R) return R.takeError();
-  return toPlan(C, planRotor(C, *R), *R);
+  return toPlan(C, planRotor(C, *R), *R, "rotor");
 }
 
 Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &Text) {

@@ -52,8 +52,10 @@
 #include "onnx-partition/Partition/Remat.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace onnxp;
 using namespace onnxp::remat;
@@ -64,7 +66,8 @@ constexpr double Inf = std::numeric_limits<double>::infinity();
 
 class OffloadDP {
 public:
-  explicit OffloadDP(const SlotChain &S) : S(S), M(S.budget), L(S.L) {
+  OffloadDP(const SlotChain &S, std::optional<std::chrono::steady_clock::time_point> Deadline)
+      : S(S), M(S.budget), L(S.L), Deadline(Deadline) {
     SuffixLB.assign(L + 3, 0);
     for (int K = L + 1; K >= 1; --K) SuffixLB[K] = SuffixLB[K + 1] + S.uF[K] + S.uB[K];
   }
@@ -72,6 +75,8 @@ public:
   double solve() { return forward(1, 0, 0, 0, 0); }
   void emit(std::vector<RematOp> &Ops) { emitForward(1, 0, 0, 0, 0, Ops); }
   size_t states() const { return FwMemo.size() + BwMemo.size(); }
+  /// The deadline passed during solve(): its value means nothing.
+  bool stopped() const { return Stopped; }
 
 private:
   // --- the link -----------------------------------------------------------
@@ -185,8 +190,17 @@ private:
     return mFck(I, K, J) / S.beta + S.prefixF[K];
   }
 
+  /// Issue 20: the clock is read every 4096 new states; once past the
+  /// deadline every call answers Inf and the search unwinds.
+  bool outOfTime() {
+    if (Stopped) return true;
+    if (!Deadline || (++Visits & 4095) != 0) return false;
+    Stopped = std::chrono::steady_clock::now() >= *Deadline;
+    return Stopped;
+  }
+
   double backward(int I, int J, int A, int D) {
-    if (A > M) return Inf;
+    if (A > M || outOfTime()) return Inf;
     uint64_t Key = bwKey(I, J, A, D);
     if (const BwEntry *Hit = BwMemo.find(Key)) return Hit->V;
     double LB = SuffixLB[I] - SuffixLB[J + 1];
@@ -318,7 +332,7 @@ private:
 
   double forward(int I, int X, int A, int AF, int AB) {
     int Z = inputSize(I, X);
-    if (A + Z > M) return Inf;
+    if (A + Z > M || outOfTime()) return Inf;
     uint64_t Key = fwKey(I, X, A, AF, AB);
     if (const FwEntry *Hit = FwMemo.find(Key)) return Hit->V;
     FwEntry Best;
@@ -409,6 +423,9 @@ private:
   std::vector<double> SuffixLB;
   FlatMemo<BwEntry> BwMemo;
   FlatMemo<FwEntry> FwMemo;
+  std::optional<std::chrono::steady_clock::time_point> Deadline;
+  uint64_t Visits = 0;
+  bool Stopped = false;
 };
 
 } // namespace
@@ -429,9 +446,10 @@ Expected<RematPlan> onnxp::planOffloadRemat(const Chain &C, const RematOptions &
   P.budgetSlots = S->budget;
   P.offload = S->offload;
   P.bandwidthBytesPerSec = S->offload ? Options.bandwidthBytesPerSec : 0;
-  OffloadDP DP(*S);
+  OffloadDP DP(*S, Options.deadline);
   P.makespanMs = DP.solve();
-  P.feasible = P.makespanMs < Inf;
+  P.stoppedByDeadline = DP.stopped();
+  P.feasible = P.makespanMs < Inf && !P.stoppedByDeadline;
   if (P.feasible) DP.emit(P.ops);
   P.statesExplored = DP.states();
   finishPlan(C, *S, P);

@@ -51,6 +51,7 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   if (*WantBound) {
     OffloadBoundOptions BO;
     BO.timeLimitSeconds = O.timeLimitSeconds;
+    BO.deadline = O.deadline;
     BO.relativeGap = O.relativeGap;
     Expected<OffloadBound> B = offloadLowerBound(*I, BO);
     if (!B) return B.takeError();
@@ -73,13 +74,15 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   Out.stats["offload_choices"] = Chosen;
   Out.stats["transfers"] = (double)Pl->schedule.transfers.size();
   Out.stats["idle_ms"] = Pl->idleTime;
-  Out.notes.push_back(std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " +
-                      std::to_string((long long)I->memory) + " bytes, beta " +
-                      std::to_string((long long)(I->bandwidth * 1000)) +
-                      " bytes/s each way; the iteration needs at "
-                      "least " +
-                      std::to_string((long long)I->minimumMemory()) + " bytes and offloads nothing from " +
-                      std::to_string((long long)I->noOffloadMemory()) + " bytes");
+  // Issue 20: "offloads nothing from N bytes" read as "this plan offloads
+  // nothing" on plans that offloaded 46 layers; say both facts plainly.
+  Out.notes.push_back(
+      std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " + std::to_string((long long)I->memory) +
+      " bytes, beta " + std::to_string((long long)(I->bandwidth * 1000)) +
+      " bytes/s each way; this plan offloads " + std::to_string(Layers) + " of " + std::to_string(I->L) +
+      " layers' weights (" + std::to_string(Chosen) + " choices); the iteration needs at least " +
+      std::to_string((long long)I->minimumMemory()) + " bytes, and no offloading from " +
+      std::to_string((long long)I->noOffloadMemory()) + " bytes on");
   return Out;
 }
 

@@ -11,6 +11,8 @@
 #include "onnx-partition/Pass/Passes.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 using namespace onnxp;
 
@@ -51,11 +53,54 @@ Error checkOutputsTypable(const PassContext &Ctx) {
                                 : "; check the bindings (" + Dims + ") against the sizes the model fixes");
 }
 
+/// Issue 20: a --dim NAME that no dimension of the model uses was ignored
+/// silently (a typo, or a binding meant for another model): a usage error
+/// naming the dims the model has.
+Error checkDimBindingsUsed(const OnnxModel &M, const std::map<std::string, int64_t> &Bindings) {
+  if (Bindings.empty()) return Error::success();
+  std::set<std::string> Names;
+  auto Scan = [&](const auto &Values) {
+    for (const onnx::ValueInfoProto &V : Values) {
+      if (!V.type().has_tensor_type() || !V.type().tensor_type().has_shape()) continue;
+      for (const auto &D : V.type().tensor_type().shape().dim()) {
+        if (!D.has_dim_param()) continue;
+        // A dim may be an expression ("batch*2"): every identifier in it.
+        const std::string &P = D.dim_param();
+        for (size_t I = 0; I < P.size();) {
+          if (std::isalpha((unsigned char)P[I]) || P[I] == '_') {
+            size_t J = I;
+            while (J < P.size() && (std::isalnum((unsigned char)P[J]) || P[J] == '_' || P[J] == '.')) ++J;
+            Names.insert(P.substr(I, J - I));
+            I = J;
+          } else {
+            ++I;
+          }
+        }
+        Names.insert(P);
+      }
+    }
+  };
+  const onnx::GraphProto &G = M.proto.graph();
+  Scan(G.input());
+  Scan(G.output());
+  Scan(G.value_info());
+  for (const auto &[Name, Value] : Bindings) {
+    if (Names.count(Name)) continue;
+    std::string Have;
+    for (const std::string &N : Names) Have += (Have.empty() ? "" : ", ") + N;
+    return makeUsageError("--dim ", Name, "=", Value, " matches no dimension of '", M.path, "'",
+                          Have.empty() ? std::string("; it has no symbolic dimensions")
+                                       : "; its symbolic dimensions are: " + Have);
+  }
+  return Error::success();
+}
+
 class InferShapesPass final : public Pass {
 public:
   const char *name() const override { return "infer-shapes"; }
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
+    ONNXP_RETURN_IF_ERROR(checkDimBindingsUsed(*Ctx.model, Ctx.options.dimBindings));
     Ctx.model->dimBindings = Ctx.options.dimBindings;
     ONNXP_RETURN_IF_ERROR(inferShapes(*Ctx.model));
     for (const std::string &N : Ctx.model->notes)
