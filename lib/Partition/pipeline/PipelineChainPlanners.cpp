@@ -87,6 +87,8 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   IO.numGpus = P.accelerators;
   IO.memoryBytes = P.accMemory();
   IO.timeLimitSeconds = O.timeLimitSeconds;
+  IO.deadline = O.deadline;
+  IO.seed = O.seed;
   IO.relativeGap = O.relativeGap;
   IO.threads = O.threads;
   IO.verbose = O.verbose;
