@@ -49,6 +49,9 @@ struct PipelineIlpOptions {
   double boundShare = 0.25;
   unsigned seed = 1;     ///< the LNS's random moves
   long maxLnsRounds = 0; ///< > 0: stop the LNS after this many perturbations (tests)
+  /// Stop the LNS after this many perturbations without a better plan, so
+  /// a run with the default time limit ends when the search has settled.
+  long stallRounds = 300;
 };
 
 /// Seconds left before O's deadline (timeLimitSeconds when it has none):

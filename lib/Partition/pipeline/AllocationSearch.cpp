@@ -196,8 +196,17 @@ Expected<PipelinePlan> onnxp::searchAllocations(const PipelineTasks &Tasks, cons
   std::vector<int> Cur = canonical(Start.pattern.gpuOfBlock);
   S.Seen.insert(Cur);
   Score CurS{std::max(0.0, Start.peakMemory() - O.memoryBytes), Start.period()};
-  long Rounds = 0;
-  while (!S.timeUp()) {
+  long Rounds = 0, LastImprovement = 0, Improvements = 0;
+  // One GPU, one block, or a start already at the memory-blind bound: no
+  // allocation can do better.
+  double Total = 0, Largest = 0;
+  for (int B = 0; B < Tasks.numBlocks(); ++B)
+    Total += blockWork(Tasks, B), Largest = std::max(Largest, blockWork(Tasks, B));
+  const bool Settled = O.numGpus == 1 || Tasks.numBlocks() == 1 ||
+                       Start.period() <= std::max(Total / O.numGpus, Largest) * (1 + O.relativeGap);
+  while (!Settled && !S.timeUp()) {
+    if (S.Improvements != Improvements) Improvements = S.Improvements, LastImprovement = Rounds;
+    if (O.stallRounds > 0 && Rounds - LastImprovement >= O.stallRounds) break;
     S.descend(Cur, CurS);
     if (S.timeUp()) break;
     ++Rounds;

@@ -31,6 +31,7 @@ public:
 
   /// Prices the split; keeps the best fitting plan seen.
   Score price(const std::vector<int> &Bounds) {
+    if (TimeUp && TimeUp()) Budget = 0;
     if (Budget <= 0) return Score();
     --Budget;
     std::vector<int> Gpu(Tasks.numBlocks(), 0);
@@ -90,6 +91,7 @@ public:
   int P;
   double Mem;
   long Budget;
+  std::function<bool()> TimeUp;
   std::optional<PipelinePlan> Best;
   std::vector<int> BestBounds; ///< of Best, when a split found it
 };
@@ -130,8 +132,10 @@ long choose(int N, int K, long Cap) {
 
 Expected<PipelinePlan> onnxp::memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus,
                                                           double Memory, long MaxEvaluations,
-                                                          long ExhaustiveSplits) {
+                                                          long ExhaustiveSplits,
+                                                          const std::function<bool()> &TimeUp) {
   SplitSearch Search(Tasks, NumGpus, Memory, MaxEvaluations);
+  Search.TimeUp = TimeUp;
   Expected<PipelinePlan> Straight = bestContiguousWithin(Tasks, NumGpus, Memory);
   if (Straight) Search.Best = std::move(*Straight);
   else (void)Straight.takeError();

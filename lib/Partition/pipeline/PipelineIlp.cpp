@@ -386,7 +386,8 @@ PeriodicPattern PipelineIlp::patternOf(const std::vector<double> &X) const {
 /// over allocations until the deadline (AllocationSearch.cpp).
 Expected<PipelinePlan> planPipelineSearch(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
   const auto Start = std::chrono::steady_clock::now();
-  Expected<PipelinePlan> Warm = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes);
+  Expected<PipelinePlan> Warm = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000,
+                                                            [&O] { return pipelineSecondsLeft(O) <= 0; });
   if (!Warm) return Warm.takeError();
   const double WarmPeriod = Warm->period();
   // The LNS until (1 - boundShare) of what is left has passed, then the bound.
@@ -446,7 +447,8 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   if (O.warmStart) {
     // Memory-aware: PipeDream's time-optimal splits alone often fit only
     // on one GPU when memory is tight (docs/benchmarks.md, issue 12).
-    Expected<PipelinePlan> W = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes);
+    Expected<PipelinePlan> W = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000,
+                                                           [&Opt] { return pipelineSecondsLeft(Opt) <= 0; });
     if (W) {
       Warm = std::move(*W);
       std::vector<double> Start = Ilp.startFrom(Warm->pattern);
