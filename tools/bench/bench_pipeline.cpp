@@ -104,11 +104,14 @@ int searchTable(const std::vector<std::pair<std::string, Chain>> &Chains, const 
           auto It = Ilp->stats.find("solver_gap");
           if (It != Ilp->stats.end()) Gap = num(100 * It->second, 1) + "%";
         }
-        std::printf(
-            "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Name.c_str(), P,
-            num(M / 1e9, 4).c_str(), Binds ? "yes" : "no", Straight ? num(Straight->period()).c_str() : "none",
-            Contig ? num(Contig->period()).c_str() : "none", Ilp ? num(Ilp->period()).c_str() : "none",
-            Bound.c_str(), Gap.c_str(), Vs.c_str(), num(Wall, 1).c_str());
+        std::printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Name.c_str(), P,
+                    num(M / 1e9, 4).c_str(), Binds ? "yes" : "no",
+                    Straight ? num(Straight->period()).c_str() : "none",
+                    Contig ? num(Contig->period()).c_str() : "none",
+                    Ilp ? num(Ilp->period()).c_str() : "none", Bound.c_str(), Gap.c_str(), Vs.c_str(),
+                    num(Wall, 1).c_str());
+        if (Ilp && std::getenv("BENCH_DEBUG"))
+          for (auto &[K, V] : Ilp->stats) std::printf("    %s = %g\n", K.c_str(), V);
         if (!Straight) (void)Straight.takeError();
         if (!Contig) (void)Contig.takeError();
         if (!Ilp) std::printf("  (pipeline-ilp: %s)\n", Ilp.takeError().message().c_str());
