@@ -191,6 +191,27 @@ Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const Co
     }
     BlockOf[V] = Best; // -1: only backward or optimizer consumers, resolved below
   }
+  // A constant-like node of a colocation class with core members (a tied
+  // weight: the embedding's Gather and the head's weight Transpose) joins
+  // the class's earliest core block, so a plan keeps the class on one
+  // device; its output then travels to its later readers and is priced as
+  // a crossing tensor below (Moved).
+  std::vector<char> Moved(N, 0);
+  {
+    std::map<int, int> ClassCore;
+    for (int V : CO.core)
+      if (G.node(V).colocClass >= 0) {
+        auto [It, New] = ClassCore.try_emplace(G.node(V).colocClass, BlockOf[V]);
+        if (!New) It->second = std::min(It->second, BlockOf[V]);
+      }
+    for (int V = 0; V < N; ++V) {
+      if (!ConstLike[V] || G.node(V).colocClass < 0) continue;
+      auto It = ClassCore.find(G.node(V).colocClass);
+      if (It == ClassCore.end() || It->second == BlockOf[V]) continue;
+      BlockOf[V] = It->second;
+      Moved[V] = 1;
+    }
+  }
   // Step 3: backward nodes by partner, then by forward predecessor.
   std::vector<int> Pending;
   for (int V : Order) {
@@ -270,7 +291,8 @@ Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const Co
   for (size_t EId = 0; EId < G.numEdges(); ++EId) {
     const CostEdge &E = G.edge(EId);
     int A = BlockOf[E.src], B = BlockOf[E.dst];
-    if (B <= A || ConstLike[E.src] || !G.node(E.src).isForwardSide() || !G.node(E.dst).isForwardSide())
+    if (B <= A || (ConstLike[E.src] && !Moved[E.src]) || !G.node(E.src).isForwardSide() ||
+        !G.node(E.dst).isForwardSide())
       continue;
     std::string Key = E.tensor.empty() ? "#" + std::to_string(EId) : E.tensor;
     auto [It, New] = LastReader.try_emplace({E.src, Key}, B, E.bytes);

@@ -10,6 +10,14 @@
 // and the Chrome trace of the ILP's plan at the largest limit with --trace-dir.
 // Not a test: results depend on the time limit and the machine.
 //
+// Issue 24's table (--search-table): per (chain, P) six memory limits from
+// the least that fits (bisection on the memory-aware contiguous search) to
+// the peak of PipeDream's P-stage straight pipeline; columns: the fastest
+// straight pipeline of 1..P stages that fits, the memory-aware contiguous
+// best, pipeline-ilp (bound + LNS above 10 blocks), its bound and gap, wall
+// time. Chains: the PipeDream profiles plus any `--chain NAME=FILE` (chain
+// JSON written by `onnx-partition chain`).
+//
 // Usage: bench_pipeline [--time-limit S] [--points N] [--gpus 4,8]
 //                       [--bandwidth B] [--only MODEL] [--lo F] [--hi F]
 //                       [--svg-dir DIR] [--trace-dir DIR] [SHARED_DIR]
@@ -18,10 +26,13 @@
 // point (the issue's budget), 6 points, 1 thread.
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Import/ChainJson.h"
 #include "onnx-partition/Import/PipeDreamProfile.h"
+#include "onnx-partition/Partition/PipelineIlp.h"
 #include "onnx-partition/Partition/PipelineSweep.h"
 #include "onnx-partition/Support/FileIO.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +51,76 @@ std::string num(double V, int Digits = 3) {
   std::snprintf(B, sizeof B, "%.*f", Digits, V);
   return B;
 }
+
+/// The least memory (bytes) at which the memory-aware contiguous search
+/// finds a plan on P GPUs, to 0.5% by bisection below Hi (which fits).
+double leastThatFits(const PipelineTasks &Tasks, int P, double Hi) {
+  double Lo = 0;
+  while (Hi - Lo > 0.005 * Hi) {
+    const double Mid = 0.5 * (Lo + Hi);
+    Expected<PipelinePlan> Plan = memoryAwareContiguousWithin(Tasks, P, Mid, 4000, 2000);
+    if (Plan) Hi = Mid;
+    else (void)Plan.takeError(), Lo = Mid;
+  }
+  return Hi;
+}
+
+int searchTable(const std::vector<std::pair<std::string, Chain>> &Chains, const std::vector<int> &Gpus,
+                double TimeLimit, double Bandwidth, int Points) {
+  std::printf(
+      "issue 24 table: %.0f s per point, bandwidth %.3g B/s, %d points from the least memory that fits "
+      "to PipeDream's peak\n",
+      TimeLimit, Bandwidth, Points);
+  std::printf("| chain | P | limit GB | binds | PipeDream fit ms | contiguous ms | pipeline-ilp ms | bound "
+              "ms | gap | "
+              "vs contiguous | wall s |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto &[Name, C] : Chains) {
+    PipelineTasks Tasks(C, Bandwidth);
+    for (int P : Gpus) {
+      Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P);
+      if (!Base) return std::fprintf(stderr, "error: %s\n", Base.takeError().message().c_str()), 1;
+      const double Peak = Base->peakMemory(), Least = leastThatFits(Tasks, P, Peak);
+      std::vector<double> Limits = memoryLimits(Least, Peak, Points);
+      // Where memory does not bind: the contiguous optimum without a limit.
+      Expected<PipelinePlan> Free = memoryAwareContiguousWithin(Tasks, P, INFINITY);
+      for (double M : Limits) {
+        Expected<PipelinePlan> Straight = bestContiguousWithin(Tasks, P, M);
+        Expected<PipelinePlan> Contig = memoryAwareContiguousWithin(Tasks, P, M);
+        PipelineIlpOptions O;
+        O.numGpus = P;
+        O.memoryBytes = M;
+        O.timeLimitSeconds = TimeLimit;
+        const auto T0 = std::chrono::steady_clock::now();
+        Expected<PipelinePlan> Ilp = planPipelineIlp(Tasks, O);
+        const double Wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+        const bool Binds = Free && Contig && Contig->period() > Free->period() * (1 + 1e-9);
+        std::string Vs = "-", Bound = "-", Gap = "-";
+        if (Ilp && Contig) {
+          const double D = 100 * (Ilp->period() - Contig->period()) / Contig->period();
+          Vs = num(D, 1) + "%";
+        }
+        if (Ilp) {
+          Bound = num(Ilp->lowerBound);
+          auto It = Ilp->stats.find("solver_gap");
+          if (It != Ilp->stats.end()) Gap = num(100 * It->second, 1) + "%";
+        }
+        std::printf("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Name.c_str(), P,
+                    num(M / 1e9, 4).c_str(), Binds ? "yes" : "no",
+                    Straight ? num(Straight->period()).c_str() : "none",
+                    Contig ? num(Contig->period()).c_str() : "none",
+                    Ilp ? num(Ilp->period()).c_str() : "none", Bound.c_str(), Gap.c_str(), Vs.c_str(),
+                    num(Wall, 1).c_str());
+        if (Ilp && std::getenv("BENCH_DEBUG"))
+          for (auto &[K, V] : Ilp->stats) std::printf("    %s = %g\n", K.c_str(), V);
+        if (!Straight) (void)Straight.takeError();
+        if (!Contig) (void)Contig.takeError();
+        if (!Ilp) std::printf("  (pipeline-ilp: %s)\n", Ilp.takeError().message().c_str());
+      }
+      if (!Free) (void)Free.takeError();
+    }
+  }
+  return 0;
+}
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -50,6 +131,8 @@ int main(int Argc, char **Argv) {
   std::vector<int> Gpus = {4, 8};
   std::vector<std::string> Models = {"resnet18", "resnet50", "vgg16"};
   std::string Shared = ONNXP_SHARED_DIR, SvgDir, TraceDir, Only;
+  bool SearchTable = false;
+  std::vector<std::pair<std::string, std::string>> ChainFiles;
   for (int I = 1; I < Argc; ++I) {
     std::string A = Argv[I];
     auto Next = [&]() -> std::string {
@@ -67,7 +150,13 @@ int main(int Argc, char **Argv) {
     else if (A == "--only") Only = Next();
     else if (A == "--svg-dir") SvgDir = Next();
     else if (A == "--trace-dir") TraceDir = Next();
-    else if (A == "--gpus") {
+    else if (A == "--search-table") SearchTable = true;
+    else if (A == "--chain") {
+      std::string V = Next();
+      size_t Eq = V.find('=');
+      if (Eq == std::string::npos) return std::fprintf(stderr, "error: --chain NAME=FILE\n"), 2;
+      ChainFiles.push_back({V.substr(0, Eq), V.substr(Eq + 1)});
+    } else if (A == "--gpus") {
       Gpus.clear();
       std::stringstream SS(Next());
       for (std::string T; std::getline(SS, T, ',');) Gpus.push_back(std::atoi(T.c_str()));
@@ -75,6 +164,32 @@ int main(int Argc, char **Argv) {
       std::fprintf(stderr, "error: unknown option %s\n", A.c_str());
       return 2;
     } else Shared = A;
+  }
+  if (SearchTable) {
+    std::vector<std::pair<std::string, Chain>> Chains;
+    for (const std::string &Model : Models) {
+      if (!Only.empty() && Model != Only) continue;
+      std::string Path = Shared + "/workloads/pipedream/" + Model + ".txt";
+      Expected<std::string> Text = readFile(Path);
+      if (!Text) {
+        std::printf("skip %s: %s\n", Model.c_str(), Text.takeError().message().c_str());
+        continue;
+      }
+      Expected<PipeDreamProfile> Prof = parsePipeDreamProfile(*Text, Path);
+      if (!Prof) return std::fprintf(stderr, "error: %s\n", Prof.takeError().message().c_str()), 1;
+      Expected<Chain> C = chainFromSeparators(*Prof);
+      if (!C) return std::fprintf(stderr, "error: %s\n", C.takeError().message().c_str()), 1;
+      Chains.push_back({Model, std::move(*C)});
+    }
+    for (const auto &[Name, Path] : ChainFiles) {
+      if (!Only.empty() && Name != Only) continue;
+      Expected<std::string> Text = readFile(Path);
+      if (!Text) return std::fprintf(stderr, "error: %s\n", Text.takeError().message().c_str()), 1;
+      Expected<Chain> C = parseChainJson(*Text, Path);
+      if (!C) return std::fprintf(stderr, "error: %s\n", C.takeError().message().c_str()), 1;
+      Chains.push_back({Name, std::move(*C)});
+    }
+    return searchTable(Chains, Gpus, TimeLimit, Bandwidth, Points);
   }
   std::printf("time limit %.0f s per point, bandwidth %.3g B/s, %d points from %.2f to %.2f x PipeDream's "
               "peak\n",

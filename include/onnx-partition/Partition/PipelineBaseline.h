@@ -16,6 +16,7 @@
 #include "onnx-partition/Partition/PipelineSchedule.h"
 #include "onnx-partition/Partition/PipelineSimulator.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,9 +68,11 @@ Expected<PipelinePlan> bestContiguousWithin(const PipelineTasks &Tasks, int NumG
 /// in two), or tries every split when there are at most ExhaustiveSplits;
 /// returns the best that fits, bestContiguousWithin's included. At most
 /// MaxEvaluations allocations are priced.
+/// TimeUp, when set, is asked before each evaluation; true stops the search
+/// with what it has (issue 24: the planner's deadline).
 Expected<PipelinePlan> memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory,
-                                                   long MaxEvaluations = 40000,
-                                                   long ExhaustiveSplits = 10000);
+                                                   long MaxEvaluations = 40000, long ExhaustiveSplits = 10000,
+                                                   const std::function<bool()> &TimeUp = {});
 
 /// Seed 000 on one GPU (closed form of the §4 model with every task in
 /// chain order, all shifts 0): the period is the total compute and the peak

@@ -7,6 +7,11 @@
 // The plan returned has been replayed by the simulator; its period and peak
 // memory are the simulator's, never the ILP's own.
 //
+// Issue 24: chains above exactBlocks blocks are searched instead (CBC on
+// the full ILP never improved its warm start at 39 blocks): a memory-aware
+// bound (memoryAwareBound) and a large-neighbourhood search over
+// allocations (searchAllocations), both in pipeline/AllocationSearch.cpp.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_PIPELINEILP_H
 #define ONNXP_PARTITION_PIPELINEILP_H
@@ -26,9 +31,6 @@ struct PipelineIlpOptions {
   /// M: bytes per GPU; infinity drops the memory part of the ILP (§4.2).
   double memoryBytes = std::numeric_limits<double>::infinity();
   double timeLimitSeconds = 60;
-  /// When the run must end (issue 20): CBC is stopped there from outside
-  /// and the best pattern found so far is returned.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
   double relativeGap = 1e-4;
   int threads = 1;
   /// Start CBC from the best contiguous plan that fits
@@ -37,7 +39,44 @@ struct PipelineIlpOptions {
   bool warmStart = true;
   bool verbose = false;
   std::function<void(const MilpProgress &)> progress;
+  /// When the whole planner must end (PartitionOptions::deadline); unset:
+  /// timeLimitSeconds from the start. Every phase gets only what is left;
+  /// CBC is stopped there from outside (issue 20) and the best pattern
+  /// found so far is returned.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Chains of at most this many blocks get seed 000's exact ILP; longer
+  /// ones the bound + LNS (issue 24).
+  int exactBlocks = 10;
+  /// Share of the time given to the memory-aware bound on long chains.
+  double boundShare = 0.25;
+  unsigned seed = 1;     ///< the LNS's random moves
+  long maxLnsRounds = 0; ///< > 0: stop the LNS after this many perturbations (tests)
+  /// Stop the LNS after this many perturbations without a better plan, so
+  /// a run with the default time limit ends when the search has settled.
+  long stallRounds = 300;
 };
+
+/// Seconds left before O's deadline (timeLimitSeconds when it has none):
+/// the one place the pipeline planners ask the clock (issue 20 can re-point it).
+double pipelineSecondsLeft(const PipelineIlpOptions &O);
+
+/// The large-neighbourhood search over allocations from Start (which must
+/// fit): the best fitting plan found before the deadline, replayed by the
+/// simulator; never worse than Start.
+Expected<PipelinePlan> searchAllocations(const PipelineTasks &Tasks, const PipelineIlpOptions &O,
+                                         const PipelinePlan &Start);
+
+struct MemoryAwareBound {
+  double bound = 0;              ///< lower bound on the period of any pattern that fits, ms
+  bool withinOnePercent = false; ///< bound >= 99% of the incumbent: nothing 1% better exists
+  int probes = 0;                ///< relaxations solved
+  double solverSeconds = 0;
+};
+/// max(total / P, largest block) raised by bisection on T between it and
+/// Incumbent: T is a bound when the relaxation of the file comment of
+/// AllocationSearch.cpp is proven infeasible at T. Stops at O's deadline.
+Expected<MemoryAwareBound> memoryAwareBound(const PipelineTasks &Tasks, int NumGpus, double Memory,
+                                            double Incumbent, const PipelineIlpOptions &O);
 
 /// Solves the ILP; an error when no pattern fits in memory (proven) or
 /// when the solver found nothing and there was no warm start.

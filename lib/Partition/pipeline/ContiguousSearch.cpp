@@ -30,12 +30,18 @@ public:
       : Tasks(Tasks), P(NumGpus), Mem(Memory), Budget(Budget) {}
 
   /// Prices the split; keeps the best fitting plan seen.
-  Score price(const std::vector<int> &Bounds) {
+  /// Prunable (enumeration, where scores steer nothing): a split whose load
+  /// (a lower bound on its period) is not below the best fitting period is
+  /// not priced; it still counts against the budget, so what is found does
+  /// not change, only the time (issue 24).
+  Score price(const std::vector<int> &Bounds, bool Prunable = false) {
+    if (TimeUp && TimeUp()) Budget = 0;
     if (Budget <= 0) return Score();
     --Budget;
     std::vector<int> Gpu(Tasks.numBlocks(), 0);
     for (size_t S = 0; S < Bounds.size(); ++S)
       for (int B = Bounds[S]; B < Tasks.numBlocks(); ++B) Gpu[B] = static_cast<int>(S) + 1;
+    if (Prunable && Best && allocationLoad(Tasks, Gpu, P) >= Best->period()) return Score();
     Expected<PipelinePlan> Plan = priceAllocation(Tasks, Gpu, P, "contiguous");
     if (!Plan) {
       (void)Plan.takeError(); // a pattern the builder cannot place: not a candidate
@@ -77,7 +83,7 @@ public:
     std::vector<int> Bounds(S - 1);
     for (int I = 0; I < S - 1; ++I) Bounds[I] = I + 1;
     while (Budget > 0) {
-      price(Bounds);
+      price(Bounds, /*Prunable=*/true);
       int I = S - 2;
       while (I >= 0 && Bounds[I] == L - (S - 1 - I)) --I;
       if (I < 0) return;
@@ -90,6 +96,7 @@ public:
   int P;
   double Mem;
   long Budget;
+  std::function<bool()> TimeUp;
   std::optional<PipelinePlan> Best;
   std::vector<int> BestBounds; ///< of Best, when a split found it
 };
@@ -130,8 +137,10 @@ long choose(int N, int K, long Cap) {
 
 Expected<PipelinePlan> onnxp::memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus,
                                                           double Memory, long MaxEvaluations,
-                                                          long ExhaustiveSplits) {
+                                                          long ExhaustiveSplits,
+                                                          const std::function<bool()> &TimeUp) {
   SplitSearch Search(Tasks, NumGpus, Memory, MaxEvaluations);
+  Search.TimeUp = TimeUp;
   Expected<PipelinePlan> Straight = bestContiguousWithin(Tasks, NumGpus, Memory);
   if (Straight) Search.Best = std::move(*Straight);
   else (void)Straight.takeError();

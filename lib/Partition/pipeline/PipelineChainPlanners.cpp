@@ -92,6 +92,7 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
     IO.progress = [Report = O.progress](const MilpProgress &Pr) {
       Report(formatProgress("pipeline-ilp", Pr));
     };
+  IO.seed = O.seed;
   IO.relativeGap = O.relativeGap;
   IO.threads = O.threads;
   IO.verbose = O.verbose;

@@ -47,6 +47,7 @@
 #include "onnx-partition/IR/CostGraph.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -381,6 +382,50 @@ PeriodicPattern PipelineIlp::patternOf(const std::vector<double> &X) const {
   assignMinimalDelays(Tasks, Pat);
   return Pat;
 }
+/// Issue 24, chains above exactBlocks: the memory-aware contiguous warm
+/// start, the memory-aware bound (boundShare of the time), then the LNS
+/// over allocations until the deadline (AllocationSearch.cpp).
+Expected<PipelinePlan> planPipelineSearch(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
+  const auto Start = std::chrono::steady_clock::now();
+  Expected<PipelinePlan> Warm = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000,
+                                                            [&O] { return pipelineSecondsLeft(O) <= 0; });
+  if (!Warm) return Warm.takeError();
+  const double WarmPeriod = Warm->period();
+  // The LNS until (1 - boundShare) of what is left has passed, then the bound.
+  PipelineIlpOptions SearchO = O;
+  SearchO.deadline = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>((1 - O.boundShare) * pipelineSecondsLeft(O)));
+  Expected<PipelinePlan> Plan = searchAllocations(Tasks, SearchO, *Warm);
+  if (!Plan) return Plan.takeError();
+  Expected<MemoryAwareBound> Bound = memoryAwareBound(Tasks, O.numGpus, O.memoryBytes, Plan->period(), O);
+  if (!Bound) return Bound.takeError();
+  Plan->algorithm = "pipeline-ilp";
+  Plan->lowerBound = Bound->bound;
+  Plan->stats["warm_start_period_ms"] = WarmPeriod;
+  Plan->stats["bound_ms"] = Bound->bound;
+  Plan->stats["bound_within_1pct"] = Bound->withinOnePercent ? 1 : 0;
+  Plan->stats["bound_probes"] = Bound->probes;
+  Plan->stats["bound_seconds"] = Bound->solverSeconds;
+  Plan->stats["solver_seconds"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+  const double Gap = Plan->period() > 0 ? std::max(0.0, (Plan->period() - Bound->bound) / Plan->period()) : 0;
+  Plan->stats["solver_gap"] = Gap;
+  Plan->stats["proven_optimal"] = Gap <= 1e-4 ? 1 : 0;
+  Plan->notes.push_back("searched allocations for the time limit (" + std::to_string(Tasks.numBlocks()) +
+                        " blocks, more than " + std::to_string(O.exactBlocks) +
+                        " for the exact ILP); gap to the memory-aware bound " + std::to_string(Gap));
+  // The plan the search kept was replayed when priced; replay it once more
+  // here, as the exact path does, and check its memory.
+  Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan->pattern);
+  if (!Sim)
+    return makeInternalError("the pipeline-ilp pattern fails the simulator: ", Sim.takeError().message());
+  Plan->sim = std::move(*Sim);
+  if (Plan->sim.peakMemory > O.memoryBytes * (1 + 1e-9) + 1)
+    return makeInternalError("the pipeline-ilp pattern needs ", Plan->sim.peakMemory,
+                             " bytes on a GPU in the simulator, above the limit ", O.memoryBytes);
+  return Plan;
+}
 } // namespace
 
 namespace {
@@ -424,6 +469,12 @@ Error noPatternError(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
 Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
   if (O.numGpus < 1) return makeUsageError("pipeline-ilp needs at least one GPU");
   if (!(O.memoryBytes > 0)) return makeUsageError("pipeline-ilp needs a positive memory per GPU");
+  PipelineIlpOptions Opt = O;
+  if (!Opt.deadline)
+    Opt.deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double>(O.timeLimitSeconds));
+  if (Tasks.numBlocks() > O.exactBlocks) return planPipelineSearch(Tasks, Opt);
   PipelineIlp Ilp(Tasks, O.numGpus, O.memoryBytes);
   Ilp.build();
   PipelinePlan Plan;
@@ -435,7 +486,8 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   if (O.warmStart) {
     // Memory-aware: PipeDream's time-optimal splits alone often fit only
     // on one GPU when memory is tight (docs/benchmarks.md, issue 12).
-    Expected<PipelinePlan> W = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes);
+    Expected<PipelinePlan> W = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000,
+                                                           [&Opt] { return pipelineSecondsLeft(Opt) <= 0; });
     if (W) {
       Warm = std::move(*W);
       std::vector<double> Start = Ilp.startFrom(Warm->pattern);
@@ -446,14 +498,13 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   }
 
   MilpOptions MO;
-  MO.timeLimitSeconds = O.timeLimitSeconds;
-  if (O.deadline) {
+  MO.timeLimitSeconds = pipelineSecondsLeft(Opt);
+  if (Opt.deadline) {
     // Issue 20: CBC's own limit is what is left less a reserve for the
     // simulator and the outputs; the deadline stops it from outside.
-    double Left =
-        std::max(0.0, std::chrono::duration<double>(*O.deadline - std::chrono::steady_clock::now()).count());
-    MO.timeLimitSeconds = std::max(0.5, std::min(O.timeLimitSeconds, Left - std::min(5.0, 0.2 * Left)));
-    MO.deadline = O.deadline;
+    const double Left = pipelineSecondsLeft(Opt);
+    MO.timeLimitSeconds = std::max(0.5, Left - std::min(5.0, 0.2 * Left));
+    MO.deadline = Opt.deadline;
   }
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
