@@ -23,6 +23,7 @@ Expected<PassContext> onnxp::loadCompilerInput(const std::string &Path, const Co
   PO.profile = O.profile;
   PO.profileDevice = O.profileDevice;
   PO.optimizer = O.optimizer;
+  PO.partition.optimizer = O.optimizer;
   PO.loadPlan = O.loadPlan;
   PO.outputPath = O.outputPath;
   PO.stagesDir = O.stagesDir;

@@ -62,6 +62,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
     Ctx.options.partition.objective = *Obj;
   }
   Ctx.options.partition.verbose = O.verbose;
+  Ctx.options.partition.optimizer = O.optimizer;
   // Long solves (the IPs) report incumbent and bound as they go: shown with
   // -v, and whenever stderr is a terminal, so a person watching sees progress
   // while scripts and tests get quiet output.
