@@ -25,6 +25,7 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   PO.profile = O.profile;
   PO.profileDevice = O.profileDevice;
   PO.optimizer = O.optimizer;
+  PO.partition.optimizer = O.optimizer;
   PO.loadPlan = O.loadPlan;
   PO.outputPath = O.outputPath;
   PO.stagesDir = O.stagesDir;

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/OutputWriter.h"
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -128,6 +129,12 @@ void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const
     }
     OS << "\n";
   }
+  // Issue 22, item 5: memory by term (Cost/MemoryAccounting.h).
+  const std::vector<DeviceMemory> Terms = planMemoryByTerm(G, Ctx.platform, P);
+  for (auto &[D, N] : Count)
+    if (Ctx.platform.isAccelerator(D) && D < static_cast<int>(Terms.size()) && hasMemoryTerms(Terms[D]))
+      OS << "    memory " << Ctx.platform.deviceName(D) << " (" << memoryModelName(P.memoryModel)
+         << "): " << describeDeviceMemory(Terms[D]) << "\n";
   if (Makespan)
     OS << "    (busy = compute + transfers in and out per device, the max-load model's figure; the "
           "makespan overlaps transfers with computation across devices, so a device can be busy longer "
@@ -135,7 +142,6 @@ void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const
   if (P.objectiveKind == Objective::PipelinePeriod)
     OS << "    (load = compute + transfers in and out per device, the max-load model's figure; in the 1F1B "
           "period transfers run on the links while the devices compute, so load can exceed the period)\n";
-  (void)G;
 }
 
 void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Plan &P,

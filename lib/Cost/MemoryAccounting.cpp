@@ -15,6 +15,7 @@
 #include "onnx-partition/Cost/MemoryAccounting.h"
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <map>
@@ -47,7 +48,7 @@ double onnxp::optimizerStateFactor(OptimizerKind K) {
   return 0;
 }
 
-void onnxp::accountMemory(CostGraph &G, const OnnxModel *M, OptimizerKind Opt) {
+void onnxp::accountMemory(CostGraph &G, const OnnxModel *M, OptimizerKind Opt, bool Liveness) {
   if (!M) return;
   const bool Training = G.isTraining();
   bool NativeBackward = false;
@@ -70,7 +71,8 @@ void onnxp::accountMemory(CostGraph &G, const OnnxModel *M, OptimizerKind Opt) {
     CostNode &N = G.node(V);
     N.gradBytes = N.optimizerBytes = N.savedBytes = 0;
     if (!Training) {
-      N.memBytes = N.paramBytes + N.outputBytes;
+      // Liveness: outputs are charged while they live (livenessMemory).
+      N.memBytes = N.paramBytes + (Liveness ? 0 : N.outputBytes);
       continue;
     }
     double Trainable = 0;
@@ -102,4 +104,239 @@ MemorySummary onnxp::summarizeMemory(const CostGraph &G) {
     S.charged += N.memBytes;
   }
   return S;
+}
+
+//===--- Peak memory by liveness (issue 22) ------------------------------===//
+
+namespace {
+/// One tensor: its producer, bytes, whether it is a saved activation, and
+/// its readers.
+struct Tensor {
+  int producer = -1;
+  double bytes = 0;
+  bool saved = false;
+  std::vector<int> readers;
+};
+
+std::vector<Tensor> collectTensors(const CostGraph &G) {
+  std::vector<Tensor> Out;
+  std::map<std::pair<int, std::string>, size_t> Index;
+  for (size_t EId = 0; EId < G.numEdges(); ++EId) {
+    const CostEdge &E = G.edge(EId);
+    size_t T;
+    if (E.tensor.empty()) { // workload and derived saved-activation edges: one tensor each
+      T = Out.size();
+      Out.push_back({E.src, E.bytes, false, {}});
+    } else {
+      auto [It, New] = Index.try_emplace({E.src, E.tensor}, Out.size());
+      if (New) Out.push_back({E.src, E.bytes, false, {}});
+      T = It->second;
+      Out[T].bytes = std::max(Out[T].bytes, E.bytes);
+    }
+    Out[T].readers.push_back(E.dst);
+    if (G.node(E.src).isForwardSide() && G.node(E.dst).isBackward()) Out[T].saved = true;
+  }
+  return Out;
+}
+
+/// Bytes a node produces that no edge reads (graph outputs, unused outputs).
+std::vector<double> unreadOutputs(const CostGraph &G, const std::vector<Tensor> &Ts) {
+  std::vector<double> Read(G.numNodes(), 0);
+  for (const Tensor &T : Ts) Read[T.producer] += T.bytes;
+  std::vector<double> Out(G.numNodes(), 0);
+  for (size_t V = 0; V < G.numNodes(); ++V) Out[V] = std::max(0.0, G.node(V).outputBytes - Read[V]);
+  return Out;
+}
+
+/// Per device and global step: bytes of saved / other tensors live there.
+struct LiveProfile {
+  std::vector<std::vector<double>> saved, other;
+};
+
+LiveProfile liveProfile(const CostGraph &G, const std::vector<int> &Device, int D,
+                        const std::vector<int> &Pos, const std::vector<Tensor> &Ts) {
+  const size_t N = G.numNodes();
+  // Difference arrays over global steps, one per device and kind.
+  LiveProfile L{std::vector<std::vector<double>>(D, std::vector<double>(N + 1, 0)),
+                std::vector<std::vector<double>>(D, std::vector<double>(N + 1, 0))};
+  std::map<int, int> LastOn; // device -> last reader step there
+  for (const Tensor &T : Ts) {
+    LastOn.clear();
+    const int Home = Device[T.producer], Made = Pos[T.producer];
+    LastOn[Home] = Made; // lives on its producer's device at least while made
+    for (int R : T.readers) {
+      auto [It, New] = LastOn.try_emplace(Device[R], Pos[R]);
+      if (!New) It->second = std::max(It->second, Pos[R]);
+    }
+    for (const auto &[Dev, Last] : LastOn) {
+      const int First = Dev == Home ? Made : Made + 1; // received: after the eager send
+      if (First > Last) continue;
+      std::vector<double> &Diff = T.saved ? L.saved[Dev] : L.other[Dev];
+      Diff[First] += T.bytes;
+      Diff[Last + 1] -= T.bytes;
+    }
+  }
+  for (int Dev = 0; Dev < D; ++Dev)
+    for (size_t S = 1; S <= N; ++S) {
+      L.saved[Dev][S] += L.saved[Dev][S - 1];
+      L.other[Dev][S] += L.other[Dev][S - 1];
+    }
+  return L;
+}
+
+std::vector<int> positions(const CostGraph &G, const std::vector<int> &Order) {
+  std::vector<int> Pos(G.numNodes(), 0);
+  for (size_t S = 0; S < Order.size(); ++S) Pos[Order[S]] = static_cast<int>(S);
+  return Pos;
+}
+
+std::vector<int> orderOrTopological(const CostGraph &G, const std::vector<int> &Order) {
+  if (!Order.empty()) return Order;
+  Expected<std::vector<int>> T = G.topologicalOrder();
+  if (T) return *T;
+  // A cyclic graph has no schedule; fall back to node order (the
+  // validator reports the cycle elsewhere).
+  (void)T.takeError();
+  std::vector<int> Ids(G.numNodes());
+  for (size_t V = 0; V < Ids.size(); ++V) Ids[V] = static_cast<int>(V);
+  return Ids;
+}
+} // namespace
+
+bool onnxp::isSavedActivation(const CostGraph &G, int Producer, const std::string &Tensor) {
+  if (!G.node(Producer).isForwardSide()) return false;
+  for (int EId : G.outEdges(Producer)) {
+    const CostEdge &E = G.edge(EId);
+    if (E.tensor == Tensor && G.node(E.dst).isBackward()) return true;
+  }
+  return false;
+}
+
+std::vector<DeviceMemory> onnxp::livenessMemory(const CostGraph &G, const std::vector<int> &Device,
+                                                int NumDevices, const std::vector<int> &OrderIn,
+                                                const LivenessOptions &O) {
+  std::vector<DeviceMemory> Out(std::max(NumDevices, 0));
+  if (Device.size() != G.numNodes() || NumDevices <= 0) return Out;
+  const std::vector<int> Order = orderOrTopological(G, OrderIn);
+  const std::vector<int> Pos = positions(G, Order);
+  const std::vector<Tensor> Ts = collectTensors(G);
+  const std::vector<double> Unread = unreadOutputs(G, Ts);
+  const LiveProfile L = liveProfile(G, Device, NumDevices, Pos, Ts);
+
+  std::vector<double> SavedSum(NumDevices, 0);
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const CostNode &N = G.node(V);
+    DeviceMemory &M = Out[Device[V]];
+    M.weights += N.paramBytes;
+    M.gradients += N.gradBytes;
+    M.optimizerState += N.optimizerBytes;
+    SavedSum[Device[V]] += N.savedBytes;
+  }
+  std::vector<double> Best(NumDevices, -1);
+  for (size_t S = 0; S < Order.size(); ++S) {
+    const int V = Order[S], Dev = Device[V];
+    const double Saved = L.saved[Dev][S];
+    const double Other = L.other[Dev][S] + Unread[V] + G.node(V).workspaceBytes;
+    if (Saved + Other > Best[Dev]) {
+      Best[Dev] = Saved + Other;
+      Out[Dev].savedActivations = Saved;
+      Out[Dev].transient = Other;
+      Out[Dev].peakNode = V;
+    }
+  }
+  for (int Dev = 0; Dev < NumDevices; ++Dev) {
+    DeviceMemory &M = Out[Dev];
+    // seed 000 §3 (1F1B) / GPipe: k micro-batches' activations held at once.
+    const int K = Dev < static_cast<int>(O.inFlight.size()) ? O.inFlight[Dev] : 1;
+    M.inFlight = K > 1 ? (K - 1) * SavedSum[Dev] : 0;
+    M.peak = M.weights + M.gradients + M.optimizerState + M.savedActivations + M.transient + M.inFlight;
+  }
+  return Out;
+}
+
+double onnxp::livenessReserve(const CostGraph &G) {
+  const std::vector<int> Order = orderOrTopological(G, {});
+  const std::vector<int> Pos = positions(G, Order);
+  const std::vector<Tensor> Ts = collectTensors(G);
+  const std::vector<double> Unread = unreadOutputs(G, Ts);
+  const std::vector<int> One(G.numNodes(), 0);
+  const LiveProfile L = liveProfile(G, One, 1, Pos, Ts);
+  // Training charges saved activations in memBytes already; inference
+  // charges no activation there.
+  const bool Training = G.isTraining();
+  double R = 0;
+  for (size_t S = 0; S < Order.size(); ++S) {
+    const int V = Order[S];
+    double Live = L.other[0][S] + (Training ? 0 : L.saved[0][S]);
+    R = std::max(R, Live + Unread[V] + G.node(V).workspaceBytes);
+  }
+  return R;
+}
+
+bool onnxp::hasTensorLiveness(const CostGraph &G) {
+  for (const CostNode &N : G.nodes())
+    if (!N.onnxNodes.empty()) return true;
+  return false;
+}
+
+ResidentMemory onnxp::chainResidentMemory(const Chain &C, OptimizerKind Opt, size_t First, size_t Last) {
+  ResidentMemory R;
+  for (size_t B = First; B < std::min(Last, C.size()); ++B) R.weights += C.blocks[B].weightBytes;
+  R.gradients = R.weights;
+  R.optimizerState = optimizerStateFactor(Opt) * R.weights;
+  return R;
+}
+
+std::string onnxp::describeResident(const ResidentMemory &R, OptimizerKind Opt) {
+  return "weights " + humanBytes(R.weights) + " + gradients " + humanBytes(R.gradients) +
+         " + optimizer state (" + optimizerName(Opt) + ") " + humanBytes(R.optimizerState);
+}
+
+std::vector<DeviceMemory> onnxp::planMemoryByTerm(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  const int D = P.numDevices();
+  if (Pl.device.size() != G.numNodes()) return std::vector<DeviceMemory>(D);
+  std::vector<DeviceMemory> Out;
+  if (Pl.memoryModel == MemoryModel::Liveness) {
+    Out = livenessMemory(G, Pl.device, D);
+  } else {
+    Out.assign(D, DeviceMemory());
+    for (size_t V = 0; V < G.numNodes(); ++V) {
+      const CostNode &N = G.node(V);
+      DeviceMemory &M = Out[Pl.device[V]];
+      if (Pl.memoryModel == MemoryModel::Sum) {
+        M.weights += N.paramBytes;
+        M.gradients += N.gradBytes;
+        M.optimizerState += N.optimizerBytes;
+        M.savedActivations += N.savedBytes;
+        M.transient += N.memBytes - N.paramBytes - N.gradBytes - N.optimizerBytes - N.savedBytes;
+      }
+    }
+    for (int Dev = 0; Dev < D; ++Dev) {
+      DeviceMemory &M = Out[Dev];
+      M.peak = Pl.memoryModel == MemoryModel::Sum
+                   ? M.weights + M.gradients + M.optimizerState + M.savedActivations + M.transient
+                   : (Dev < static_cast<int>(Pl.usage.size()) ? Pl.usage[Dev].memory : 0);
+    }
+  }
+  for (int Dev = 0; Dev < D; ++Dev)
+    if (!P.isAccelerator(Dev)) Out[Dev] = DeviceMemory(); // host memory is not checked
+  return Out;
+}
+
+bool onnxp::hasMemoryTerms(const DeviceMemory &M) {
+  return M.weights > 0 || M.gradients > 0 || M.optimizerState > 0 || M.savedActivations > 0 || M.inFlight > 0;
+}
+
+std::string onnxp::describeDeviceMemory(const DeviceMemory &M) {
+  std::string S;
+  auto Add = [&](const char *Name, double B) {
+    if (B > 0) S += (S.empty() ? "" : ", ") + std::string(Name) + " " + humanBytes(B);
+  };
+  Add("weights", M.weights);
+  Add("gradients", M.gradients);
+  Add("optimizer state", M.optimizerState);
+  Add("saved activations", M.savedActivations);
+  Add("transient", M.transient);
+  Add("in-flight micro-batches", M.inFlight);
+  return S.empty() ? "peak " + humanBytes(M.peak) : S + " (peak " + humanBytes(M.peak) + ")";
 }

@@ -19,8 +19,10 @@ const std::pair<Objective, const char *> ObjectiveNames[] = {
     {Objective::PipelinePeriod, "pipeline-period"},
     {Objective::IterationTime, "iteration-time"},
 };
-const std::pair<MemoryModel, const char *> MemoryModelNames[] = {
-    {MemoryModel::Sum, "sum"}, {MemoryModel::Peak, "peak"}, {MemoryModel::Schedule, "schedule"}};
+const std::pair<MemoryModel, const char *> MemoryModelNames[] = {{MemoryModel::Sum, "sum"},
+                                                                 {MemoryModel::Peak, "peak"},
+                                                                 {MemoryModel::Schedule, "schedule"},
+                                                                 {MemoryModel::Liveness, "liveness"}};
 } // namespace
 
 const char *onnxp::objectiveName(Objective O) {

@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/Partitioner.h"
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
+
+#include "MemoryFit.h"
 
 #include <algorithm>
 #include <chrono>
@@ -196,6 +199,46 @@ Expected<Plan> onnxp::expandChainPlan(const CostGraph &G, const Chain &C, const 
   return Pl;
 }
 
+namespace {
+/// Whether plans of G are checked by tensor liveness (issue 22).
+bool usesLiveness(const CostGraph &G, const PartitionOptions &O) {
+  return O.memoryModel == "liveness" && hasTensorLiveness(G);
+}
+
+/// Issue 22: graph planners charge memory additively (the sum of memBytes
+/// of a device's nodes). Under the liveness model they plan against the
+/// memory left after livenessReserve (what lives beyond that sum, valid for
+/// any placement in inference); the plan is then measured by liveness and,
+/// should a device still be over (training: saved activations received from
+/// another device), planned again with that excess taken off, a few times.
+/// auto and all run their candidates through runPartitioner, which does
+/// this for each.
+Expected<Plan> runUnderLiveness(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
+                                const PartitionOptions &O, const FinalizeOptions &FO) {
+  const std::string Name = Info.name;
+  if (!usesLiveness(G, O) || Name == "auto" || Name == "all") {
+    Expected<Plan> Pl = Info.run(G, P, O);
+    if (Pl && Pl->memoryModel == MemoryModel::Sum && usesLiveness(G, O))
+      Pl->memoryModel = MemoryModel::Liveness;
+    return Pl;
+  }
+  const double Cap = P.accMemory();
+  Platform Planning = P;
+  if (std::isfinite(Cap)) Planning.accelerator.memoryBytes = std::max(0.0, Cap - livenessReserve(G));
+  for (int Attempt = 0;; ++Attempt) {
+    Expected<Plan> Pl = Info.run(G, Planning, O);
+    if (!Pl || Pl->memoryModel != MemoryModel::Sum) return Pl;
+    Pl->memoryModel = MemoryModel::Liveness;
+    if (!std::isfinite(Cap) || FO.memoryIsUsersProblem || Attempt == 3) return Pl;
+    double Excess = 0;
+    std::vector<DeviceMemory> Mem = livenessMemory(G, Pl->device, P.numDevices());
+    for (int D = 0; D < P.accelerators; ++D) Excess = std::max(Excess, Mem[D].peak - Cap);
+    if (Excess <= Cap * 1e-9) return Pl;
+    Planning.accelerator.memoryBytes = std::max(0.0, Planning.accMemory() - Excess);
+  }
+}
+} // namespace
+
 FinalizeOptions onnxp::finalizeOptionsFor(const PartitionerInfo &Info) {
   FinalizeOptions FO;
   FO.requireContiguous = Info.contiguous;
@@ -206,8 +249,61 @@ FinalizeOptions onnxp::finalizeOptionsFor(const PartitionerInfo &Info) {
   return FO;
 }
 
+namespace {
+Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, const Platform &P,
+                                  const PartitionOptions &O, const Chain *C);
+Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, const Platform &P,
+                                   const PartitionOptions &O);
+
+/// Nesting of runPartitioner (auto, all and the IP warm starts run their
+/// candidates through it): only the outermost run explains a failure.
+thread_local int RunDepth = 0;
+struct Nested {
+  Nested() { ++RunDepth; }
+  ~Nested() { --RunDepth; }
+  bool outermost() const { return RunDepth == 1; }
+};
+
+/// Issue 22: a "does not fit" error says what would fit.
+Error explainMemoryFailure(Error E, const std::string &Name, const CostGraph &G, const Platform &P,
+                           const PartitionOptions &O, const Chain *C, bool ChainInput) {
+  if (!isMemoryFailure(E, P)) return E;
+  FitTrial Try = [ChainInput](const std::string &N, const CostGraph &G2, const Platform &Q,
+                              const PartitionOptions &O2, const Chain *C2) {
+    if (ChainInput) {
+      Expected<Plan> Pl = runChainPlannerOnce(N, *C2, Q, O2);
+      if (!Pl) (void)Pl.takeError();
+      return static_cast<bool>(Pl);
+    }
+    Expected<Plan> Pl = runPartitionerOnce(N, G2, Q, O2, C2);
+    if (!Pl) (void)Pl.takeError();
+    return static_cast<bool>(Pl);
+  };
+  std::string More = whatWouldFit(Name, G, P, O, C, Try);
+  return Error(E.kind(), E.message() + More);
+}
+} // namespace
+
 Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G, const Platform &P,
                                      const PartitionOptions &O, const Chain *C) {
+  Nested N;
+  Expected<Plan> Pl = runPartitionerOnce(Name, G, P, O, C);
+  if (Pl || !N.outermost()) return Pl;
+  return explainMemoryFailure(Pl.takeError(), Name, G, P, O, C, false);
+}
+
+Expected<Plan> onnxp::runChainPlanner(const std::string &Name, const Chain &C, const Platform &P,
+                                      const PartitionOptions &O) {
+  Nested N;
+  Expected<Plan> Pl = runChainPlannerOnce(Name, C, P, O);
+  if (Pl || !N.outermost()) return Pl;
+  static const CostGraph None;
+  return explainMemoryFailure(Pl.takeError(), Name, None, P, O, &C, true);
+}
+
+namespace {
+Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, const Platform &P,
+                                  const PartitionOptions &O, const Chain *C) {
   Expected<const PartitionerInfo *> Found = findPartitioner(Name);
   if (!Found) return Found.takeError();
   const PartitionerInfo &Info = **Found;
@@ -237,7 +333,7 @@ Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G
     FO.chainSimulator = Info.price;
     FO.blockPlan = &*BlockPlan;
   } else {
-    Pl = Info.run(G, P, Resolved);
+    Pl = runUnderLiveness(Info, G, P, Resolved, FO);
   }
   if (!Pl) return Pl.takeError();
   double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
@@ -252,8 +348,8 @@ Expected<Plan> onnxp::runPartitioner(const std::string &Name, const CostGraph &G
   return Pl;
 }
 
-Expected<Plan> onnxp::runChainPlanner(const std::string &Name, const Chain &C, const Platform &P,
-                                      const PartitionOptions &O) {
+Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, const Platform &P,
+                                   const PartitionOptions &O) {
   Expected<const PartitionerInfo *> Found = findPartitioner(Name);
   if (!Found) return Found.takeError();
   const PartitionerInfo &Info = **Found;
@@ -289,3 +385,4 @@ Expected<Plan> onnxp::runChainPlanner(const std::string &Name, const Chain &C, c
     return makeInternalError("the simulator of --algo ", Name, " set no objective");
   return Pl;
 }
+} // namespace

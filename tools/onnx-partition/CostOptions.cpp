@@ -35,4 +35,10 @@ void onnxp::tool::addCostOptions(CLI::App &App, ToolOptions &O) {
                  "parameters), adam (2x)")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->group("Cost model");
+  App.add_option("--memory-model", O.partition.memoryModel,
+                 "How accelerator memory is checked on ONNX models: liveness (a tensor is held from "
+                 "its producer to its last reader on the device; default) or sum (every node's "
+                 "outputs held all iteration, as seed 004's tables). JSON workloads always use sum")
+      ->check(CLI::IsMember({"liveness", "sum"}))
+      ->group("Cost model");
 }

@@ -87,6 +87,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.partition.verbose = O.verbose;
   // Progress (issue 20): the tool's ProgressTicker, set up in main, is
   // already in O.partition.progress.
+  Ctx.options.partition.optimizer = O.optimizer;
 
   InputLoadOptions LO;
   LO.chainRecipe = O.chainRecipe.empty() ? "separators" : O.chainRecipe;

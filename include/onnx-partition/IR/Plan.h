@@ -42,8 +42,9 @@ enum class MemoryModel {
   Sum,      ///< every node's memBytes held for the whole iteration
   Peak,     ///< peak over time under the FIFO scheduler emulation (seed 003 Eq. (2); pardnn)
   Schedule, ///< checked by the chain planner's own simulator (weights, stashes, buffers over time)
+  Liveness, ///< tensors held from producer to last local reader (Cost/MemoryAccounting.h livenessMemory)
 };
-const char *memoryModelName(MemoryModel M); ///< "sum", "peak", "schedule"
+const char *memoryModelName(MemoryModel M); ///< "sum", "peak", "schedule", "liveness"
 std::optional<MemoryModel> parseMemoryModel(const std::string &Name);
 
 /// Load and memory of one device under a plan (seed 004 §3: an accelerator's

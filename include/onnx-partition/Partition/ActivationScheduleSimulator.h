@@ -27,8 +27,14 @@ namespace onnxp {
 
 struct ActivationReplay {
   double makespanMs = 0;
-  double peakBytes = 0;
+  double peakBytes = 0;   ///< in slots: every tensor rounded up to whole slots
   double budgetBytes = 0; ///< slots x slot size
+  /// The peak with every tensor at its own size: what the accelerator holds
+  /// for activations (issue 22; peakBytes is the planner's slot view).
+  double exactPeakBytes = 0;
+  /// Weights, gradients and optimizer state held throughout (the plan's
+  /// resident_bytes); not part of the peaks above.
+  double residentBytes = 0;
   double offloadedBytes = 0;
   struct Slice {
     std::string name;

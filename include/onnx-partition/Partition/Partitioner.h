@@ -51,10 +51,16 @@ struct PartitionOptions {
   /// IPs split what is left across their phases (IpWarmStart.h
   /// secondsLeft). Unset: timeLimitSeconds from when the IP starts.
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  double relativeGap = 1e-4;                ///< ip*: stop at this relative gap
-  int threads = 1;                          ///< ip*: solver threads
-  std::vector<std::string> solverArgs;      ///< ip*: extra CBC settings, e.g. "-proximity", "on"
-  int subgraphsPerDevice = 1;               ///< latency-ip: q (Fig. 4)
+  double relativeGap = 1e-4;           ///< ip*: stop at this relative gap
+  int threads = 1;                     ///< ip*: solver threads
+  std::vector<std::string> solverArgs; ///< ip*: extra CBC settings, e.g. "-proximity", "on"
+  int subgraphsPerDevice = 1;          ///< latency-ip: q (Fig. 4)
+  /// --memory-model: "liveness" (issue 22: ONNX graphs are checked by
+  /// tensor liveness, Cost/MemoryAccounting.h) or "sum" (every node's
+  /// memBytes held all iteration; JSON workloads always use it).
+  std::string memoryModel = "liveness";
+  /// --optimizer: whose state chain planners charge with the weights.
+  std::string optimizer = "adam";
   double memoryHeadroom = 0.10;             ///< pardnn: fraction of memory kept free (§4)
   std::string memoryHeuristic = "knapsack"; ///< pardnn: knapsack | balance
   unsigned seed = 1;                        ///< randomized methods (local-search)

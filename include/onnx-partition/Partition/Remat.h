@@ -115,6 +115,7 @@ double rematLowerBoundMs(const Chain &C, const RematOptions &Options);
 struct ActivationScheduleText {
   RematPlan plan;
   RematOptions options;
+  double residentBytes = 0; ///< issue 22: model states charged besides the activations
 };
 Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &Text);
 

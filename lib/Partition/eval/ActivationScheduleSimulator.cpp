@@ -30,6 +30,7 @@ enum TensorKind { Act = 0, Stored = 1, Grad = 2 };
 struct Instance {
   std::string name;
   double bytes = 0;
+  double exact = 0; ///< its own size, before rounding up to slots (issue 22)
   int bornPos = 0, diedPos = INT_MAX;
   bool pinned = false;
   bool prefetched = false;
@@ -58,6 +59,7 @@ struct ComputeOp {
   int layer;
   double start, end;
   double overhead;
+  double exactOverhead = 0;
 };
 
 struct Transfer {
@@ -140,7 +142,7 @@ private:
         break;
       }
       default: {
-        double Dur = 0, Over = 0;
+        double Dur = 0, Over = 0, ExactOver = 0;
         if (Op.kind == RematOpKind::Loss) {
           if (SeenLoss || Op.layer != L + 1)
             return makeInternalError("activation replay: a second or misplaced loss");
@@ -153,11 +155,12 @@ private:
           const ChainBlock &B = C.blocks[Op.layer - 1];
           bool Fw = Op.kind != RematOpKind::Backward;
           Dur = Fw ? B.forwardTime : B.backwardTime;
-          Over = rounded(Fw ? B.forwardOverhead : B.backwardOverhead);
+          ExactOver = Fw ? B.forwardOverhead : B.backwardOverhead;
+          Over = rounded(ExactOver);
           if (!Fw && !SeenLoss)
             return makeInternalError("activation replay: B^", Op.layer, " before the loss");
         }
-        Ops.push_back({Op.kind, Op.layer, T, T + Dur, Over});
+        Ops.push_back({Op.kind, Op.layer, T, T + Dur, Over, ExactOver});
         R.slices.push_back(
             {std::string(rematOpName(Op.kind)) + " " + std::to_string(Op.layer), T, T + Dur, 0});
         T += Dur;
@@ -251,6 +254,8 @@ private:
     Instance In;
     In.name = std::string(Kind == Act ? "a" : Kind == Stored ? "abar" : "delta") + std::to_string(K);
     In.bytes = Bytes;
+    const double A = K == 0 ? C.inputBytes : C.blocks[K - 1].outputBytes;
+    In.exact = Kind == Stored ? std::max(A, C.blocks[K - 1].storedBytes) : A;
     In.bornPos = Pos;
     Inst.push_back(In);
     Live[Key] = int(Inst.size()) - 1;
@@ -370,13 +375,24 @@ private:
         if (In.bornPos <= Pos && Pos <= In.diedPos) Sum += In.at(Pos, T);
       return Sum;
     };
-    auto Scan = [&](int Pos, double From, double To, double Extra, const std::string &Where) {
+    // Issue 22: the same replay with every tensor at its own size, the peak
+    // the accelerator sees (the slots round each tensor up).
+    auto EvalExact = [&](int Pos, double T, double Extra) {
+      double Sum = Extra;
+      for (const Instance &In : Inst)
+        if (In.bornPos <= Pos && Pos <= In.diedPos && In.bytes > 0)
+          Sum += In.at(Pos, T) * (In.exact / In.bytes);
+      return Sum;
+    };
+    auto Scan = [&](int Pos, double From, double To, double Extra, const std::string &Where,
+                    double ExactExtra) {
       std::vector<double> Ts{From, To};
       auto Lo = std::upper_bound(Breaks.begin(), Breaks.end(), From);
       for (auto It = Lo; It != Breaks.end() && *It < To; ++It) Ts.push_back(*It);
       for (double T : Ts) {
         double V = Eval(Pos, T, Extra);
         R.memory.push_back({T, V});
+        R.exactPeakBytes = std::max(R.exactPeakBytes, EvalExact(Pos, T, ExactExtra));
         if (V > R.peakBytes) {
           R.peakBytes = V;
           PeakTime = T;
@@ -385,9 +401,9 @@ private:
       }
     };
     for (int Idx = 0; Idx < int(Ops.size()); ++Idx) {
-      Scan(2 * Idx, Ops[Idx].start, Ops[Idx].end, Ops[Idx].overhead, opName(Idx));
+      Scan(2 * Idx, Ops[Idx].start, Ops[Idx].end, Ops[Idx].overhead, opName(Idx), Ops[Idx].exactOverhead);
       double Next = Idx + 1 < int(Ops.size()) ? Ops[Idx + 1].start : R.makespanMs;
-      Scan(2 * Idx + 1, Ops[Idx].end, Next, 0, "after " + opName(Idx));
+      Scan(2 * Idx + 1, Ops[Idx].end, Next, 0, "after " + opName(Idx), 0);
     }
     std::stable_sort(R.memory.begin(), R.memory.end(),
                      [](const auto &A, const auto &B) { return A.first < B.first; });

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
@@ -84,6 +85,11 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
     if (!S) return S.takeError();
     for (size_t D = 0; D < Pl.usage.size() && D < S->peakMemory.size(); ++D)
       Pl.usage[D].memory = S->peakMemory[D];
+  } else if (Pl.memoryModel == MemoryModel::Liveness) {
+    // Issue 22: report the peak the validator checked.
+    std::vector<DeviceMemory> Mem = livenessMemory(G, Pl.device, P.numDevices());
+    for (size_t D = 0; D < Pl.usage.size() && D < Mem.size(); ++D)
+      Pl.usage[D].memory = P.isAccelerator(static_cast<int>(D)) ? Mem[D].peak : 0;
   }
   // Issue 11, item 6: a bound for any plan, whoever made this one; an
   // algorithm bound that holds for any plan (an IP's LP bound) raises it.

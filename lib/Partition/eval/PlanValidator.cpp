@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <map>
@@ -107,6 +109,15 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
       if (S->peakMemory[Dev] > P.accMemory() * (1 + 1e-9))
         return Fail(P.deviceName(Dev), " peaks at ", formatNumber(S->peakMemory[Dev]),
                     " bytes in the emulated schedule, over its memory of ", formatNumber(P.accMemory()));
+  } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Liveness) {
+    // Issue 22: each device runs its nodes in the graph's topological order;
+    // a tensor is held from its producer to its last local reader.
+    std::vector<DeviceMemory> Mem = livenessMemory(G, Pl.device, D);
+    for (int Dev = 0; Dev < P.accelerators; ++Dev)
+      if (Mem[Dev].peak > P.accMemory() * (1 + 1e-9))
+        return Fail(P.deviceName(Dev), " peaks at ", humanBytes(Mem[Dev].peak), " (",
+                    formatNumber(Mem[Dev].peak), " bytes) by tensor liveness, over its memory of ",
+                    humanBytes(P.accMemory()));
   } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Sum) {
     // (MemoryModel::Schedule: the chain planner's simulator checks memory.)
     std::vector<double> Mem(D, 0);

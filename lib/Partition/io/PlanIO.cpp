@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/io/PlanIO.h"
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
+
 #include <cmath>
 #include <map>
 #include <unordered_map>
@@ -42,11 +44,23 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
                    {"cpus", P.cpus},
                    {"accelerator_memory", num(P.accMemory())}};
   J["devices"] = json::array();
+  // Issue 22, item 5: memory by term (Cost/MemoryAccounting.h).
+  const std::vector<DeviceMemory> Terms = planMemoryByTerm(G, P, Pl);
   for (int D = 0; D < static_cast<int>(Pl.usage.size()); ++D) {
     const DeviceUsage &U = Pl.usage[D];
     json Dev = {{"device", P.deviceName(D)}, {"load", U.load},        {"compute", U.compute},
                 {"comm_in", U.commIn},       {"comm_out", U.commOut}, {"memory", U.memory}};
     if (!Pl.replicas.empty()) Dev["replicas"] = Pl.replicas[D];
+    if (P.isAccelerator(D) && D < static_cast<int>(Terms.size())) {
+      const DeviceMemory &M = Terms[D];
+      Dev["memory_by_term"] = {{"weights", M.weights},
+                               {"gradients", M.gradients},
+                               {"optimizer_state", M.optimizerState},
+                               {"saved_activations", M.savedActivations},
+                               {"transient", M.transient},
+                               {"in_flight_microbatches", M.inFlight},
+                               {"peak", M.peak}};
+    }
     J["devices"].push_back(Dev);
   }
   J["assignment"] = json::array();

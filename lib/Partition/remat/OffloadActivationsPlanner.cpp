@@ -9,41 +9,69 @@
 // (eval/ActivationScheduleSimulator), which sets the objective (iteration
 // time) and the memory peak.
 //
+// Issue 22: what training keeps resident (weights, gradients, optimizer
+// state of the whole chain, chainResidentMemory) is charged first; the
+// activation DP plans in what is left (the papers' budget M excludes the
+// weights, so seed 001's reference point M is --memory M + resident). The
+// reported peak is the simulator's, with every tensor at its own size, plus
+// the resident bytes.
+//
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/ActivationScheduleSimulator.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/Remat.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 
 using namespace onnxp;
 
 namespace {
 
-Expected<RematOptions> optionsFor(const Platform &P, const PartitionOptions &O, bool Offload) {
-  // Errors name the algorithm the user asked for (issue 20: rotor's were
-  // labelled "offload-activations:").
-  const char *Who = Offload ? "offload-activations" : "rotor";
-  RematOptions R;
+struct Budget {
+  RematOptions remat;
+  ResidentMemory resident;
+  OptimizerKind optimizer = OptimizerKind::Adam;
+  const char *algo = "";
+};
+
+Expected<Budget> optionsFor(const Chain &C, const Platform &P, const PartitionOptions &O, bool Offload) {
+  const char *Algo = Offload ? "offload-activations" : "rotor";
+  Budget Out;
+  Out.algo = Algo;
+  RematOptions &R = Out.remat;
   R.memoryBytes = P.accMemory();
   R.deadline = O.deadline;
   if (!std::isfinite(R.memoryBytes))
-    return makeUsageError(Who, ": the accelerator memory is unlimited; give --memory");
+    return makeUsageError(Algo, ": the accelerator memory is unlimited; give --memory");
+  Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
+  if (!Opt) return Opt.takeError();
+  Out.optimizer = *Opt;
+  Out.resident = chainResidentMemory(C, *Opt);
+  if (Out.resident.total() >= R.memoryBytes)
+    return makeError(Algo, ": the weights alone need ", humanBytes(Out.resident.total()), " (",
+                     describeResident(Out.resident, *Opt), ", ", formatNumber(Out.resident.total()),
+                     " bytes), more than the accelerator's ", humanBytes(R.memoryBytes),
+                     "; give more --memory, or move the weights to the host with --algo offload-weights");
+  R.memoryBytes -= Out.resident.total();
   Expected<long long> N = O.paramInt("memory-steps", 50);
   if (!N) return N.takeError();
   R.memorySteps = int(*N);
   R.offload = Offload && O.paramString("no-offload", "") == "";
   R.bandwidthBytesPerSec = P.hostLinkBandwidth;
-  return R;
+  return Out;
 }
 
-std::string scheduleJson(const RematPlan &P, const RematOptions &O) {
+std::string scheduleJson(const RematPlan &P, const RematOptions &O, const ResidentMemory &Res) {
   nlohmann::json J;
   J["kind"] = "activation-schedule";
+  J["resident_bytes"] = Res.total();
   J["slot_bytes"] = P.slotBytes;
   J["budget_slots"] = P.budgetSlots;
   J["offload"] = P.offload;
@@ -62,16 +90,23 @@ std::string scheduleJson(const RematPlan &P, const RematOptions &O) {
   return J.dump();
 }
 
-Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const RematOptions &O, const char *Who) {
+Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const Budget &B) {
+  const RematOptions &O = B.remat;
   if (!R) return R.takeError();
   if (!R->feasible)
-    return makeError(Who, ": no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
-                     R->budgetSlots, " slots of ", R->slotBytes, " bytes)");
+    return makeError(B.algo, ": no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
+                     R->budgetSlots, " slots of ", R->slotBytes, " bytes) left for activations after ",
+                     humanBytes(B.resident.total()), " resident (", describeResident(B.resident, B.optimizer),
+                     ")");
   Plan Pl;
   Pl.device.assign(C.size(), 0);
   Pl.stage.assign(C.size(), 0);
   Pl.lowerBound = rematLowerBoundMs(C, O);
-  Pl.schedule = scheduleJson(*R, O);
+  Pl.schedule = scheduleJson(*R, O, B.resident);
+  Pl.notes.push_back("memory: " + humanBytes(B.resident.total()) + " resident for the whole iteration (" +
+                     describeResident(B.resident, B.optimizer) +
+                     "; not offloaded: --algo offload-weights moves weights to the host), " +
+                     humanBytes(O.memoryBytes) + " left for activations");
   Pl.stats["dp_states"] = double(R->statesExplored);
   Pl.stats["offloaded_bytes"] = R->offloadedBytes;
   int Recomputed = 0;
@@ -85,29 +120,59 @@ Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const RematOptions 
 
 namespace onnxp {
 
-Expected<Plan> partitionOffloadActivations(const Chain &C, const Platform &P, const PartitionOptions &O) {
-  Expected<RematOptions> R = optionsFor(P, O, true);
-  if (!R) return R.takeError();
-  if (O.progress) O.progress("offload-activations: seed 001's DP");
-  Expected<RematPlan> Dp = planOffloadRemat(C, *R);
-  if (!Dp || !Dp->stoppedByDeadline) return toPlan(C, std::move(Dp), *R, "offload-activations");
-  // Issue 20: out of time. Rotor's table (no offloading; seconds where the
-  // offloading DP takes minutes) is the best plan at hand.
-  RematOptions Rotor = *R;
-  Rotor.offload = false;
-  Rotor.deadline.reset();
-  Expected<Plan> Pl = toPlan(C, planRotor(C, Rotor), Rotor, "offload-activations");
-  if (!Pl) return Pl;
-  Pl->notes.push_back("the time limit stopped seed 001's DP after " + std::to_string(Dp->statesExplored) +
-                      " states; returning rotor's schedule (rematerialization, no offloading)");
-  Pl->stats["stopped_by_time_limit"] = 1;
+/// Issue 22: when rounding to memory slots costs more than 1% against 4x
+/// the steps on the same memory, say so.
+void noteDiscretization(const Chain &C, Plan &Pl, const Budget &B, double Makespan,
+                        Expected<RematPlan> (*Planner)(const Chain &, const RematOptions &)) {
+  RematOptions Fine = B.remat;
+  if (Fine.slotBytes > 0 || Fine.memorySteps > 25000) return;
+  Fine.memorySteps *= 4;
+  Expected<RematPlan> R = Planner(C, Fine);
+  if (!R) {
+    (void)R.takeError();
+    return;
+  }
+  if (R->stoppedByDeadline || !R->feasible || !(R->makespanMs < Makespan * 0.99)) return;
+  char Buf[320];
+  std::snprintf(Buf, sizeof Buf,
+                "warning: %d memory slots cost %.1f%% against %d (%.6g vs %.6g ms in the planner's model); "
+                "try --memory-steps %d",
+                B.remat.memorySteps, 100.0 * (Makespan - R->makespanMs) / R->makespanMs, Fine.memorySteps,
+                Makespan, R->makespanMs, Fine.memorySteps);
+  Pl.notes.push_back(Buf);
+}
+
+Expected<Plan> planActivations(const Chain &C, const Platform &P, const PartitionOptions &O, bool Offload) {
+  Expected<Budget> B = optionsFor(C, P, O, Offload);
+  if (!B) return B.takeError();
+  auto Planner = Offload ? &planOffloadRemat : &planRotor;
+  if (Offload && O.progress) O.progress("offload-activations: seed 001's DP");
+  Expected<RematPlan> R = Planner(C, B->remat);
+  if (Offload && R && R->stoppedByDeadline) {
+    // Issue 20: out of time. Rotor's table (no offloading; seconds where the
+    // offloading DP takes minutes) is the best plan at hand.
+    Budget Rotor = *B;
+    Rotor.remat.offload = false;
+    Rotor.remat.deadline.reset();
+    Expected<Plan> Pl = toPlan(C, planRotor(C, Rotor.remat), Rotor);
+    if (!Pl) return Pl;
+    Pl->notes.push_back("the time limit stopped seed 001's DP after " + std::to_string(R->statesExplored) +
+                        " states; returning rotor's schedule (rematerialization, no offloading)");
+    Pl->stats["stopped_by_time_limit"] = 1;
+    return Pl;
+  }
+  const double Makespan = R && R->feasible ? R->makespanMs : NAN;
+  Expected<Plan> Pl = toPlan(C, std::move(R), *B);
+  if (Pl && std::isfinite(Makespan)) noteDiscretization(C, *Pl, *B, Makespan, Planner);
   return Pl;
 }
 
+Expected<Plan> partitionOffloadActivations(const Chain &C, const Platform &P, const PartitionOptions &O) {
+  return planActivations(C, P, O, true);
+}
+
 Expected<Plan> partitionRotor(const Chain &C, const Platform &P, const PartitionOptions &O) {
-  Expected<RematOptions> R = optionsFor(P, O, false);
-  if (!R) return R.takeError();
-  return toPlan(C, planRotor(C, *R), *R, "rotor");
+  return planActivations(C, P, O, false);
 }
 
 Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &Text) {
@@ -119,6 +184,7 @@ Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &
   RematOptions &O = S.options;
   try {
     R.slotBytes = J.at("slot_bytes").get<double>();
+    S.residentBytes = J.value("resident_bytes", 0.0);
     R.budgetSlots = J.at("budget_slots").get<int>();
     R.offload = J.at("offload").get<bool>();
     O.bandwidthBytesPerSec = J.at("bandwidth_bytes_per_s").get<double>();
@@ -149,9 +215,11 @@ Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &
 static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, const Plan &Pl) {
   Expected<ActivationScheduleText> S = parseActivationScheduleJson(Pl.schedule);
   if (!S) return S.takeError();
-  if (S->plan.budgetSlots * S->plan.slotBytes > P.accMemory() * (1 + 1e-12))
+  if (S->plan.budgetSlots * S->plan.slotBytes + S->residentBytes > P.accMemory() * (1 + 1e-12))
     return makeError("activation schedule: the schedule assumes more memory than the accelerator has");
-  return replayActivationSchedule(C, S->options, S->plan);
+  Expected<ActivationReplay> Rep = replayActivationSchedule(C, S->options, S->plan);
+  if (Rep) Rep->residentBytes = S->residentBytes;
+  return Rep;
 }
 
 Error priceActivationSchedule(const Chain &C, const Platform &P, Plan &Pl) {
@@ -159,7 +227,8 @@ Error priceActivationSchedule(const Chain &C, const Platform &P, Plan &Pl) {
   if (!Rep) return Rep.takeError();
   Pl.objective = Rep->makespanMs;
   if (Pl.usage.empty()) Pl.usage.resize(1);
-  Pl.usage[0].memory = Rep->peakBytes;
+  // Issue 22: the measured peak (tensors at their own sizes) + resident.
+  Pl.usage[0].memory = Rep->exactPeakBytes + Rep->residentBytes;
   Pl.usage[0].load = Rep->makespanMs;
   return Error::success();
 }

@@ -14,6 +14,7 @@
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Pass/Passes.h"
 
@@ -37,6 +38,9 @@ public:
     O.granularity = *Gr;
     double TotalMem = 0;
     for (const CostNode &N : Ctx.graph.nodes()) TotalMem += N.memBytes;
+    // Issue 22: under liveness memBytes leaves out what livenessReserve covers.
+    if (Ctx.options.partition.memoryModel == "liveness" && hasTensorLiveness(Ctx.graph))
+      TotalMem += livenessReserve(Ctx.graph);
     O.reductions.memoryNeverBinds = !Ctx.options.partition.replicate && TotalMem <= Ctx.platform.accMemory();
     O.reductions.timeTrades =
         Ctx.platform.cpus == 0 && !Ctx.platform.overlapComm && !Ctx.options.partition.replicate;

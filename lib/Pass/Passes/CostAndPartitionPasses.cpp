@@ -57,7 +57,7 @@ Error priceGraph(PassContext &Ctx) {
     applyPlaceholderCosts(Ctx.graph, Ctx.platform);
   } else if (O.costModel == "analytical") {
     AnalyticalSummary S = applyAnalyticalCosts(Ctx.graph, M, Ctx.platform);
-    accountMemory(Ctx.graph, &M, *Opt);
+    accountMemory(Ctx.graph, &M, *Opt, Ctx.options.partition.memoryModel == "liveness");
     if (!S.fallbackOps.empty())
       Ctx.notes.push_back(std::to_string(S.fallbackNodes) +
                           " nodes priced by the fallback rule (no cost rule for op " +

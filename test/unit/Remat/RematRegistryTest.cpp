@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "RematTestUtil.h"
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -18,10 +19,14 @@ using namespace onnxp::test;
 
 namespace {
 
-Expected<Plan> run(const std::string &Algo, const Chain &C, int Slots, double Bandwidth) {
+/// Seed 001's budget M excludes the weights: the accelerator holds M plus
+/// the chain's model states (issue 22), so the activations get M.
+Expected<Plan> run(const std::string &Algo, const Chain &C, int Slots, double Bandwidth,
+                   double Resident = -1) {
   CostGraph G;
   Platform P;
-  P.accelerator.memoryBytes = Slots * MiB32;
+  if (Resident < 0) Resident = chainResidentMemory(C, OptimizerKind::Adam).total();
+  P.accelerator.memoryBytes = Slots * MiB32 + Resident;
   P.hostLinkBandwidth = Bandwidth;
   PartitionOptions O;
   O.params["memory-steps"] = std::to_string(Slots);
@@ -42,6 +47,25 @@ TEST(RematRegistry, RotorAndOffloadActivationsThroughRunPartitioner) {
   EXPECT_GT(F->stats["offloaded_bytes"], 0);
   Expected<Plan> Tight = run("rotor", *C, 198, 0);
   EXPECT_FALSE(bool(Tight));
+}
+
+TEST(RematRegistry, ResidentWeightsAreChargedAndThePeakIsMeasured) {
+  std::optional<Chain> C = pipeDreamLayers("vgg16");
+  if (!C) GTEST_SKIP() << "../shared/workloads/pipedream/vgg16.txt is absent";
+  const ResidentMemory Res = chainResidentMemory(*C, OptimizerKind::Adam);
+  EXPECT_DOUBLE_EQ(Res.total(), 4 * C->totalWeightBytes()); // weights + gradients + 2 Adam moments
+  Expected<Plan> R = run("rotor", *C, 199, 0);
+  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EQ(R->usage.size(), 1u);
+  // The measured peak holds the model states and stays under the memory.
+  EXPECT_GT(R->usage[0].memory, Res.total());
+  EXPECT_LE(R->usage[0].memory, 199 * MiB32 + Res.total());
+  // Memory that the model states alone exceed: the error names their bytes.
+  Expected<Plan> None = run("rotor", *C, 1, 0, 0);
+  ASSERT_FALSE(bool(None));
+  const std::string Why = None.takeError().message();
+  EXPECT_NE(Why.find("the weights alone need"), std::string::npos) << Why;
+  EXPECT_NE(Why.find(formatNumber(Res.total())), std::string::npos) << Why;
 }
 
 } // namespace

@@ -1,0 +1,118 @@
+//===- Partition/MemoryFit.cpp - What would fit, after "does not fit" ----===//
+//
+// Issue 22: a "does not fit" error names the least memory per accelerator
+// with which the same algorithm finds a plan at this device count, and the
+// least accelerator count that fits the given memory. Both are found with
+// the algorithm itself (runPartitioner, so every plan is validated under
+// the run's memory model): doubling until it fits, then bisection to 2%.
+// The search is bounded in runs and time; when a bound is hit the message
+// gives the bracket it established instead of a single number.
+//
+//===----------------------------------------------------------------------===//
+#include "MemoryFit.h"
+
+#include "onnx-partition/Support/HumanUnits.h"
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+using namespace onnxp;
+
+namespace {
+thread_local bool InSearch = false; // a search's own failures do not search again
+
+struct Clock {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double limit;
+  explicit Clock(double Seconds) : limit(Seconds) {}
+  bool out() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit;
+  }
+};
+
+bool looksLikeMemory(const Error &E) {
+  if (E.kind() != Error::Kind::Input) return false;
+  const std::string &M = E.message();
+  return M.find("memory") != std::string::npos || M.find("fit") != std::string::npos ||
+         M.find("weights alone") != std::string::npos;
+}
+
+/// Single-accelerator chain planners: more devices change nothing.
+bool singleDevice(const std::string &Name) {
+  return Name == "rotor" || Name == "offload-activations" || Name == "offload-weights" || Name == "single";
+}
+} // namespace
+
+bool onnxp::isMemoryFailure(const Error &E, const Platform &P) {
+  return !InSearch && std::isfinite(P.accMemory()) && looksLikeMemory(E);
+}
+
+std::string onnxp::whatWouldFit(const std::string &Name, const CostGraph &G, const Platform &P,
+                                const PartitionOptions &O, const Chain *C, const FitTrial &Try) {
+  InSearch = true;
+  struct Reset {
+    ~Reset() { InSearch = false; }
+  } R;
+  Clock Budget(O.timeLimitGiven ? std::min(60.0, O.timeLimitSeconds) : 60.0);
+  PartitionOptions Quiet = O;
+  Quiet.progress = nullptr;
+  Quiet.verbose = false;
+  auto Fits = [&](const Platform &Q) { return Try(Name, G, Q, Quiet, C); };
+
+  std::string Out;
+  // Least memory per accelerator at this device count.
+  const double Given = P.accMemory();
+  double Lo = Given, Hi = NAN;
+  Platform Q = P;
+  for (int I = 0; I < 12 && !Budget.out(); ++I) {
+    Q.accelerator.memoryBytes = Lo * 2;
+    if (Fits(Q)) {
+      Hi = Lo * 2;
+      break;
+    }
+    Lo *= 2;
+  }
+  const int Acc = P.accelerators;
+  const std::string On = std::to_string(Acc) + " accelerator" + (Acc == 1 ? "" : "s");
+  if (std::isnan(Hi)) {
+    Out += "; " + Name + " finds no plan on " + On + " with up to " + humanBytes(Lo) + " each";
+  } else {
+    while (Hi - Lo > 0.02 * Hi && !Budget.out()) {
+      Q.accelerator.memoryBytes = (Lo + Hi) / 2;
+      (Fits(Q) ? Hi : Lo) = (Lo + Hi) / 2;
+    }
+    Out += "; " + Name + " finds a plan on " + On + " with " + humanBytes(Hi) + " each (" +
+           formatNumber(std::ceil(Hi)) + " bytes; none with " + humanBytes(Lo) + ")";
+  }
+  if (singleDevice(Name)) return Out;
+
+  // Least accelerator count at the given memory: Acc + 1, then doubling to 64.
+  std::vector<int> Counts;
+  for (int K = Acc + 1; K <= 64; K = std::max(K + 1, K * 2)) Counts.push_back(K);
+  if (!Counts.empty() && Counts.back() < 64) Counts.push_back(64);
+  Q = P;
+  int Fail = Acc, Fit = -1;
+  for (int K : Counts) {
+    if (Budget.out()) break;
+    Q.accelerators = K;
+    if (Fits(Q)) {
+      Fit = K;
+      break;
+    }
+    Fail = K;
+  }
+  if (Fit < 0) {
+    Out +=
+        ", and none on up to " + std::to_string(Fail) + " accelerators with " + humanBytes(Given) + " each";
+    return Out;
+  }
+  while (Fit - Fail > 1 && !Budget.out()) {
+    int Mid = (Fit + Fail) / 2;
+    Q.accelerators = Mid;
+    (Fits(Q) ? Fit : Fail) = Mid;
+  }
+  Out += ", or on " + std::to_string(Fit) + " accelerators with " + humanBytes(Given) + " each";
+  if (Fit - Fail > 1) Out += " (" + std::to_string(Fail + 1) + " or more were not all tried)";
+  return Out;
+}
