@@ -15,7 +15,6 @@
 #include "onnx-partition/Cost/Roofline.h"
 
 #include <algorithm>
-#include <numeric>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -40,7 +39,7 @@ bool deterministic(const onnx::NodeProto &N) {
 
 class Matcher {
 public:
-  Matcher(const CostGraph &G, const OnnxModel &M) : G(G), M(M), OG(M.graph()) {
+  Matcher(const CostGraph &G, const OnnxModel &M) : M(M), OG(M.graph()) {
     Sum.marks.assign(G.numNodes(), "");
     Eligible.assign(OG.node_size(), false);
     for (size_t V = 0; V < G.numNodes(); ++V) {
@@ -74,7 +73,6 @@ public:
   }
 
 private:
-  const CostGraph &G;
   const OnnxModel &M;
   const onnx::GraphProto &OG;
   OrtOptimizationSummary Sum;
