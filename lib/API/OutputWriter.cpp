@@ -13,12 +13,14 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/OutputWriter.h"
 
+#include "onnx-partition/Cost/EstimatedSizes.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -164,22 +166,38 @@ void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Pla
   if (Pf.accelerators > 1 && AccUsed < Pf.accelerators && !Warned)
     OS << "  warning: the plan uses " << AccUsed << " of " << Pf.accelerators
        << " accelerators: more devices buy nothing for this graph (transfers cost more than they save)\n";
-  // The cost model's view of CPU against accelerator, over the nodes both run.
+  // The cost model's view of CPU against accelerator, over the nodes both
+  // run. Issue 23: only nodes whose two times come from the same kind of
+  // source (a profile measures one kind; the other stays analytical), and
+  // without the per-kernel overheads: a graph of tiny kernels is faster on a
+  // core that dispatches faster than a GPU launches, which is no sign of a
+  // wrong --platform; a core out-computing the accelerator is.
   double Acc = 0, Cpu = 0;
   int Faster = 0;
   for (const CostNode &N : Ctx.graph.nodes()) {
-    if (!N.accSupported) continue;
-    Acc += N.accTime;
-    Cpu += N.cpuTime;
+    if (!N.accSupported || N.costSource == "profile" || N.costSource == "profile-scaled") continue;
+    if (N.accTime == 0 && N.cpuTime == 0) continue; // folded or fused: no kernel
+    double Kernels = std::max<size_t>(1, N.onnxNodes.size());
+    Acc += std::max(0.0, N.accTime - Kernels * Pf.accelerator.kernelOverheadMs);
+    Cpu += std::max(0.0, N.cpuTime - Kernels * Pf.cpu.kernelOverheadMs);
     Faster += N.cpuTime < N.accTime;
   }
   if (Pf.accelerators > 0 && Acc > 0 && Cpu > 0 && Cpu < Acc)
     OS << "  warning: the cost model thinks one CPU core runs this graph faster than the accelerator ("
        << formatNumber(Cpu) << " against " << formatNumber(Acc) << " " << Unit
-       << "); check --platform and --cost-model\n";
+       << " of compute and memory time, kernel overheads left out); check --platform and --cost-model\n";
   else if (Pf.cpus > 0 && Faster > 0)
     OS << "  note: the cost model prices " << Faster
        << " node(s) faster on a CPU core than on the accelerator\n";
+  // Issue 23: never a silent guess behind the objective.
+  if (Ctx.model && P.objective > 0) {
+    EstimatedSizeDependence D = estimatedSizeDependence(Ctx.graph, *Ctx.model, P, Pf);
+    if (D.time > 0.01 * P.objective)
+      OS << "  warning: the objective depends on " << D.tensors
+         << " tensor size(s) shape inference could not determine (estimated from their producers): "
+         << D.nodes << " node(s) and their transfers account for " << formatNumber(D.time) << " " << Unit
+         << ", " << percent(D.time / P.objective) << " of the objective\n";
+  }
 }
 
 } // namespace

@@ -390,11 +390,31 @@ Error onnxp::inferShapes(OnnxModel &M) {
       }
   M.unboundDims.clear();
   M.unknownShapeTensors.clear();
+  M.estimatedShapeTensors.clear();
+  // What inference left unsized is estimated from its producer (issue 23):
+  // the shape of the producer's largest sized input, so an elementwise or
+  // movement op is exact and nothing counts a silent 0. Nodes are in
+  // topological order here (inferShapesSafely sorted the copy), so an
+  // estimate can feed the next one.
   for (const auto &N : G->node())
     for (const std::string &O : N.output()) {
       if (O.empty()) continue;
       const TensorInfo *I = M.tensor(O);
-      if (!I || !I->fullyKnown() || elementBytes(I->elemType) == 0) M.unknownShapeTensors.push_back(O);
+      if (I && I->fullyKnown() && elementBytes(I->elemType) != 0) continue;
+      M.unknownShapeTensors.push_back(O);
+      const TensorInfo *Largest = nullptr;
+      double Most = -1;
+      for (const std::string &In : N.input()) {
+        const TensorInfo *T = In.empty() ? nullptr : M.tensor(In);
+        std::optional<double> E = T ? T->numElements() : std::nullopt;
+        if (E && *E > Most) Most = *E, Largest = T;
+      }
+      if (!Largest) continue;
+      TensorInfo Est = *Largest;
+      if (I && elementBytes(I->elemType) != 0) Est.elemType = I->elemType;
+      if (elementBytes(Est.elemType) == 0) Est.elemType = onnx::TensorProto::FLOAT;
+      M.tensors[O] = Est;
+      M.estimatedShapeTensors.push_back(O);
     }
   // Ask for the names an expression uses, never for the expression.
   for (auto &[Name, Info] : M.tensors)

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/SafeShapeInference.h"
 
+#include "ExtraShapeRules.h"
 #include "ShapeDataPropagation.h"
 #include "onnx-partition/IR/OrtSchemas.h"
 
@@ -427,6 +428,9 @@ private:
   /// The schema's data propagation, then our own for shape arithmetic.
   void propagateData(onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema);
   Error inferNode(int Index);
+  /// Our rules for what ONNX leaves out (ExtraShapeRules.h): outputs still
+  /// untyped, or typed without a full shape, take the rule's type.
+  void applyExtraShapeRules(const onnx::NodeProto &N, int Opset);
   /// The types found go back into value_info and the graph outputs.
   void writeTypes();
 };
@@ -511,6 +515,11 @@ void SafeInference::synthesizeConstantInputs(const onnx::NodeProto &N) {
     auto It = ShapeData.find(In);
     bool Scalar = TypePtrs.count(In) && rankOf(TypePtrs[In]) == 0;
     if (It == ShapeData.end()) continue;
+    // Values of a float tensor stay ours: ONNX would read an int64 constant.
+    if (!TypePtrs.count(In) || !TypePtrs[In]->has_tensor_type() ||
+        (TypePtrs[In]->tensor_type().elem_type() != onnx::TensorProto::INT64 &&
+         TypePtrs[In]->tensor_type().elem_type() != onnx::TensorProto::INT32))
+      continue;
     if (std::optional<onnx::TensorProto> T = tensorOfShapeData(It->second, In, Scalar)) {
       Synthesized.push_back(std::move(*T));
       Data[In] = &Synthesized.back();
@@ -593,6 +602,7 @@ Error SafeInference::inferNode(int Index) {
       Opset == Opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(N.op_type(), Opset->second, Domain);
   auto Local = Functions.find(functionId(N.domain(), N.op_type()));
   if (!Schema && Local == Functions.end()) {
+    applyExtraShapeRules(N, Opset == Opsets.end() ? 0 : Opset->second);
     applyContribTypeRule(N);
     return Error::success(); // other unknown ops: completed by gradient naming later
   }
@@ -621,7 +631,32 @@ Error SafeInference::inferNode(int Index) {
   if (!runInference(N, Index, Schema, Local, Ctx)) return Error::success();
   mergeOutputTypes(N, Index, Ctx);
   propagateData(N, Index, Schema);
+  applyExtraShapeRules(N, Opset->second);
   return Error::success();
+}
+
+void SafeInference::applyExtraShapeRules(const onnx::NodeProto &N, int Opset) {
+  ShapeDataInputs In{[&](int I) { return I < N.input_size() ? valuesOf(N.input(I)) : nullptr; },
+                     [&](int I) -> const onnx::TypeProto * {
+                       auto It = I < N.input_size() ? TypePtrs.find(N.input(I)) : TypePtrs.end();
+                       return It == TypePtrs.end() ? nullptr : It->second;
+                     }};
+  std::optional<ExtraShapeResult> R = inferExtraShapes(N, Opset, In);
+  if (!R) return;
+  for (int O = 0; O < N.output_size(); ++O) {
+    const std::string &Name = N.output(O);
+    if (Name.empty()) continue;
+    if (O < static_cast<int>(R->values.size()) && R->values[O] && !ShapeData.count(Name))
+      ShapeData.emplace(Name, *R->values[O]);
+    if (O >= static_cast<int>(R->types.size()) || !R->types[O]) continue;
+    auto It = TypePtrs.find(Name);
+    if (It == TypePtrs.end()) {
+      put(Name, *R->types[O]);
+      NewValueInfo.push_back(Name);
+    } else if (rankOf(It->second) < 0 || It->second->tensor_type().elem_type() == 0) {
+      *It->second = *R->types[O];
+    }
+  }
 }
 
 void SafeInference::writeTypes() {

@@ -24,12 +24,15 @@ struct ShapeDataInputs {
   std::function<const onnx::TypeProto *(int)> type;
 };
 
-/// The values of N's first output, for Shape, Identity, Cast, Squeeze,
-/// Unsqueeze, Concat, Gather, Slice, Add, Sub, Mul and Div on integer
-/// vectors; nullopt when N is another op or an input value is unknown.
+/// The values of N's first output, for Shape, Size, Identity, Cast, Squeeze,
+/// Unsqueeze, Concat, Gather, Slice, Range, Where, Neg, Abs, whole-vector
+/// ReduceProd/Sum/Min/Max and the binary Add, Sub, Mul, Div, Mod, Min, Max,
+/// Equal, Less, Greater on integer vectors (or integral floating-point ones);
+/// nullopt when N is another op or an input value is unknown.
 std::optional<onnx::TensorShapeProto> propagateShapeData(const onnx::NodeProto &N, const ShapeDataInputs &In);
 
-/// Values of a 0-D or 1-D int32/int64 initializer or Constant, or nullopt.
+/// Values of a 0-D or 1-D int32/int64 initializer or Constant (or a float
+/// or double one whose values are all integers), or nullopt.
 std::optional<onnx::TensorShapeProto> shapeDataOfTensor(const onnx::TensorProto &T);
 
 /// A 1-D int64 tensor holding the values, when every value is a number.

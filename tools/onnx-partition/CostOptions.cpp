@@ -30,6 +30,12 @@ void onnxp::tool::addCostOptions(CLI::App &App, ToolOptions &O) {
                  "Device kind the --profile times were measured on: acc (accelerator) or cpu (one core)")
       ->check(CLI::IsMember({"acc", "cpu"}))
       ->group("Cost model");
+  App.add_option("--ort-optimizations", O.ortOptimizations,
+                 "Price the graph ONNX Runtime runs at its default optimization level: all (constant "
+                 "folding free, fused patterns one kernel) or none (every node a kernel, as with "
+                 "graph optimizations disabled)")
+      ->check(CLI::IsMember({"all", "none"}))
+      ->group("Cost model");
   App.add_option("--optimizer", O.optimizer,
                  "Optimizer whose state training memory accounting charges: sgd (none), momentum (1x "
                  "parameters), adam (2x)")

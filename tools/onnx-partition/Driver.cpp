@@ -72,6 +72,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.costTable = O.costTable;
   Ctx.options.profile = O.profile;
   Ctx.options.profileDevice = O.profileDevice;
+  Ctx.options.ortOptimizations = O.ortOptimizations;
   Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
   if (!O.granularity.empty()) Ctx.options.granularity = O.granularity;
@@ -156,6 +157,17 @@ Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool With
   R.training = O.training;
   R.loadPlan = !O.loadPlan.empty();
   R.plan = WithPartition || R.loadPlan;
+  // Issue 23: a profile prices one device kind; a plan without that kind
+  // would silently ignore it.
+  if (R.plan && R.onnx && !O.profile.empty()) {
+    if (O.profileDevice == "cpu" && Ctx.platform.cpus == 0)
+      return makeUsageError("--profile-device cpu prices CPU cores, but the platform has none: give --cpus N "
+                            "(or measure on the accelerator and use --profile-device acc)");
+    if (O.profileDevice == "acc" && Ctx.platform.accelerators == 0)
+      return makeUsageError(
+          "--profile prices accelerators (--profile-device acc), but the platform has none: "
+          "give --devices N, or --profile-device cpu with --cpus N");
+  }
   // (Subcommands that make no plan use -o for their own files.)
   R.writeModel = R.plan && !O.output.empty();
   R.writeStages = R.plan && !O.emitStages.empty();

@@ -91,6 +91,8 @@ int runInspect(int Argc, char **Argv) {
     J["multi_node_classes"] = MultiClasses;
     J["unbound_dims"] = Unbound;
     J["unknown_shape_tensors"] = UnknownShapes;
+    J["estimated_size_tensors"] = Ctx->model ? Ctx->model->estimatedShapeTensors.size() : 0;
+    if (Ctx->model) J["unknown_shape_tensor_names"] = Ctx->model->unknownShapeTensors;
     J["missing_external_data"] = MissingExternal;
     J["ops"] = Ops;
     std::cout << J.dump(2) << "\n";
@@ -121,7 +123,10 @@ int runInspect(int Argc, char **Argv) {
     for (const std::string &D : Unbound) std::cout << " " << D;
     std::cout << " (bind with --dim NAME=VALUE; sizes depending on them count 0 bytes here)\n";
   }
-  if (UnknownShapes) std::cout << "tensors of unknown shape: " << UnknownShapes << "\n";
+  if (UnknownShapes)
+    std::cout << "tensors of unknown shape: " << UnknownShapes << " ("
+              << Ctx->model->estimatedShapeTensors.size()
+              << " sized by estimate from their producer's largest input, the rest count 0 bytes)\n";
   if (MissingExternal)
     std::cout << "external data: absent for " << MissingExternal
               << " initializers (sizes taken from their dims)\n";

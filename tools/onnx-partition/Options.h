@@ -41,6 +41,7 @@ struct ToolOptions {
   std::string costTable;
   std::string profile;
   std::string profileDevice = "acc";
+  std::string ortOptimizations = "all";
   std::string optimizer = "adam";
   // Algorithm.
   std::string algo = "auto";

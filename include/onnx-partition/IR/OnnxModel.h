@@ -53,6 +53,9 @@ struct OnnxModel {
   std::set<std::string> unboundDims;
   /// Tensors whose shape stayed unknown after inference.
   std::vector<std::string> unknownShapeTensors;
+  /// Those of them whose size was estimated from their producer's inputs
+  /// (their TensorInfo holds the estimate); the others count 0 bytes.
+  std::vector<std::string> estimatedShapeTensors;
   /// Graph outputs still without an element type after inference (a node
   /// on their path failed inference): the ONNX checker rejects such a model,
   /// so the write-back refuses it before the solve.

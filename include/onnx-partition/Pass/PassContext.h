@@ -44,7 +44,10 @@ struct PipelineOptions {
   std::string costTable;                ///< --cost-table FILE (CSV or JSON)
   std::string profile;                  ///< --profile FILE (ONNX Runtime profile)
   std::string profileDevice = "acc";    ///< --profile-device acc|cpu
-  std::string loadPlan;                 ///< --load-plan FILE (the load-plan pass reads it)
+  /// --ort-optimizations all|none: price the graph ONNX Runtime executes at
+  /// its default level (constant folding, fusions; issue 23) or as written.
+  std::string ortOptimizations = "all";
+  std::string loadPlan;   ///< --load-plan FILE (the load-plan pass reads it)
   std::string outputPath; ///< -o FILE: where the annotated model will go (external data paths, messages)
   std::string stagesDir;  ///< --emit-stages DIR: where stage models will go
 };

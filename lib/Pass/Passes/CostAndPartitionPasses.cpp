@@ -13,6 +13,7 @@
 #include "onnx-partition/Cost/AnalyticalCosts.h"
 #include "onnx-partition/Cost/MeasuredCosts.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/OrtGraphOptimizations.h"
 #include "onnx-partition/Cost/PlaceholderCosts.h"
 #include "onnx-partition/Pass/Passes.h"
 #include "onnx-partition/Pass/PlanLoading.h"
@@ -67,6 +68,8 @@ Error priceGraph(PassContext &Ctx) {
     return makeUsageError("--cost-model '", O.costModel, "' must be analytical or placeholder");
   }
 
+  if (O.ortOptimizations != "all" && O.ortOptimizations != "none")
+    return makeUsageError("--ort-optimizations '", O.ortOptimizations, "' must be all or none");
   if (Profile || Table) {
     MeasuredSummary S =
         applyMeasuredCosts(Ctx.graph, Profile ? &*Profile : nullptr, Table ? &*Table : nullptr,
@@ -89,6 +92,20 @@ Error priceGraph(PassContext &Ctx) {
       for (const std::string &Op : S.unmatchedTableOps) All.push_back("op " + Op);
       Ctx.notes.push_back(std::to_string(All.size()) +
                           " cost-table keys match nothing: " + joinFirst(All, 5));
+    }
+  }
+  // Issue 23: what ONNX Runtime folds costs nothing, what it fuses is one kernel.
+  if (O.costModel == "analytical" && O.ortOptimizations == "all") {
+    OrtOptimizationSummary S = applyOrtOptimizations(Ctx.graph, M, Ctx.platform);
+    Ctx.count("estimate-costs", "Number of nodes ONNX Runtime constant-folds", S.folded);
+    Ctx.count("estimate-costs", "Number of nodes fused into another's kernel", S.fusedNodes);
+    if (S.folded || !S.fusions.empty()) {
+      std::string Kinds;
+      for (auto &[Kind, N] : S.fusions)
+        Kinds += (Kinds.empty() ? "" : ", ") + Kind + " x" + std::to_string(N);
+      Ctx.notes.push_back(
+          "priced as ONNX Runtime runs it (--ort-optimizations all): " + std::to_string(S.folded) +
+          " node(s) constant-folded, free" + (Kinds.empty() ? std::string() : "; fused kernels: " + Kinds));
     }
   }
   return Error::success();
@@ -120,10 +137,16 @@ public:
     }
     ONNXP_RETURN_IF_ERROR(priceGraph(Ctx));
     Ctx.costed = true;
-    if (!M.unknownShapeTensors.empty())
-      Ctx.notes.push_back(std::to_string(M.unknownShapeTensors.size()) +
-                          " tensors have shapes shape inference could not determine (first: '" +
-                          M.unknownShapeTensors.front() + "'); they count 0 bytes");
+    if (!M.unknownShapeTensors.empty()) {
+      size_t Est = M.estimatedShapeTensors.size(), Zero = M.unknownShapeTensors.size() - Est;
+      std::string Note = std::to_string(M.unknownShapeTensors.size()) +
+                         " tensors have shapes shape inference could not determine (first: '" +
+                         M.unknownShapeTensors.front() + "'); ";
+      if (Est) Note += std::to_string(Est) + " sized by estimate from their producer's largest input";
+      if (Zero)
+        Note += std::string(Est ? ", " : "") + std::to_string(Zero) + " (no sized input) count 0 bytes";
+      Ctx.notes.push_back(Note);
+    }
     Ctx.count(name(), "Number of nodes priced", Ctx.graph.numNodes());
     return true;
   }

@@ -135,3 +135,54 @@ g (float[n, 4] x) => (float[twice_n, 4] y) { y = Concat <axis = 0> (x, x) })");
   EXPECT_TRUE(M->unboundDims.empty());
   EXPECT_EQ(dimsOf(*M, "y"), (std::vector<int64_t>{6, 4}));
 }
+
+TEST(SafeShapeInference, FloatShapeArithmeticAndRangeResolveSlices) {
+  // ort_bert_toy's pattern: the sequence length clamped with a float Min,
+  // cast back, and used as a Slice end; Range over shape values sizes a
+  // ConstantOfShape.
+  Expected<OnnxModel> M = load(R"(<ir_version: 7, opset_import: ["" : 12]>
+g (float[batch, seq] x) => (float[d0, d1] y, float[d2] z) {
+  s = Shape (x)
+  sf = Cast <to = 1> (s)
+  cap = Constant <value = float[2] {1, 9999}> ()
+  mn = Min (sf, cap)
+  ends = Cast <to = 7> (mn)
+  pos = Constant <value = float[1, 6] {0, 1, 2, 3, 4, 5}> ()
+  starts = Constant <value = int64[2] {0, 0}> ()
+  y = Slice (pos, starts, ends)
+  zero = Constant <value = int64 {0}> ()
+  one = Constant <value = int64 {1}> ()
+  i1 = Gather (s, one)
+  r = Range (zero, i1, one)
+  n = ReduceSum <keepdims = 1> (r)
+  z = ConstantOfShape (n)
+})");
+  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  M->dimBindings = {{"batch", 2}, {"seq", 4}};
+  ASSERT_FALSE(inferShapes(*M));
+  EXPECT_EQ(dimsOf(*M, "y"), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(dimsOf(*M, "z"), (std::vector<int64_t>{6})); // 0+1+2+3
+  EXPECT_TRUE(M->unknownShapeTensors.empty());
+}
+
+TEST(SafeShapeInference, OldDropoutMaskAndContribTrainingOpsAreSized) {
+  Expected<OnnxModel> M = load(R"(<ir_version: 7, opset_import: ["" : 9, "com.microsoft" : 1]>
+g (float[4, 8] x, float[8, 8] w) => (float[4, 8] y) {
+  y, mask = Dropout <ratio = 0.5> (x)
+  f = com.microsoft.FusedMatMul <transB = 1> (x, w)
+  c, lens = com.microsoft.ConcatTraining <axis = 1> (x, f)
+  sa = Shape (x)
+  sb = Constant <value = int64[1] {8}> ()
+  ra, rb = com.microsoft.BroadcastGradientArgs (sa, sb)
+})");
+  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_FALSE(inferShapes(*M));
+  EXPECT_EQ(dimsOf(*M, "mask"), (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(M->tensor("mask")->elemType, onnx::TensorProto::FLOAT); // T before opset 10
+  EXPECT_EQ(dimsOf(*M, "f"), (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(dimsOf(*M, "c"), (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(dimsOf(*M, "lens"), (std::vector<int64_t>{2}));
+  EXPECT_EQ(dimsOf(*M, "ra"), (std::vector<int64_t>{0})); // A = [4, 8] is the full shape
+  EXPECT_EQ(dimsOf(*M, "rb"), (std::vector<int64_t>{1})); // B = [8] broadcasts along axis 0
+  EXPECT_TRUE(M->unknownShapeTensors.empty());
+}
