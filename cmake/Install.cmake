@@ -8,6 +8,11 @@
 include(CMakePackageConfigHelpers)
 set(ONNXP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/onnx-partition)
 
+# A shared libonnxp is found by the installed tool beside it, wherever the
+# prefix is.
+if(ONNXP_BUILD_SHARED)
+  set_target_properties(onnx-partition PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+endif()
 install(TARGETS onnx-partition RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS onnxp onnxp_ir10_proto EXPORT onnx-partition-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -23,10 +23,11 @@ cmake -S "$SRC/test/install/consumer" -B "$WORK/cmake-build" -G Ninja -DCMAKE_BU
 cmake --build "$WORK/cmake-build" >"$WORK/build.log" || { cat "$WORK/build.log"; exit 1; }
 "$WORK/cmake-build/consumer" "$MODEL" 2
 
-# 2. pkg-config, with the same source.
+# 2. pkg-config, with the same source (the rpath finds a shared libonnxp,
+#    built with -DONNXP_BUILD_SHARED=ON, at run time).
 export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
 "$CXX" -O1 $(pkg-config --cflags onnx-partition) "$SRC/test/install/consumer/main.cpp" \
-  -o "$WORK/pc-consumer" $(pkg-config --libs onnx-partition)
+  -o "$WORK/pc-consumer" $(pkg-config --libs onnx-partition) -Wl,-rpath,"$(pkg-config --variable=libdir onnx-partition)"
 "$WORK/pc-consumer" "$MODEL" 2
 
 # 3. The installed tool.
