@@ -67,7 +67,13 @@ Expected<RunOutputs> onnxp::makeOutputs(const PassContext &Ctx, const OutputOpti
     if (Out.staged) Out.report = withStagedSchedule(Out.report, *Out.staged);
     if (O.timings) Out.report = withTimings(Out.report, *Ctx.plan);
   }
-  if (R.dot) { Out.dot = planToDot(Ctx.graph, *Ctx.plan, Ctx.platform); }
+  if (R.dot) {
+    DotOptions DO;
+    Expected<DotDetail> Detail = parseDotDetail(O.dotDetail);
+    if (!Detail) return Detail.takeError();
+    DO.detail = *Detail;
+    Out.dot = planToDot(Ctx.graph, *Ctx.plan, Ctx.platform, DO);
+  }
   if (R.trace) {
     if (Out.staged) {
       Out.trace = StagedTrace.toJson();

@@ -7,11 +7,15 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/GraphDot.h"
 
+#include "onnx-partition/Coarsen/Contraction.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 using namespace onnxp;
 
@@ -52,9 +56,152 @@ std::string ms(double V, const std::string &Unit) {
   std::snprintf(Buf, sizeof Buf, "%.3g %s", V, Unit.c_str());
   return Buf;
 }
+
+/// The picture above a few hundred nodes: one box per (scope, side,
+/// cluster), at the finest of layer and block scopes that gives at most
+/// MaxBoxes boxes, else one box per cluster and side.
+std::string groupedPlanToDot(const CostGraph &G, const Plan &P, const Platform &Pl, size_t MaxBoxes) {
+  const std::string &Unit = G.timeUnit;
+  const size_t N = G.numNodes();
+  const bool HasStages = P.stage.size() == N;
+  auto Device = [&](int V) { return V < static_cast<int>(P.device.size()) ? P.device[V] : -1; };
+  auto Cluster = [&](int V) { return HasStages ? P.stage[V] : Device(V); };
+  auto Time = [&](int V) { return Pl.isAccelerator(Device(V)) ? G.node(V).accTime : G.node(V).cpuTime; };
+
+  // Boxes: key (scope, side, cluster) numbered in order of first node. The
+  // scope is the contract pass's layer or block key of the node's name
+  // (scopeKey; a backward node "<fw>_Grad" keeps its forward node's scope);
+  // nodes without one (e.g. exported Constant_123) share one box per
+  // cluster and side.
+  std::vector<int> BoxOf(N);
+  std::vector<int> First; // first node of each box
+  std::vector<std::string> BoxName;
+  std::string Level;
+  auto Assign = [&](auto KeyOf) {
+    std::map<std::tuple<std::string, bool, int>, int> Id;
+    First.clear();
+    BoxName.clear();
+    for (size_t V = 0; V < N; ++V) {
+      std::string Key = KeyOf(static_cast<int>(V));
+      auto [It, New] = Id.try_emplace({Key, G.node(V).isBackward(), Cluster(V)}, static_cast<int>(Id.size()));
+      if (New) {
+        First.push_back(static_cast<int>(V));
+        BoxName.push_back(Key);
+      }
+      BoxOf[V] = It->second;
+    }
+    return First.size();
+  };
+  // Models whose names are mostly unscoped (ONNX zoo exports such as
+  // "resnetv17_conv3_fwd") would collapse into one box per stage: their
+  // unscoped nodes go in runs of consecutive nodes instead, sized so that
+  // about MaxBoxes / 2 runs remain.
+  size_t Unscoped = 0;
+  for (size_t V = 0; V < N; ++V) Unscoped += scopeKey(G.node(V).name, Granularity::Block).empty();
+  const size_t Run = Unscoped > N / 2 ? std::max<size_t>(1, (2 * Unscoped + MaxBoxes - 1) / MaxBoxes) : 0;
+  auto ScopeOf = [&](int V, Granularity Gr) {
+    std::string Key = scopeKey(G.node(V).name, Gr);
+    if (Key.empty() && Run) Key = "#" + std::to_string(V / Run);
+    return Key;
+  };
+  bool Done = false;
+  for (Granularity Gr : {Granularity::Layer, Granularity::Block})
+    if (Assign([&](int V) { return ScopeOf(V, Gr); }) <= MaxBoxes) {
+      Level = granularityName(Gr);
+      Done = true;
+      break;
+    }
+  if (!Done) {
+    // One box per cluster and side: never more than twice the stages.
+    Assign([](int) { return std::string(); });
+    Level = "stage";
+  }
+  const int NumBoxes = static_cast<int>(First.size());
+  std::vector<size_t> Count(NumBoxes, 0);
+  std::vector<double> BoxTime(NumBoxes, 0);
+  std::vector<char> AllBackward(NumBoxes, 1);
+  for (size_t V = 0; V < N; ++V) {
+    ++Count[BoxOf[V]];
+    BoxTime[BoxOf[V]] += Time(V);
+    AllBackward[BoxOf[V]] &= G.node(V).isBackward() ? 1 : 0;
+  }
+
+  std::ostringstream OS;
+  OS << "digraph " << quote(G.sourceName.empty() ? "plan" : G.sourceName) << " {\n"
+     << "  // onnx-partition --dot, grouped (" << N << " nodes in " << NumBoxes << " boxes by " << Level
+     << "): one box per group and stage with its node count and time,\n"
+     << "  // filled with its device's colour; dashed clusters are pipeline stages; red edges cross\n"
+     << "  // devices, labelled with bytes. --dot-detail nodes draws every node.\n"
+     << "  rankdir=TB;\n  newrank=true;\n"
+     << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
+     << "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#999999\"];\n";
+  std::ostringstream Title;
+  Title << P.algorithm << ": " << objectiveName(P.objectiveKind) << " " << ms(P.objective, Unit) << " on "
+        << Pl.accelerators << " accelerators + " << Pl.cpus << " CPU cores\n"
+        << N << " nodes drawn as " << NumBoxes << " groups (" << Level << ")";
+  OS << "  labelloc=t;\n  label=" << quote(Title.str()) << ";\n";
+  std::map<int, std::vector<int>> Members; // cluster -> boxes
+  for (int B = 0; B < NumBoxes; ++B) Members[Cluster(First[B])].push_back(B);
+  for (auto &[C, Boxes] : Members) {
+    int D = Device(First[Boxes.front()]);
+    double Compute = 0;
+    size_t Nodes = 0;
+    for (int B : Boxes) {
+      Compute += BoxTime[B];
+      Nodes += Count[B];
+    }
+    std::string Dev = D >= 0 ? Pl.deviceName(D) : "unplaced";
+    std::ostringstream L;
+    if (HasStages) L << "stage " << C << " on " << Dev;
+    else L << Dev;
+    L << "\n" << Nodes << " nodes, " << ms(Compute, Unit);
+    OS << "  subgraph cluster_" << (C < 0 ? "none" : std::to_string(C)) << " {\n"
+       << "    label=" << quote(L.str())
+       << ";\n    style=dashed;\n    color=" << quote(D >= 0 ? borderColor(Pl, D) : "black")
+       << ";\n    penwidth=2;\n";
+    for (int B : Boxes) {
+      std::string Name = BoxName[B];
+      if (Name.empty() || Name[0] == '#') // unscoped: its first node names it
+        Name = Count[B] == 1  ? G.node(First[B]).name
+               : Name.empty() ? "(unscoped)"
+                              : G.node(First[B]).name + " ...";
+      if (AllBackward[B]) Name += " (backward)";
+      std::ostringstream BL;
+      BL << Name << "\n" << Count[B] << (Count[B] == 1 ? " node, " : " nodes, ") << ms(BoxTime[B], Unit);
+      int BD = Device(First[B]);
+      OS << "    b" << B << " [label=" << quote(BL.str())
+         << ", fillcolor=" << quote(BD >= 0 ? deviceColor(Pl, BD) : "white");
+      if (AllBackward[B]) OS << ", shape=ellipse";
+      OS << "];\n";
+    }
+    OS << "  }\n";
+  }
+  std::map<std::pair<int, int>, double> Merged;
+  for (const CostEdge &E : G.edges())
+    if (BoxOf[E.src] != BoxOf[E.dst]) Merged[{BoxOf[E.src], BoxOf[E.dst]}] += E.bytes;
+  for (auto &[Ends, Bytes] : Merged) {
+    auto [S, T] = Ends;
+    OS << "  b" << S << " -> b" << T;
+    if (Device(First[S]) != Device(First[T]))
+      OS << " [color=\"#d62728\", penwidth=2.5, fontcolor=\"#d62728\", label=" << quote(humanBytes(Bytes))
+         << "]";
+    OS << ";\n";
+  }
+  OS << "}\n";
+  return OS.str();
+}
 } // namespace
 
-std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &Pl) {
+Expected<DotDetail> onnxp::parseDotDetail(const std::string &Name) {
+  if (Name == "auto") return DotDetail::Auto;
+  if (Name == "groups") return DotDetail::Groups;
+  if (Name == "nodes") return DotDetail::Nodes;
+  return makeUsageError("--dot-detail '", Name, "' must be auto, groups or nodes");
+}
+
+std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &Pl, const DotOptions &O) {
+  if (O.detail == DotDetail::Groups || (O.detail == DotDetail::Auto && G.numNodes() > O.maxBoxes))
+    return groupedPlanToDot(G, P, Pl, O.maxBoxes);
   std::ostringstream OS;
   const std::string &Unit = G.timeUnit;
   bool HasStages = P.stage.size() == G.numNodes();

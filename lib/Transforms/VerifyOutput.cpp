@@ -10,8 +10,8 @@
 
 #include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/IR/OnnxModel.h"
-#include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/IR/OrtSchemas.h"
+#include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
 

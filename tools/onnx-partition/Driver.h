@@ -20,6 +20,10 @@ Expected<PassContext> loadContext(const ToolOptions &O);
 /// prints --stats at the end.
 Error runPipeline(PassContext &Ctx, const ToolOptions &O, bool WithPartition);
 
+/// The whole tool: a subcommand or the partitioning run, as main() (in
+/// Entry.cpp) and `python3 -m onnx_partition` call it; returns the exit code.
+int toolMain(int Argc, char **Argv);
+
 /// Prints "error: <message>" and returns the exit code for E.
 int reportError(const Error &E);
 

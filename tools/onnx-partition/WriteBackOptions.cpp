@@ -20,6 +20,12 @@ void onnxp::tool::addWriteBackOptions(CLI::App &App, ToolOptions &O) {
                  "clusters, transfers labelled with bytes (render with dot -Tsvg)")
       ->type_name("FILE")
       ->group("Output");
+  App.add_option("--dot-detail", O.dotDetail,
+                 "What --dot draws: auto (every node up to 250, above that groups: layers or blocks per "
+                 "stage with node count and time), groups, or nodes (every node; slow to render when big)")
+      ->check(CLI::IsMember({"auto", "groups", "nodes"}))
+      ->type_name("auto|groups|nodes")
+      ->group("Output");
   App.add_option("--load-plan", O.loadPlan,
                  "Use this plan instead of running --algo: a model written by -o, or a JSON plan "
                  "(the --report format)")

@@ -201,7 +201,7 @@ int runPartition(int Argc, char **Argv) {
 }
 } // namespace
 
-int main(int Argc, char **Argv) {
+int onnxp::tool::toolMain(int Argc, char **Argv) {
   try {
     if (Argc > 1)
       for (const SubcommandInfo &S : Subcommands)

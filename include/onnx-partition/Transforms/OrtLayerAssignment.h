@@ -10,7 +10,7 @@
 // are `cpu`, `gpu`, `gpu:N` (the GPU with device id N), `cuda`, ... One
 // session runs the CPU and at most one GPU, so the annotated model runs in
 // one session only on plans with at most one accelerator; any plan runs as
-// one session per stage model (test/ort/run_pipeline.js).
+// one session per stage model (tools/ort-runner/run_pipeline.js).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TRANSFORMS_ORTLAYERASSIGNMENT_H
