@@ -216,6 +216,17 @@ bool usesLiveness(const CostGraph &G, const PartitionOptions &O) {
 Expected<Plan> runUnderLiveness(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
                                 const PartitionOptions &O, const FinalizeOptions &FO) {
   const std::string Name = Info.name;
+  if (Name == "pardnn" && usesLiveness(G, O) && !G.isTraining()) {
+    // pardnn checks memory with the scheduler emulation of seed 003 Eq. (2)
+    // (memory model "peak"), whose buffers are each node's outputs: give it
+    // the charge it was written for.
+    CostGraph Held = G;
+    for (size_t V = 0; V < Held.numNodes(); ++V) {
+      CostNode &N = Held.node(static_cast<int>(V));
+      N.memBytes = std::max(N.memBytes, N.paramBytes + N.outputBytes);
+    }
+    return Info.run(Held, P, O);
+  }
   if (!usesLiveness(G, O) || Name == "auto" || Name == "all") {
     Expected<Plan> Pl = Info.run(G, P, O);
     if (Pl && Pl->memoryModel == MemoryModel::Sum && usesLiveness(G, O))

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
+
 #include <algorithm>
 #include <deque>
 #include <queue>
@@ -103,6 +105,10 @@ void onnxp::trackMemory(const CostGraph &G, const Platform &P, const std::vector
   All.reserve(N + N / 2);
   // Per node: for each device holding consumers, the consumer finishing last.
   std::vector<std::pair<int, int>> LastOn; // (device, consumer), small
+  // Issue 22: under the liveness model an ONNX inference node's memBytes is
+  // its parameters alone; the emulator still holds its outputs as Eq. (2)
+  // says (under the sum model memBytes is already params + outputs).
+  const bool AddOutputs = !G.isTraining() && hasTensorLiveness(G);
   for (size_t V = 0; V < N; ++V) {
     const CostNode &Node = G.node(V);
     const int Home = Device[V];
@@ -118,7 +124,7 @@ void onnxp::trackMemory(const CostGraph &G, const Platform &P, const std::vector
     MemoryBuffer Own;
     Own.node = static_cast<int>(V);
     Own.device = Home;
-    Own.bytes = Node.memBytes;
+    Own.bytes = AddOutputs ? std::max(Node.memBytes, Node.paramBytes + Node.outputBytes) : Node.memBytes;
     if (isResidualNode(Node)) {
       Own.residual = true;
       Own.alloc = 0;

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <gtest/gtest.h>
 
@@ -179,4 +181,52 @@ TEST(Liveness, InFlightMicroBatchesHoldSavedActivations) {
   EXPECT_DOUBLE_EQ(M[0].savedActivations, 8);
   EXPECT_DOUBLE_EQ(M[0].inFlight, 16); // two more micro-batches in flight
   EXPECT_DOUBLE_EQ(M[0].peak, 24);
+}
+
+TEST(Liveness, ValidatorAndPlannersUseTheModel) {
+  // a -> b -> c -> d, 10 bytes of output and 100 of weights each: one
+  // accelerator peaks at 400 + 20 by liveness, 400 + 30 by the sum.
+  CostGraph G;
+  for (int V = 0; V < 4; ++V) {
+    CostNode N;
+    N.name = std::string(1, char('a' + V));
+    N.outputBytes = V < 3 ? 10 : 0;
+    N.paramBytes = N.memBytes = 100;
+    N.accTime = 1;
+    N.cpuTime = 10;
+    N.onnxNodes = {V};
+    G.addNode(N);
+  }
+  for (int V = 0; V < 3; ++V) G.addEdge({V, V + 1, "x" + std::to_string(V), 10, 0});
+  Platform P;
+  P.accelerator.memoryBytes = 420;
+  Plan Pl;
+  Pl.device.assign(4, 0);
+  Pl.memoryModel = MemoryModel::Liveness;
+  EXPECT_FALSE(static_cast<bool>(validatePlan(G, P, Pl)));
+  P.accelerator.memoryBytes = 419;
+  Error E = validatePlan(G, P, Pl);
+  ASSERT_TRUE(static_cast<bool>(E));
+  EXPECT_NE(E.message().find("by tensor liveness"), std::string::npos) << E.message();
+  // dp plans under the reserve (20 bytes) and its plan is validated and
+  // reported by liveness.
+  P.accelerator.memoryBytes = 420;
+  Expected<Plan> Dp = runPartitioner("dp", G, P, PartitionOptions());
+  ASSERT_TRUE(bool(Dp)) << Dp.takeError().message();
+  EXPECT_EQ(Dp->memoryModel, MemoryModel::Liveness);
+  EXPECT_DOUBLE_EQ(Dp->usage[0].memory, 420);
+  // Two accelerators of 220: each holds two weights and two tensors.
+  P.accelerators = 2;
+  P.accelerator.memoryBytes = 220;
+  Expected<Plan> Two = runPartitioner("dp", G, P, PartitionOptions());
+  ASSERT_TRUE(bool(Two)) << Two.takeError().message();
+  // 210 does not fit on two (the planners keep the 20-byte reserve free
+  // besides 100 per node, so one node per device), and the error says what
+  // would.
+  P.accelerator.memoryBytes = 210;
+  Expected<Plan> None = runPartitioner("dp", G, P, PartitionOptions());
+  ASSERT_FALSE(bool(None));
+  const std::string Why = None.takeError().message();
+  EXPECT_NE(Why.find("dp finds a plan on 2 accelerators with"), std::string::npos) << Why;
+  EXPECT_NE(Why.find("or on 4 accelerators with 210 B each"), std::string::npos) << Why;
 }
