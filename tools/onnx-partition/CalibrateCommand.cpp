@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 #include "Options.h"
+#include "OrtScripts.h"
 
 #include "onnx-partition/Cost/AnalyticalCosts.h"
 #include "onnx-partition/Cost/RankCorrelation.h"
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 using namespace onnxp;
@@ -100,15 +102,46 @@ int runCalibrate(int Argc, char **Argv) {
   App.add_option("-o,--output", O.output, "Write the calibrated platform file here (JSON, for --platform)")
       ->type_name("platform.json")
       ->group("Output");
+  std::string Measure;
+  int Runs = 10, Warmup = 3, Threads = 1;
+  App.add_option("--measure", Measure,
+                 "Run the model in ONNX Runtime first (test/ort/profile.js, one intra-op thread by default) "
+                 "and write its profile here; it then prices the CPU (implies --profile-device cpu)")
+      ->type_name("PROFILE.json")
+      ->group("Calibration");
+  App.add_option("--runs", Runs, "--measure: timed runs")->check(CLI::Range(1, 10000))->group("Calibration");
+  App.add_option("--warmup", Warmup, "--measure: untimed runs first")
+      ->check(CLI::Range(0, 10000))
+      ->group("Calibration");
+  App.add_option("--threads", Threads, "--measure: intra-op threads")
+      ->check(CLI::Range(1, 1024))
+      ->group("Calibration");
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
-  if (O.profile.empty())
-    return reportError(makeUsageError("calibrate needs --profile ORT.json (node test/ort/profile.js on the "
-                                      "model that profile --emit-onnx writes)"));
+  if (O.profile.empty() == Measure.empty())
+    return reportError(makeUsageError("calibrate needs exactly one of --profile ORT.json (a profile "
+                                      "test/ort/profile.js wrote) and --measure PROFILE.json (run it now)"));
   if (O.output.empty()) return reportError(makeUsageError("calibrate needs -o platform.json"));
   if (Error E = checkWritable(O.output, "-o")) return reportError(E);
-  O.ortOptimizations = "none"; // the profile measured every node as a kernel
+  if (!Measure.empty())
+    if (Error E = checkWritable(Measure, "--measure")) return reportError(E);
+  O.ortOptimizations = "none"; // the profile measures every node as a kernel
 
+  if (!Measure.empty()) {
+    // Price once without the profile to name the nodes, run ORT, then price with it.
+    Expected<PassContext> First = loadContext(O);
+    if (!First) return reportError(First.takeError());
+    if (!First->model)
+      return reportError(makeUsageError("calibrate needs an ONNX model, not a JSON workload"));
+    if (Error E = runPipeline(*First, O, /*WithPartition=*/false)) return reportError(E);
+    std::string Emitted = Measure + ".model.onnx";
+    if (Error E = emitNamedModel(*First, Emitted)) return reportError(E);
+    Error Run = runOrtProfileScript(Emitted, Measure, Runs, Warmup, Threads);
+    std::remove(Emitted.c_str());
+    if (Run) return reportError(Run);
+    O.profile = Measure;
+    O.profileDevice = "cpu";
+  }
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
   if (!Ctx->model) return reportError(makeUsageError("calibrate needs an ONNX model, not a JSON workload"));
