@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "Driver.h"
 #include "Options.h"
+#include "OrtScripts.h"
 
 #include "onnx-partition/Cost/AnalyticalCosts.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
@@ -216,6 +217,10 @@ void printAgreement(std::ostream &OS, const PassContext &Ctx) {
        << formatNumber(Model[K]) << " ms, x" << formatNumber(std::exp(LogRatio[K] - MedianLog)) << "\n";
   }
 }
+} // namespace
+
+namespace onnxp::tool {
+
 /// The model with unnamed nodes named after their cost-graph node and the
 /// bound symbolic dims of graph inputs and outputs made concrete.
 Error emitNamedModel(const PassContext &Ctx, const std::string &Path) {
@@ -239,9 +244,6 @@ Error emitNamedModel(const PassContext &Ctx, const std::string &Path) {
   if (!Bytes) return Bytes.takeError();
   return writeFileAtomically(Path, *Bytes);
 }
-} // namespace
-
-namespace onnxp::tool {
 
 int runProfile(int Argc, char **Argv) {
   CLI::App App{"Price every node as the partitioner would and print the per-op cost table"};
