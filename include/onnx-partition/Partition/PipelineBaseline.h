@@ -16,7 +16,9 @@
 #include "onnx-partition/Partition/PipelineSchedule.h"
 #include "onnx-partition/Partition/PipelineSimulator.h"
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,10 +68,11 @@ Expected<PipelinePlan> bestContiguousWithin(const PipelineTasks &Tasks, int NumG
 /// again from the best split of S - 1 stages with its heaviest stage cut
 /// in two), or tries every split when there are at most ExhaustiveSplits;
 /// returns the best that fits, bestContiguousWithin's included. At most
-/// MaxEvaluations allocations are priced.
-Expected<PipelinePlan> memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory,
-                                                   long MaxEvaluations = 40000,
-                                                   long ExhaustiveSplits = 10000);
+/// MaxEvaluations allocations are priced, none after Deadline (issue 20).
+Expected<PipelinePlan>
+memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory,
+                            long MaxEvaluations = 40000, long ExhaustiveSplits = 10000,
+                            std::optional<std::chrono::steady_clock::time_point> Deadline = std::nullopt);
 
 /// Seed 000 on one GPU (closed form of the §4 model with every task in
 /// chain order, all shifts 0): the period is the total compute and the peak

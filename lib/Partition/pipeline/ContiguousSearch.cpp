@@ -26,11 +26,15 @@ struct Score {
 
 class SplitSearch {
 public:
-  SplitSearch(const PipelineTasks &Tasks, int NumGpus, double Memory, long Budget)
-      : Tasks(Tasks), P(NumGpus), Mem(Memory), Budget(Budget) {}
+  SplitSearch(const PipelineTasks &Tasks, int NumGpus, double Memory, long Budget,
+              std::optional<std::chrono::steady_clock::time_point> Deadline)
+      : Tasks(Tasks), P(NumGpus), Mem(Memory), Budget(Budget), Deadline(Deadline) {}
 
   /// Prices the split; keeps the best fitting plan seen.
   Score price(const std::vector<int> &Bounds) {
+    // Issue 20: the clock is read every 64 pricings; past the deadline the
+    // budget is spent and the search ends with what it has.
+    if (Deadline && (Budget & 63) == 0 && std::chrono::steady_clock::now() >= *Deadline) Budget = 0;
     if (Budget <= 0) return Score();
     --Budget;
     std::vector<int> Gpu(Tasks.numBlocks(), 0);
@@ -90,6 +94,7 @@ public:
   int P;
   double Mem;
   long Budget;
+  std::optional<std::chrono::steady_clock::time_point> Deadline;
   std::optional<PipelinePlan> Best;
   std::vector<int> BestBounds; ///< of Best, when a split found it
 };
@@ -128,10 +133,11 @@ long choose(int N, int K, long Cap) {
 }
 } // namespace
 
-Expected<PipelinePlan> onnxp::memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus,
-                                                          double Memory, long MaxEvaluations,
-                                                          long ExhaustiveSplits) {
-  SplitSearch Search(Tasks, NumGpus, Memory, MaxEvaluations);
+Expected<PipelinePlan>
+onnxp::memoryAwareContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory,
+                                   long MaxEvaluations, long ExhaustiveSplits,
+                                   std::optional<std::chrono::steady_clock::time_point> Deadline) {
+  SplitSearch Search(Tasks, NumGpus, Memory, MaxEvaluations, Deadline);
   Expected<PipelinePlan> Straight = bestContiguousWithin(Tasks, NumGpus, Memory);
   if (Straight) Search.Best = std::move(*Straight);
   else (void)Straight.takeError();

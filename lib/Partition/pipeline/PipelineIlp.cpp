@@ -435,7 +435,16 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   if (O.warmStart) {
     // Memory-aware: PipeDream's time-optimal splits alone often fit only
     // on one GPU when memory is tight (docs/benchmarks.md, issue 12).
-    Expected<PipelinePlan> W = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes);
+    // Issue 20: the warm start gets at most half of what is left of the
+    // run (it took 6 s of a 2 s limit on a loaded machine).
+    std::optional<std::chrono::steady_clock::time_point> WarmDeadline;
+    if (O.deadline) {
+      auto Now = std::chrono::steady_clock::now();
+      WarmDeadline =
+          Now + (*O.deadline > Now ? (*O.deadline - Now) / 2 : std::chrono::steady_clock::duration(0));
+    }
+    Expected<PipelinePlan> W =
+        memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000, WarmDeadline);
     if (W) {
       Warm = std::move(*W);
       std::vector<double> Start = Ilp.startFrom(Warm->pattern);

@@ -109,7 +109,10 @@ public:
     ONNXP_RETURN_IF_ERROR(checkOutputsTypable(Ctx));
     // Issue 20: a model the ONNX checker rejects cannot be written; say so
     // now, before planning, not after the solve (verify-output said it).
-    if (!Ctx.options.outputPath.empty() || !Ctx.options.stagesDir.empty())
+    // A structural fault (a cycle, a dangling input) is build-cost-graph's
+    // to name, more precisely than the checker does.
+    if ((!Ctx.options.outputPath.empty() || !Ctx.options.stagesDir.empty()) &&
+        !checkGraphStructure(*Ctx.model))
       ONNXP_RETURN_IF_ERROR(checkInputModel(Ctx.model->proto, Ctx.model->path));
     Ctx.count(name(), "Number of tensors with unknown shape", Ctx.model->unknownShapeTensors.size());
     Ctx.count(name(), "Number of unbound symbolic dims", Ctx.model->unboundDims.size());
