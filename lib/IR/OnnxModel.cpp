@@ -192,6 +192,49 @@ std::vector<std::string> onnxp::nodeDataInputs(const onnx::NodeProto &N) {
   return Ins;
 }
 
+namespace {
+/// Issue 20: models ONNX Runtime loads are not refused for what it
+/// tolerates; each repair is a note (shown as a warning in the summary).
+///  - several initializers of one name (a gpt2-with-past export): ORT keeps
+///    the last, so do we;
+///  - no opset import for the default domain or com.microsoft while nodes
+///    use it: the newest opset this ONNX knows (17), com.microsoft 1.
+void repairWhatOrtAccepts(OnnxModel &M) {
+  onnx::GraphProto &G = *M.proto.mutable_graph();
+  std::unordered_map<std::string, int> Last;
+  for (int I = 0; I < G.initializer_size(); ++I) Last[G.initializer(I).name()] = I;
+  if ((int)Last.size() != G.initializer_size()) {
+    int Dropped = 0;
+    std::string First;
+    auto *Inits = G.mutable_initializer();
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> Kept;
+    for (int I = 0; I < Inits->size(); ++I) {
+      if (Last[Inits->Get(I).name()] == I) {
+        *Kept.Add() = Inits->Get(I);
+      } else {
+        if (First.empty()) First = Inits->Get(I).name();
+        ++Dropped;
+      }
+    }
+    Inits->Swap(&Kept);
+    M.notes.push_back(std::to_string(Dropped) + " initializer(s) repeat a name ('" + First +
+                      "' first); kept the last of each, as ONNX Runtime does");
+  }
+  std::set<std::string> Imported, Used;
+  for (const auto &O : M.proto.opset_import()) Imported.insert(O.domain());
+  for (const auto &N : G.node()) Used.insert(N.domain() == "ai.onnx" ? "" : N.domain());
+  for (const auto &D : {std::pair<const char *, int>{"", 17}, {"com.microsoft", 1}}) {
+    if (!Used.count(D.first) || Imported.count(D.first)) continue;
+    auto *Op = M.proto.add_opset_import();
+    Op->set_domain(D.first);
+    Op->set_version(D.second);
+    M.notes.push_back(std::string("the model imports no opset for the ") +
+                      (*D.first ? "'com.microsoft'" : "default") + " domain its nodes use; assumed version " +
+                      std::to_string(D.second));
+  }
+}
+} // namespace
+
 Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::string &Contents) {
   OnnxModel M;
   M.path = Path;
@@ -231,6 +274,7 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
       return makeError(Path, ": not an ONNX model (no graph or no valid ir_version)");
   }
   if (M.graph().node_size() == 0) return makeError(Path, ": the model's graph has no nodes");
+  repairWhatOrtAccepts(M);
   ONNXP_RETURN_IF_ERROR(checkExternalLocations(M.proto, Path));
   ONNXP_RETURN_IF_ERROR(validateForShapeInference(M.proto, Path));
   // value_info entries without a type say nothing, and the checker rejects

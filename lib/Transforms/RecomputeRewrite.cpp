@@ -402,5 +402,9 @@ Expected<onnx::ModelProto> onnxp::recomputeCheckModel(const onnx::ModelProto &Re
   }
   for (const auto &[A, B] : R.recomputedTensors)
     for (const std::string &T : {A, B}) Out->add_output()->set_name(T);
+  // Issue 20: before IR 4 every initializer must also be a graph input;
+  // the check's initializers are not, and ONNX Runtime refused an IR 3
+  // model ("Missing: Parameter193"). IR 4 is the first that allows them.
+  if (M.ir_version() < 4) M.set_ir_version(4);
   return M;
 }

@@ -532,6 +532,10 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
     if (!R->startAccepted) Pl.notes.push_back("the warm start did not satisfy the IP and was not used");
   }
   Pl.notes.insert(Pl.notes.end(), Notes.begin(), Notes.end());
+  // Issue 20: a searching algorithm always runs under a limit; say which.
+  if (!User.timeLimitGiven)
+    Pl.notes.push_back("time limit: " + formatNumber(User.timeLimitSeconds) +
+                       " s, the default (--time-limit SECONDS to change)");
 
   Expected<double> L = evaluateLatency(G, P, Pl);
   if (!L) return makeInternalError("latency-ip produced an unschedulable plan: ", L.takeError().message());

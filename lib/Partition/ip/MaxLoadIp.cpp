@@ -546,6 +546,10 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
     Pl->notes.insert(Pl->notes.begin(), Note);
   }
   Pl->notes.insert(Pl->notes.end(), Notes.begin(), Notes.end());
+  // Issue 20: a searching algorithm always runs under a limit; say which.
+  if (!User.timeLimitGiven)
+    Pl->notes.push_back("time limit: " + formatNumber(User.timeLimitSeconds) +
+                        " s, the default (--time-limit SECONDS to change)");
   return Pl;
 }
 } // namespace

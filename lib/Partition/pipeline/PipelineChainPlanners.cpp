@@ -99,7 +99,12 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   if (O.progress) O.progress("pipeline-ilp: building the ILP, contiguous warm start");
   Expected<PipelinePlan> PP = planPipelineIlp(*Tasks, IO);
   if (!PP) return PP.takeError();
-  return blockPlanOf(*PP);
+  Plan Pl = blockPlanOf(*PP);
+  // Issue 20: a searching algorithm always runs under a limit; say which.
+  if (!O.timeLimitGiven)
+    Pl.notes.push_back("time limit: " + formatNumber(O.timeLimitSeconds) +
+                       " s, the default (--time-limit SECONDS to change)");
+  return Pl;
 }
 
 Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, const PartitionOptions &) {

@@ -9,6 +9,7 @@
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Pass/Passes.h"
+#include "onnx-partition/Transforms/VerifyOutput.h"
 
 #include <algorithm>
 #include <cctype>
@@ -106,6 +107,13 @@ public:
     for (const std::string &N : Ctx.model->notes)
       if (std::find(Ctx.notes.begin(), Ctx.notes.end(), N) == Ctx.notes.end()) Ctx.notes.push_back(N);
     ONNXP_RETURN_IF_ERROR(checkOutputsTypable(Ctx));
+    // Issue 20: a model the ONNX checker rejects cannot be written; say so
+    // now, before planning, not after the solve (verify-output said it).
+    // A structural fault (a cycle, a dangling input) is build-cost-graph's
+    // to name, more precisely than the checker does.
+    if ((!Ctx.options.outputPath.empty() || !Ctx.options.stagesDir.empty()) &&
+        !checkGraphStructure(*Ctx.model))
+      ONNXP_RETURN_IF_ERROR(checkInputModel(Ctx.model->proto, Ctx.model->path));
     Ctx.count(name(), "Number of tensors with unknown shape", Ctx.model->unknownShapeTensors.size());
     Ctx.count(name(), "Number of unbound symbolic dims", Ctx.model->unboundDims.size());
     return true;
