@@ -58,7 +58,8 @@ double blockWork(const PipelineTasks &Tasks, int B) {
 /// GPUs renumbered by their first block: one representative per class of
 /// allocations that differ only by a permutation of identical GPUs.
 std::vector<int> canonical(const std::vector<int> &Gpu) {
-  std::vector<int> Map(Gpu.size() + 1, -1), Out(Gpu.size());
+  const int Ids = Gpu.empty() ? 0 : *std::max_element(Gpu.begin(), Gpu.end()) + 1;
+  std::vector<int> Map(Ids, -1), Out(Gpu.size());
   int Next = 0;
   for (size_t B = 0; B < Gpu.size(); ++B) {
     int &M = Map[Gpu[B]];
