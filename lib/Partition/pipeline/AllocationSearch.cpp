@@ -27,8 +27,10 @@
 // of every block i <= l on g (F_i of that minibatch has started and B_i has
 // not ended: B_i waits for B_l), and B_l's own input and output. Symmetry
 // breaking: block b only on GPUs 0..b, GPU g only if g - 1 holds an earlier
-// block. Its optimum (or CBC's bound on it) is a lower bound on the period
-// of every pattern that fits, where the LP bound of §4's ILP ignores memory.
+// block. A cut after block c costs its link 2 a_c / beta per period (a_c
+// forward, its gradient back), so period >= that on every cut. T is a lower
+// bound on the period of every pattern that fits when this relaxation is
+// infeasible at T, where the LP bound of §4's ILP ignores memory.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -58,7 +60,8 @@ double blockWork(const PipelineTasks &Tasks, int B) {
 /// GPUs renumbered by their first block: one representative per class of
 /// allocations that differ only by a permutation of identical GPUs.
 std::vector<int> canonical(const std::vector<int> &Gpu) {
-  std::vector<int> Map(Gpu.size() + 1, -1), Out(Gpu.size());
+  const int Ids = Gpu.empty() ? 0 : *std::max_element(Gpu.begin(), Gpu.end()) + 1;
+  std::vector<int> Map(Ids, -1), Out(Gpu.size());
   int Next = 0;
   for (size_t B = 0; B < Gpu.size(); ++B) {
     int &M = Map[Gpu[B]];
@@ -266,39 +269,42 @@ Expected<MilpStatus> relaxationStatus(const PipelineTasks &Tasks, int P, double 
       if (Xv(B, G) >= 0) Row.push_back({Xv(B, G), blockWork(Tasks, B)});
     if (!Row.empty()) M.addLe(Row, T);
   }
-  if (std::isfinite(Memory))
-    for (int G = 0; G < P; ++G) {
-      std::vector<LinTerm> Fixed; // 3 x weights and the buffers of GPU g
-      for (int B = 0; B < L; ++B)
-        if (Xv(B, G) >= 0 && Tasks.weightBytes(B) > 0)
-          Fixed.push_back({Xv(B, G), 3 * Tasks.weightBytes(B) / MB});
-      for (int C = 0; C + 1 < L; ++C) {
-        const double A = Tasks.outputBytes(Tasks.forwardTask(C));
-        if (!(A > 0) || (Xv(C, G) < 0 && Xv(C + 1, G) < 0)) continue;
-        int U = M.addContinuous(0, 1, 0, "u"); // >= |x[c][g] - x[c+1][g]|: a cut at g
-        std::vector<LinTerm> R1{{U, 1}}, R2{{U, 1}};
-        if (Xv(C, G) >= 0) R1.push_back({Xv(C, G), -1}), R2.push_back({Xv(C, G), 1});
-        if (Xv(C + 1, G) >= 0) R1.push_back({Xv(C + 1, G), 1}), R2.push_back({Xv(C + 1, G), -1});
-        M.addGe(R1, 0);
-        M.addGe(R2, 0);
-        Fixed.push_back({U, 2 * A / MB});
-      }
-      for (int Lb = 0; Lb < L; ++Lb) {
-        if (Xv(Lb, G) < 0) continue;
-        std::vector<LinTerm> Row = Fixed;
-        for (int I = 0; I <= Lb; ++I) {
-          if (Xv(I, G) < 0 || !(Tasks.stashBytes(I) > 0)) continue;
-          // Copies of a_{i-1} live when B_l of minibatch b starts: F_i of
-          // b, b+1, ... started strictly before, one per period.
-          const double D = SuffixF[I] + SuffixB[Lb + 1];
-          const double Copies = std::max(1.0, std::ceil(D / T - 1e-9));
-          Row.push_back({Xv(I, G), Copies * Tasks.stashBytes(I) / MB});
-        }
-        const int Bk = Tasks.backwardTask(Lb);
-        Row.push_back({Xv(Lb, G), (Tasks.inputBytes(Bk) + Tasks.outputBytes(Bk)) / MB});
-        M.addLe(Row, Memory / MB);
-      }
+  for (int G = 0; G < P; ++G) {
+    std::vector<LinTerm> Fixed; // 3 x weights and the buffers of GPU g
+    for (int B = 0; B < L; ++B)
+      if (Xv(B, G) >= 0 && Tasks.weightBytes(B) > 0)
+        Fixed.push_back({Xv(B, G), 3 * Tasks.weightBytes(B) / MB});
+    for (int C = 0; C + 1 < L; ++C) {
+      const double A = Tasks.outputBytes(Tasks.forwardTask(C));
+      if (!(A > 0) || (Xv(C, G) < 0 && Xv(C + 1, G) < 0)) continue;
+      int U = M.addContinuous(0, 1, 0, "u"); // >= |x[c][g] - x[c+1][g]|: a cut at g
+      std::vector<LinTerm> R1{{U, 1}}, R2{{U, 1}};
+      if (Xv(C, G) >= 0) R1.push_back({Xv(C, G), -1}), R2.push_back({Xv(C, G), 1});
+      if (Xv(C + 1, G) >= 0) R1.push_back({Xv(C + 1, G), 1}), R2.push_back({Xv(C + 1, G), -1});
+      M.addGe(R1, 0);
+      M.addGe(R2, 0);
+      Fixed.push_back({U, 2 * A / MB});
+      // The cut's link carries a_c forward and its gradient back every
+      // period: T >= 2 a_c / beta (allocationLoad's link term, one cut).
+      M.addLe({{U, 2 * Tasks.commDuration(Tasks.forwardTask(C))}}, T);
     }
+    if (!std::isfinite(Memory)) continue;
+    for (int Lb = 0; Lb < L; ++Lb) {
+      if (Xv(Lb, G) < 0) continue;
+      std::vector<LinTerm> Row = Fixed;
+      for (int I = 0; I <= Lb; ++I) {
+        if (Xv(I, G) < 0 || !(Tasks.stashBytes(I) > 0)) continue;
+        // Copies of a_{i-1} live when B_l of minibatch b starts: F_i of
+        // b, b+1, ... started strictly before, one per period.
+        const double D = SuffixF[I] + SuffixB[Lb + 1];
+        const double Copies = std::max(1.0, std::ceil(D / T - 1e-9));
+        Row.push_back({Xv(I, G), Copies * Tasks.stashBytes(I) / MB});
+      }
+      const int Bk = Tasks.backwardTask(Lb);
+      Row.push_back({Xv(Lb, G), (Tasks.inputBytes(Bk) + Tasks.outputBytes(Bk)) / MB});
+      M.addLe(Row, Memory / MB);
+    }
+  }
   MilpOptions MO;
   MO.timeLimitSeconds = Seconds;
   MO.threads = Threads;
