@@ -17,6 +17,7 @@
 
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
+#include "onnx-partition/Partition/io/TopologySummary.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
@@ -195,6 +196,7 @@ void onnxp::tool::printRunSummary(std::ostream &OS, const PassContext &Ctx, cons
   printAlternatives(OS, P);
   printDevices(OS, Ctx, P, Unit);
   printSpeedupAndWarnings(OS, Ctx, P, Unit);
+  if (wantsTopologySummary(G, Ctx.platform)) printTopologySummary(OS, G, Ctx.platform, P); // issue 21
   for (const std::string &N : Ctx.notes) OS << "  note: " << N << "\n";
   for (const std::string &N : P.notes) OS << "  note: " << N << "\n";
   if (!O.output.empty()) OS << "  wrote " << O.output << "\n";

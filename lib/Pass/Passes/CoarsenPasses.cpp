@@ -38,6 +38,7 @@ public:
     double TotalMem = 0;
     for (const CostNode &N : Ctx.graph.nodes()) TotalMem += N.memBytes;
     O.reductions.memoryNeverBinds = !Ctx.options.partition.replicate && TotalMem <= Ctx.platform.accMemory();
+    O.reductions.transferScale = Ctx.platform.minLinkPriceRatio();
     O.reductions.timeTrades =
         Ctx.platform.cpus == 0 && !Ctx.platform.overlapComm && !Ctx.options.partition.replicate;
     const size_t Limit = Ctx.options.partition.idealLimit;
