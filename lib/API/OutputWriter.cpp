@@ -17,6 +17,7 @@
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
+#include "onnx-partition/Partition/io/TopologySummary.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
@@ -216,6 +217,7 @@ void onnxp::printRunSummary(std::ostream &OS, const PassContext &Ctx, const Outp
   printAlternatives(OS, P);
   printDevices(OS, Ctx, P, Unit);
   printSpeedupAndWarnings(OS, Ctx, P, Unit);
+  if (wantsTopologySummary(G, Ctx.platform)) printTopologySummary(OS, G, Ctx.platform, P); // issue 21
   for (const std::string &N : Ctx.notes) OS << "  note: " << N << "\n";
   for (const std::string &N : P.notes) OS << "  note: " << N << "\n";
   if (!O.output.empty()) OS << "  wrote " << O.output << "\n";

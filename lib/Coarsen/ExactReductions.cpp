@@ -124,7 +124,7 @@ GroupSummary summarizeGroups(const CostGraph &G, UnionFind &UF, const ReductionO
 /// The group root R fuses into by R0, R1 or R2 (Contraction.h), or -1.
 int fusionTarget(const GroupSummary &S, int R, const ReductionOptions &O) {
   if (S.mem[R] != 0 && !O.memoryNeverBinds) return -1;
-  const bool CheapSource = S.cheap[R] && S.accTime[R] <= S.outTransfer[R];
+  const bool CheapSource = S.cheap[R] && S.accTime[R] <= S.outTransfer[R] * O.transferScale;
   if (!S.free[R] && !CheapSource) return -1;
   if (!S.hasIn[R] && !S.hasOut[R] && S.free[R]) // R0
     return S.firstOfSide[S.side[R]] != R ? S.firstOfSide[S.side[R]] : -1;

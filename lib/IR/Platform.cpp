@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -35,6 +36,138 @@ double Platform::hostTransferMs(double Bytes) const {
   return hostLinkLatencyMs + Bytes / hostLinkBandwidth * 1e3;
 }
 
+const char *onnxp::linkKindName(LinkKind K) {
+  switch (K) {
+  case LinkKind::Local: return "local";
+  case LinkKind::Peer: return "peer";
+  case LinkKind::Network: return "network";
+  case LinkKind::Host: return "host";
+  }
+  return "?";
+}
+
+int Platform::nodeOf(int D) const {
+  if (!isAccelerator(D) || nodes <= 1 || acceleratorsPerNode <= 0) return 0;
+  return D / acceleratorsPerNode;
+}
+
+LinkKind Platform::linkBetween(int A, int B) const {
+  if (A == B) return LinkKind::Local;
+  bool AccA = isAccelerator(A), AccB = isAccelerator(B);
+  if (!AccA && !AccB) return LinkKind::Local; // seed 004 §3: CPUs share RAM
+  if (AccA != AccB) return LinkKind::Host;
+  return nodeOf(A) == nodeOf(B) ? LinkKind::Peer : LinkKind::Network;
+}
+
+double Platform::linkMs(LinkKind K, double Bytes) const {
+  if (Bytes <= 0) return 0;
+  switch (K) {
+  case LinkKind::Local: return 0;
+  case LinkKind::Peer: return peerLinkLatencyMs + Bytes / peerLinkBandwidth * 1e3;
+  case LinkKind::Network: return networkLatencyMs + Bytes / networkBandwidth * 1e3;
+  case LinkKind::Host: return hostTransferMs(Bytes);
+  }
+  return 0;
+}
+
+double Platform::transferMs(int A, int B, double Bytes, double EdgeMs) const {
+  return priceOnLink(linkBetween(A, B), Bytes, EdgeMs);
+}
+
+double Platform::priceOnLink(LinkKind K, double Bytes, double EdgeMs) const {
+  if (K == LinkKind::Local) return 0;
+  // No byte size (JSON workloads): the edge's own time on every link.
+  if (!(Bytes > 0)) return EdgeMs;
+  // The edge's time is its host-link price; another link scales it by the
+  // ratio of the two links' prices for these bytes (exactly linkMs when the
+  // edge was priced by the analytical model, which sets hostTransferMs).
+  double Host = hostTransferMs(Bytes);
+  return Host > 0 ? EdgeMs * (linkMs(K, Bytes) / Host) : EdgeMs;
+}
+
+double Platform::minLinkPriceRatio() const {
+  // (lat_K + b / bw_K) / (lat_H + b / bw_H) >= min(lat_K / lat_H, bw_H / bw_K)
+  // for every b > 0 (the mediant inequality).
+  auto Floor = [&](double Lat, double Bw) {
+    double R = hostLinkBandwidth / Bw;
+    if (hostLinkLatencyMs > 0) R = std::min(R, Lat / hostLinkLatencyMs);
+    return R;
+  };
+  double R = 1; // the host link itself
+  if (accelerators > 1) R = std::min(R, Floor(peerLinkLatencyMs, peerLinkBandwidth));
+  if (multiNode()) R = std::min(R, Floor(networkLatencyMs, networkBandwidth));
+  return R;
+}
+
+double Platform::accMemory() const {
+  if (!mixed()) return accelerator.memoryBytes;
+  double M = kInfinity;
+  for (const AcceleratorKind &K : acceleratorKinds) M = std::min(M, K.spec.memoryBytes);
+  return M;
+}
+
+double Platform::memoryOf(int D) const { return isAccelerator(D) ? specOf(D).memoryBytes : kInfinity; }
+
+int Platform::kindOf(int D) const {
+  if (!mixed() || !isAccelerator(D)) return 0;
+  int Seen = 0;
+  for (size_t K = 0; K < acceleratorKinds.size(); ++K) {
+    Seen += acceleratorKinds[K].count;
+    if (D < Seen) return static_cast<int>(K);
+  }
+  return static_cast<int>(acceleratorKinds.size()) - 1;
+}
+
+const DeviceSpec &Platform::specOf(int D) const {
+  if (isCpu(D)) return cpu;
+  return mixed() ? acceleratorKinds[kindOf(D)].spec : accelerator;
+}
+
+double Platform::nodeTimeOnKind(const CostNode &N, int Kind) const {
+  if (!mixed() || Kind <= 0 || Kind >= numKinds()) return N.accTime;
+  const DeviceSpec &Ref = accelerator, &On = acceleratorKinds[Kind].spec;
+  // The roofline of the analytical model (Cost/Roofline) on both kinds; the
+  // node's own time (analytical, profiled or overridden) is rescaled by it.
+  auto Roof = [&](const DeviceSpec &S) {
+    return std::max(N.flops / S.peakFlops, N.bytesAccessed / S.memBandwidth) * 1e3;
+  };
+  double RefRoof = Roof(Ref);
+  double Ratio = RefRoof > 0 ? Roof(On) / RefRoof : Ref.peakFlops / On.peakFlops;
+  return N.accTime * Ratio;
+}
+
+double Platform::nodeTimeMs(const CostNode &N, int D) const {
+  if (isCpu(D)) return N.cpuTime;
+  return nodeTimeOnKind(N, kindOf(D));
+}
+
+bool Platform::uniformDevices() const {
+  for (const AcceleratorKind &K : acceleratorKinds)
+    if (K.spec.peakFlops != accelerator.peakFlops || K.spec.memBandwidth != accelerator.memBandwidth)
+      return false;
+  return true;
+}
+
+std::string Platform::describeTopology() const {
+  auto Bw = [](double B) { return formatNumber(B / 1e9) + " GB/s"; };
+  std::string S = std::to_string(nodes) + " node" + (nodes == 1 ? "" : "s") + " x " +
+                  std::to_string(nodes > 1 ? acceleratorsPerNode : accelerators) + " accelerator" +
+                  ((nodes > 1 ? acceleratorsPerNode : accelerators) == 1 ? "" : "s");
+  if (mixed()) {
+    S += " (";
+    for (size_t K = 0; K < acceleratorKinds.size(); ++K)
+      S += (K ? " + " : "") + std::to_string(acceleratorKinds[K].count) + " " + acceleratorKinds[K].spec.name;
+    S += ")";
+  } else {
+    S += " (" + accelerator.name + ")";
+  }
+  if (cpus > 0) S += " + " + std::to_string(cpus) + " CPU core" + (cpus == 1 ? "" : "s");
+  S += "; peer " + Bw(peerLinkBandwidth) + " + " + formatNumber(peerLinkLatencyMs) + " ms";
+  if (nodes > 1) S += ", network " + Bw(networkBandwidth) + " + " + formatNumber(networkLatencyMs) + " ms";
+  S += ", host " + Bw(hostLinkBandwidth) + " + " + formatNumber(hostLinkLatencyMs) + " ms";
+  return S;
+}
+
 namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -54,6 +187,7 @@ std::map<std::string, Platform> makePresets() {
     P.cpu = serverCpuCore();
     P.hostLinkBandwidth = HostBw;
     P.peerLinkBandwidth = PeerBw;
+    P.peerLinkLatencyMs = 0.005;
     Presets[Name] = P;
   };
   // NVIDIA V100 SXM2 16 GB: 15.7 TFLOP/s fp32, 900 GB/s HBM2, PCIe 3 x16, NVLink 2.
@@ -67,6 +201,42 @@ std::map<std::string, Platform> makePresets() {
   Add("cpu", {"Xeon-8380-socket", 5.888e12, 204.8e9, 0.002, 256 * GiB}, 204.8e9, 204.8e9);
   Presets["default"] = Presets["v100"];
   Presets["default"].name = "default";
+
+  // Machines users rent (issue 21): one node of 8 (or 4) GPUs; --nodes N
+  // stacks N of them over the network. Per-direction bandwidths; sources in
+  // docs/cost-model.md.
+  auto Machine = [&](const std::string &Name, const std::string &Gpu, int PerNode, double PeerBw,
+                     double PeerLatMs, double NetBw, double NetLatMs) {
+    Platform P = Presets.at(Gpu);
+    P.name = Name;
+    P.accelerators = PerNode;
+    P.acceleratorsPerNode = PerNode;
+    P.peerLinkBandwidth = PeerBw;
+    P.peerLinkLatencyMs = PeerLatMs;
+    P.networkBandwidth = NetBw;
+    P.networkLatencyMs = NetLatMs;
+    return P;
+  };
+  // DGX-1 with V100 32 GB: NVLink 2 hybrid cube-mesh, 50 GB/s per direction
+  // between linked GPUs (2 bricks); 4x 100 Gb/s EDR InfiniBand for 8 GPUs
+  // (6.25 GB/s per GPU).
+  Presets["dgx-v100"] = Machine("dgx-v100", "v100", 8, 50e9, 0.005, 6.25e9, 0.005);
+  Presets["dgx-v100"].accelerator.name = "V100-SXM2-32GB";
+  Presets["dgx-v100"].accelerator.memoryBytes = 32 * GiB;
+  // DGX A100 80 GB: NVSwitch 600 GB/s bidirectional (300 per direction);
+  // 8x 200 Gb/s HDR InfiniBand, one per GPU (25 GB/s); A100 80 GB has
+  // 2039 GB/s HBM2e.
+  Presets["dgx-a100"] = Machine("dgx-a100", "a100", 8, 300e9, 0.003, 25e9, 0.005);
+  Presets["dgx-a100"].accelerator = {"A100-SXM4-80GB", 19.5e12, 2039e9, 0.005, 80 * GiB};
+  // DGX H100: NVSwitch 900 GB/s bidirectional (450 per direction); 8x
+  // 400 Gb/s NDR InfiniBand (50 GB/s per GPU).
+  Presets["dgx-h100"] = Machine("dgx-h100", "h100", 8, 450e9, 0.003, 50e9, 0.005);
+  // Four A100 80 GB PCIe cards without NVLink bridges: peer transfers go
+  // over PCIe 4 x16 through the host (25 GB/s, the host link's latency);
+  // 100 Gb/s Ethernet between such servers (12.5 GB/s per node, shared).
+  Presets["pcie-4x-a100"] = Machine("pcie-4x-a100", "a100", 4, 25e9, 0.01, 12.5e9 / 4, 0.02);
+  Presets["pcie-4x-a100"].accelerator = {"A100-PCIe-80GB", 19.5e12, 1935e9, 0.005, 80 * GiB};
+  Presets["pcie-4x-a100"].hostLinkLatencyMs = 0.01;
   return Presets;
 }
 
@@ -161,11 +331,77 @@ Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::stri
       (Key == "hostLinkLatencyMs" ? P.hostLinkLatencyMs : P.peerLinkLatencyMs) = L;
     } else if (Key == "overlapComm" && V.is_boolean()) P.overlapComm = V.get<bool>();
     else if (Key == "fullDuplex" && V.is_boolean()) P.fullDuplex = V.get<bool>();
-    else return makeError(Where, ": unknown or mistyped field");
+    else if ((Key == "nodes" || Key == "acceleratorsPerNode") && V.is_number()) {
+      Expected<int> N = checkedCount(V.get<double>(), Key == "nodes" ? 1 : 0, kMaxDevices, Where);
+      if (!N) return N.takeError();
+      (Key == "nodes" ? P.nodes : P.acceleratorsPerNode) = *N;
+    } else if (Key == "networkBandwidth" && V.is_number()) {
+      P.networkBandwidth = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(P.networkBandwidth, /*AllowZero=*/false, Where));
+    } else if (Key == "networkLatencyMs" && V.is_number()) {
+      P.networkLatencyMs = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(P.networkLatencyMs, /*AllowZero=*/true, Where));
+    } else if (Key == "acceleratorKinds" && V.is_array()) {
+      P.acceleratorKinds.clear();
+      if (V.empty() || V.size() > static_cast<size_t>(kMaxAcceleratorKinds))
+        return makeError(Where, ": lists 1 to ", kMaxAcceleratorKinds, " kinds");
+      for (size_t I = 0; I < V.size(); ++I) {
+        std::string KWhere = Where + "[" + std::to_string(I) + "]";
+        const nlohmann::json &JK = V[I];
+        if (!JK.is_object() || !JK.contains("count") || !JK["count"].is_number())
+          return makeError(KWhere, ": an object with a numeric 'count'");
+        AcceleratorKind AK;
+        AK.spec = P.accelerator;
+        nlohmann::json Rest = JK;
+        Rest.erase("count");
+        if (JK.contains("preset")) {
+          auto B = presets().find(JK["preset"].is_string() ? JK["preset"].get<std::string>() : "");
+          if (B == presets().end()) return makeError(KWhere, ": unknown preset");
+          AK.spec = B->second.accelerator;
+          Rest.erase("preset");
+        }
+        ONNXP_RETURN_IF_ERROR(readDevice(Rest, AK.spec, KWhere));
+        Expected<int> C = checkedCount(JK["count"].get<double>(), 1, kMaxDevices, KWhere + ".count");
+        if (!C) return C.takeError();
+        AK.count = *C;
+        P.acceleratorKinds.push_back(AK);
+      }
+    } else return makeError(Where, ": unknown or mistyped field");
   }
+  // Counts implied by the topology when the file does not give them.
+  if (!J.contains("accelerators")) {
+    if (!P.acceleratorKinds.empty()) {
+      P.accelerators = 0;
+      for (const AcceleratorKind &K : P.acceleratorKinds) P.accelerators += K.count;
+    } else if (J.contains("nodes") && P.acceleratorsPerNode > 0) {
+      P.accelerators = P.nodes * P.acceleratorsPerNode;
+    }
+  }
+  if (P.mixed()) P.accelerator = P.acceleratorKinds.front().spec;
   if (P.accelerators < 0 || P.cpus < 0 || P.numDevices() == 0)
     return makeError(NameOrFile, ": needs at least one device");
+  ONNXP_RETURN_IF_ERROR(checkTopology(P, NameOrFile));
   return P;
+}
+
+Error onnxp::checkTopology(Platform &P, const std::string &Where) {
+  if (P.nodes > 1 && P.acceleratorsPerNode <= 0) {
+    if (P.accelerators % P.nodes != 0)
+      return makeUsageError(Where, ": ", P.accelerators, " accelerators do not split evenly over ", P.nodes,
+                            " nodes; give acceleratorsPerNode");
+    P.acceleratorsPerNode = P.accelerators / P.nodes;
+  }
+  // More accelerators than the nodes hold: more nodes of the same kind.
+  if (P.acceleratorsPerNode > 0 && P.accelerators > P.nodes * P.acceleratorsPerNode)
+    P.nodes = (P.accelerators + P.acceleratorsPerNode - 1) / P.acceleratorsPerNode;
+  if (P.mixed()) {
+    int Sum = 0;
+    for (const AcceleratorKind &K : P.acceleratorKinds) Sum += K.count;
+    if (Sum != P.accelerators)
+      return makeUsageError(Where, ": acceleratorKinds count ", Sum, " accelerators but the platform has ",
+                            P.accelerators);
+  }
+  return Error::success();
 }
 
 Expected<double> onnxp::parseByteSize(const std::string &Text) {
@@ -201,6 +437,10 @@ Expected<Platform> onnxp::resolvePlatform(const PlatformRequest &R, const Platfo
       Out.cpus = WorkloadPlatform->cpus;
     }
   }
+  if (R.nodes >= 1) {
+    Out.nodes = R.nodes;
+    if (Out.acceleratorsPerNode > 0 && R.devices < 0) Out.accelerators = R.nodes * Out.acceleratorsPerNode;
+  }
   if (R.devices >= 0) Out.accelerators = R.devices;
   if (R.cpus >= 0) Out.cpus = R.cpus;
   if (!R.memory.empty()) {
@@ -210,5 +450,8 @@ Expected<Platform> onnxp::resolvePlatform(const PlatformRequest &R, const Platfo
   }
   if (R.overlapComm) Out.overlapComm = true;
   if (Out.numDevices() == 0) return makeUsageError("--devices and --cpus leave no device to place nodes on");
+  if (R.nodes >= 1 && Out.accelerators < R.nodes)
+    return makeUsageError("--nodes ", R.nodes, " needs at least one accelerator per node");
+  ONNXP_RETURN_IF_ERROR(checkTopology(Out, "platform '" + Out.name + "'"));
   return Out;
 }

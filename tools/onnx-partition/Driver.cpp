@@ -103,6 +103,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   PR.platform = O.platform;
   PR.devices = O.devices;
   PR.cpus = O.cpus;
+  PR.nodes = O.nodes;
   PR.memory = O.memory;
   PR.overlapComm = O.overlapComm;
   Expected<Platform> Pl = resolvePlatform(PR, In->workload ? &In->workload->platform : nullptr);

@@ -56,6 +56,12 @@ void onnxp::tool::addPlatformOptions(CLI::App &App, ToolOptions &O) {
       ->type_name("K")
       ->check(CLI::Range(0, 4096))
       ->group("Platform");
+  App.add_option("--nodes", O.nodes,
+                 "Number of machines; accelerators are numbered node by node, transfers between nodes cross "
+                 "the network (default: from the platform, else 1)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096))
+      ->group("Platform");
   App.add_option("--cpus", O.cpus, "Number of CPU cores l (default: from the workload, else 0)")
       ->type_name("L")
       ->check(CLI::Range(0, 4096))

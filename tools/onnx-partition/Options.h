@@ -33,6 +33,7 @@ struct ToolOptions {
   // Platform.
   int devices = -1; ///< -1: from the workload file or 1
   int cpus = -1;    ///< -1: from the workload file or 0
+  int nodes = -1;   ///< --nodes: machines of the platform's node size (issue 21)
   std::string memory;
   std::string platform = "default";
   bool overlapComm = false;

@@ -109,6 +109,10 @@ struct ReductionOptions {
   /// source whose accelerator time is at most the transfers of its
   /// output, which the fusion saves.
   bool timeTrades = false;
+  /// The cheapest link prices a transfer at this factor of its edge time or
+  /// more (Platform::minLinkPriceRatio, issue 21): R1's trade compares the
+  /// source's time with its transfers at that price.
+  double transferScale = 1;
 };
 
 /// The exact reductions R1 and R2 applied to a fixpoint.

@@ -11,7 +11,7 @@
 // device, and the search would stop at once. Moves that overflow an
 // accelerator's memory or put an unsupported node on one are not made.
 // Loads are recomputed from scratch per candidate in O(nodes + edges) with
-// the evaluator's transfer groups (array-based, no maps).
+// the evaluator's transfer groups and link prices (array-based, no maps).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/baselines/Baselines.h"
@@ -43,26 +43,28 @@ public:
       int X = Dev[V];
       bool Acc = P.isAccelerator(X);
       if (Acc && !G.node(V).accSupported) return {kInfinity, kInfinity};
-      Compute[X] += Acc ? G.node(V).accTime : G.node(V).cpuTime;
+      Compute[X] += P.nodeTimeMs(G.node(V), X);
       if (Acc) Mem[X] += G.node(V).memBytes;
     }
     for (int X = 0; X < P.accelerators; ++X)
-      if (Mem[X] > P.accMemory()) return {kInfinity, kInfinity};
+      if (Mem[X] > P.memoryOf(X)) return {kInfinity, kInfinity};
+    // Priced by link as the evaluator does (issue 21): each receiver its
+    // link from the sender, the sender its dearest link once.
     for (size_t Grp = 0; Grp < T.size(); ++Grp) {
       int From = Dev[T.src[Grp]];
+      double OutMs = 0;
       bool Crosses = false;
       ++Epoch;
       for (int EId : T.edges[Grp]) {
         int To = Dev[G.edge(EId).dst];
-        if (To == From || Stamp[To] == Epoch) {
-          Crosses = Crosses || To != From;
-          continue;
-        }
+        if (To == From || Stamp[To] == Epoch) continue;
         Stamp[To] = Epoch;
         Crosses = true;
-        if (P.isAccelerator(To)) In[To] += T.cost[Grp];
+        double Ms = groupTransferMs(P, T, static_cast<int>(Grp), From, To);
+        OutMs = std::max(OutMs, Ms);
+        if (P.isAccelerator(To)) In[To] += Ms;
       }
-      if (Crosses && P.isAccelerator(From)) Out[From] += T.cost[Grp];
+      if (Crosses && P.isAccelerator(From)) Out[From] += OutMs;
     }
     double Max = 0, Squares = 0;
     for (int X = 0; X < D; ++X) {

@@ -82,6 +82,7 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
   ContractionOptions CO;
   CO.granularity = Granularity::Auto;
   CO.reductions.memoryNeverBinds = !O.replicate && TotalMem <= P.accMemory();
+  CO.reductions.transferScale = P.minLinkPriceRatio();
   CO.reductions.timeTrades = P.cpus == 0 && !P.overlapComm && !O.replicate;
   if (O.dataFree.size() == G.numNodes()) CO.linearize.dataFree = O.dataFree;
   const size_t Budget = std::min(O.idealLimit, kAutoIdealBudget);

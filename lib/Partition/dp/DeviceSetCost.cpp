@@ -4,7 +4,12 @@
 // current set D:
 //   s in D,  some edge of g leaves D      -> an out-transfer of cost c_g
 //   s not in D, some edge of g enters D   -> an in-transfer of cost c_g
-// which is exactly what PlanEvaluator charges a device holding D. The
+// which is exactly what PlanEvaluator charges a device holding D with one
+// uniform link. On a topology (issue 21) the sums are kept per link kind so
+// the DP prices the in-transfers by the link from the previous device of the
+// order and the out-transfers by the link to the next (StageSite): exact
+// inside one node without CPUs; across nodes, exact when no edge skips over
+// the stage next to a node boundary (docs/cost-model.md). The
 // forward/backward attribution also matches the evaluator.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +22,7 @@ using namespace onnxp::dp;
 
 DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Platform &P)
     : G(G), UG(UG), P(P), T(computeTransferGroups(G)), MemCap(P.accMemory()) {
+  NumKinds = std::min(P.numKinds(), kMaxAcceleratorKinds);
   const size_t N = G.numNodes();
   GroupSize.resize(T.size());
   for (size_t Grp = 0; Grp < T.size(); ++Grp) GroupSize[Grp] = static_cast<int>(T.edges[Grp].size());
@@ -81,15 +87,19 @@ DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Plat
 }
 
 void DeviceSetCost::charge(int Grp, double Sign) {
-  double C = T.cost[Grp];
-  if (C <= 0) return;
+  double C = T.cost[Grp], B = T.bytes[Grp];
+  if (C <= 0 && B <= 0) return;
   int Src = T.src[Grp];
   bool SrcBw = G.node(Src).isBackward();
+  CommSum *Sum = nullptr;
   if (Inside[Src]) {
-    if (NIn[Grp] < GroupSize[Grp]) (SrcBw ? S.outBw : S.outFw) += Sign * C;
+    if (NIn[Grp] < GroupSize[Grp]) Sum = SrcBw ? &S.outBw : &S.outFw;
   } else if (NIn[Grp] > 0) {
-    (SrcBw || NInFw[Grp] == 0 ? S.inBw : S.inFw) += Sign * C;
+    Sum = SrcBw || NInFw[Grp] == 0 ? &S.inBw : &S.inFw;
   }
+  if (!Sum) return;
+  for (LinkKind K : {LinkKind::Peer, LinkKind::Network, LinkKind::Host})
+    Sum->byLink[CommSum::slot(K)] += Sign * P.priceOnLink(K, B, C);
 }
 
 void DeviceSetCost::addNode(int V) {
@@ -105,7 +115,7 @@ void DeviceSetCost::addNode(int V) {
   for (int Grp : T.ofNode[V]) charge(Grp, -1);
   Inside[V] = 1;
   for (int Grp : T.ofNode[V]) charge(Grp, +1);
-  (Bw ? S.accBw : S.accFw) += N.accTime;
+  for (int Kd = 0; Kd < NumKinds; ++Kd) (Bw ? S.accBw : S.accFw)[Kd] += P.nodeTimeOnKind(N, Kd);
   (Bw ? S.cpuBw : S.cpuFw) += N.cpuTime;
   S.mem += N.memBytes;
   S.unsupported += !N.accSupported;
@@ -160,15 +170,39 @@ bool DeviceSetCost::backwardContiguous() const {
   return true;
 }
 
-double DeviceSetCost::accLoad(int R) const {
-  return deviceLoad(P, true, accProcessing(), S.inFw + S.inBw, S.outFw + S.outBw, R,
+double DeviceSetCost::accProcessing() const {
+  double Min = accProcessingOn(0);
+  for (int Kd = 1; Kd < NumKinds; ++Kd) Min = std::min(Min, accProcessingOn(Kd));
+  return Min;
+}
+
+StageSite DeviceSetCost::siteOf(int First, int R) const {
+  StageSite Site;
+  int Last = First + R - 1;
+  Site.in = First > 0 ? P.linkBetween(First - 1, First) : LinkKind::Host;
+  Site.out = Last + 1 < P.accelerators ? P.linkBetween(Last, Last + 1) : LinkKind::Host;
+  // The slowest kind among the replicas paces them all.
+  double Worst = -1;
+  for (int D = First; D <= Last && D < P.accelerators; ++D) {
+    int Kd = std::min(P.kindOf(D), NumKinds - 1);
+    if (accProcessingOn(Kd) > Worst) {
+      Worst = accProcessingOn(Kd);
+      Site.kind = Kd;
+    }
+  }
+  return Site;
+}
+
+double DeviceSetCost::accLoad(int R, StageSite Site) const {
+  return deviceLoad(P, true, accProcessingOn(Site.kind), S.inFw.on(Site.in) + S.inBw.on(Site.in),
+                    S.outFw.on(Site.out) + S.outBw.on(Site.out), R, allReduceTime(P, S.weights, R));
+}
+
+double DeviceSetCost::accForwardLoad(int R, StageSite Site) const {
+  return deviceLoad(P, true, S.accFw[Site.kind], S.inFw.on(Site.in), S.outFw.on(Site.out), R, 0);
+}
+
+double DeviceSetCost::accBackwardLoad(int R, StageSite Site) const {
+  return deviceLoad(P, true, S.accBw[Site.kind], S.inBw.on(Site.in), S.outBw.on(Site.out), R,
                     allReduceTime(P, S.weights, R));
-}
-
-double DeviceSetCost::accForwardLoad(int R) const {
-  return deviceLoad(P, true, S.accFw, S.inFw, S.outFw, R, 0);
-}
-
-double DeviceSetCost::accBackwardLoad(int R) const {
-  return deviceLoad(P, true, S.accBw, S.inBw, S.outBw, R, allReduceTime(P, S.weights, R));
 }

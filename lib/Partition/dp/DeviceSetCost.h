@@ -34,14 +34,29 @@
 
 namespace onnxp::dp {
 
+/// Transfers of a set priced on each link a stage boundary can cross
+/// (issue 21): peer, network, host.
+struct CommSum {
+  double byLink[3] = {0, 0, 0};
+  static int slot(LinkKind K) { return K == LinkKind::Network ? 1 : K == LinkKind::Host ? 2 : 0; }
+  double on(LinkKind K) const { return byLink[slot(K)]; }
+};
+
 /// The additive part of a device's load, split by forward/backward role for
 /// the "gpipe" objective.
 struct SetSums {
-  double accFw = 0, accBw = 0; ///< processing on an accelerator
-  double cpuFw = 0, cpuBw = 0; ///< processing on a CPU
-  double inFw = 0, inBw = 0, outFw = 0, outBw = 0;
+  double accFw[kMaxAcceleratorKinds] = {}, accBw[kMaxAcceleratorKinds] = {}; ///< processing per kind
+  double cpuFw = 0, cpuBw = 0;                                               ///< processing on a CPU
+  CommSum inFw, inBw, outFw, outBw;
   double mem = 0, weights = 0;
   int unsupported = 0;
+};
+
+/// Where a stage sits in the device order (IdealDP.cpp): the link its
+/// inputs arrive on, the link its outputs leave on, its accelerator kind.
+struct StageSite {
+  LinkKind in = LinkKind::Peer, out = LinkKind::Peer;
+  int kind = 0;
 };
 
 class DeviceSetCost {
@@ -53,21 +68,29 @@ public:
   void removeUnit(int U);
 
   const SetSums &sums() const { return S; }
-  double accProcessing() const { return S.accFw + S.accBw; }
+  /// Processing on the fastest kind (a lower bound the walk prunes by).
+  double accProcessing() const;
+  double accProcessingOn(int Kind) const { return S.accFw[Kind] + S.accBw[Kind]; }
+  /// The site of a stage on accelerators First..First+R-1 of P's order: in
+  /// from First-1 (the host for the first accelerator), out to First+R (the
+  /// host after the last), the slowest kind it spans.
+  StageSite siteOf(int First, int R) const;
   double cpuProcessing() const { return S.cpuFw + S.cpuBw; }
   bool fitsAccelerator() const { return S.unsupported == 0 && S.mem <= MemCap; }
   /// Whether the backward members form a contiguous set (§5.3).
   bool backwardContiguous() const;
-  /// Accelerator load, replicated over R accelerators (App. C.1, C.2).
-  double accLoad(int R = 1) const;
-  double accForwardLoad(int R = 1) const;
-  double accBackwardLoad(int R = 1) const;
+  /// Accelerator load at a site, replicated over R accelerators (App. C.1,
+  /// C.2); the default site is a middle accelerator of the reference kind.
+  double accLoad(int R = 1, StageSite Site = {}) const;
+  double accForwardLoad(int R = 1, StageSite Site = {}) const;
+  double accBackwardLoad(int R = 1, StageSite Site = {}) const;
   double cpuLoad() const { return cpuProcessing(); }
 
 private:
   void addNode(int V);
   void removeNode(int V);
   void charge(int Grp, double Sign);
+  int NumKinds = 1;
 
   const CostGraph &G;
   const UnitGraph &UG;

@@ -57,12 +57,10 @@ Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P, const Pa
     if (!Any) continue;
     const double AccCut = O.replicate ? Cut * K : Cut;
     Sol.Pairs += walkUpFrom(L, Cost, From, Cut, AccCut, K > 0, Cpus > 0, [&](int To, bool AccOk, bool CpuOk) {
-      double AccF[256], AccB[256];
-      if (AccOk)
-        for (int R = 1; R <= MaxR; ++R) {
-          AccF[R] = Cost.accForwardLoad(R);
-          AccB[R] = Cost.accBackwardLoad(R);
-        }
+      // The stage lands on accelerator A of the device order; its loads
+      // depend on its site there (DeviceSetCost::siteOf).
+      auto AccF = [&](int A, int R) { return Cost.accForwardLoad(R, Cost.siteOf(A, R)); };
+      auto AccB = [&](int A, int R) { return Cost.accBackwardLoad(R, Cost.siteOf(A, R)); };
       const SetSums &Sums = Cost.sums();
       for (int S = 0; S < NS; ++S) {
         const std::vector<Entry> &Src = Cell[size_t(From) * NS + S];
@@ -74,7 +72,7 @@ Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P, const Pa
             if (F + B <= Cut) insertPareto(Cell[size_t(To) * NS + T], {F, B, From, S, E, How});
           };
           if (AccOk)
-            for (int R = 1; R <= MaxR && A + R <= K; ++R) Push(AccF[R], AccB[R], Idx(A + R, C), R);
+            for (int R = 1; R <= MaxR && A + R <= K; ++R) Push(AccF(A, R), AccB(A, R), Idx(A + R, C), R);
           if (CpuOk && C < Cpus) Push(Sums.cpuFw, Sums.cpuBw, Idx(A, C + 1), 0);
         }
       }

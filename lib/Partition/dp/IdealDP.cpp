@@ -82,9 +82,16 @@ private:
   /// Per ideal: accelerator time of the supported nodes outside it, and
   /// CPU time of the unsupported ones, for the remaining-work bound.
   std::vector<double> RemAcc, RemCpuOnly;
+  /// Loads of the current set per (site, replicas), valid when stamped.
+  std::vector<double> LoadCache = std::vector<double>(16 * kMaxAcceleratorKinds * 256);
+  std::vector<uint64_t> LoadStamp = std::vector<uint64_t>(16 * kMaxAcceleratorKinds * 256, 0);
+  uint64_t Stamp = 0;
   /// Largest accTime / cpuTime over supported nodes: a CPU of load <= Cut
   /// processes at most Rho * Cut of accelerator time.
   double Rho = 0;
+  /// Mixed platforms: the most reference accelerator time one device
+  /// processes per unit of its own time (1 when every device is alike).
+  double AccSpeedup = 1;
   /// Whether A accelerators and C CPUs used so far leave room for the work
   /// outside ideal J within the cut (in a split of value <= Cut every
   /// device processes at most Cut).
@@ -93,7 +100,7 @@ private:
     const double Slack = 1 + 1e-9;
     double CpuRoom = (Cpus - C) * Cut * Slack - RemCpuOnly[J];
     if (CpuRoom < -1e-9) return false;
-    double AccRoom = (K - A) * Cut * Slack + 1e-9;
+    double AccRoom = (K - A) * Cut * Slack * AccSpeedup + 1e-9;
     if (CpuRoom > 0) AccRoom += std::isinf(Rho) ? kInfinity : Rho * CpuRoom;
     return RemAcc[J] <= AccRoom;
   }
@@ -104,16 +111,26 @@ void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live, const Devi
   const double *Src = &Val[size_t(From) * NS];
   double *Dst = &Val[size_t(To) * NS];
   const int MaxR = O.replicate ? K : 1;
-  double AccLoad[256];
-  if (AccOk)
-    for (int R = 1; R <= MaxR; ++R) AccLoad[R] = Cost.accLoad(R);
+  // The stage lands on accelerator A (the A-th of the device order): its
+  // load depends on A only through its site (links in and out, kind), so
+  // loads are cached per (site, R) for this set.
+  ++Stamp;
+  auto AccLoad = [&](int A, int R) {
+    StageSite Site = Cost.siteOf(A, R);
+    size_t Key = (size_t(int(Site.in) * 4 + int(Site.out)) * kMaxAcceleratorKinds + Site.kind) * 256 + R;
+    if (LoadStamp[Key] != Stamp) {
+      LoadStamp[Key] = Stamp;
+      LoadCache[Key] = Cost.accLoad(R, Site);
+    }
+    return LoadCache[Key];
+  };
   double CpuLoad = CpuOk ? Cost.cpuLoad() : kInfinity;
   for (int S : Live) {
     int A = S / (Cpus + 1), C = S % (Cpus + 1);
     double Base = Src[S];
     if (AccOk)
       for (int R = 1; R <= MaxR && A + R <= K; ++R) {
-        double V = std::max(Base, AccLoad[R]);
+        double V = std::max(Base, AccLoad(A, R));
         int T = idx(A + R, C);
         if (!canFinish(To, A + R, C)) continue;
         if (V < Dst[T] && V <= Cut) {
@@ -155,6 +172,9 @@ Solution MaxLoadDP::solve(double UpperBound) {
         continue;
       }
       UnitAcc[U] += N.accTime;
+      if (N.accTime > 0 && std::isfinite(N.accTime))
+        for (int Kd = 1; Kd < P.numKinds(); ++Kd)
+          AccSpeedup = std::max(AccSpeedup, N.accTime / P.nodeTimeOnKind(N, Kd));
       if (N.accTime > 0) Rho = std::max(Rho, N.cpuTime > 0 ? N.accTime / N.cpuTime : kInfinity);
     }
     TotalAcc += UnitAcc[U];

@@ -170,19 +170,37 @@ Expected<LatencySchedule> onnxp::simulateLatency(const CostGraph &G, const Platf
   // Transfer costs per subgraph, per transfer group (PlanEvaluator.h).
   TransferGroups T = computeTransferGroups(G);
   for (int V = 0; V < N; ++V)
-    if (S.subgraphOf[V] >= 0) S.subgraphs[S.subgraphOf[V]].compute += G.node(V).accTime;
+    if (S.subgraphOf[V] >= 0)
+      S.subgraphs[S.subgraphOf[V]].compute += P.nodeTimeMs(G.node(V), S.subgraphs[S.subgraphOf[V]].device);
+  // Each transfer is priced by the link it crosses (issue 21). Between two
+  // subgraphs of one device the data goes through DRAM, as an invocation
+  // writes its results back there (§4): the host link. The sender pays the
+  // slowest link of the group once.
+  auto DeviceOf = [&](int Sg, int V) { return Sg >= 0 ? S.subgraphs[Sg].device : Pl.device[V]; };
   for (size_t Grp = 0; Grp < T.size(); ++Grp) {
-    int From = S.subgraphOf[T.src[Grp]];
+    int Src = T.src[Grp];
+    int From = S.subgraphOf[Src];
+    int FromDev = DeviceOf(From, Src);
     std::vector<int> Readers;
     bool Leaves = false;
+    double Out = 0;
     for (int EId : T.edges[Grp]) {
-      int To = S.subgraphOf[G.edge(EId).dst];
+      int Dst = G.edge(EId).dst;
+      int To = S.subgraphOf[Dst];
       if (To == From && From >= 0) continue;
       Leaves = true;
-      if (To >= 0 && std::find(Readers.begin(), Readers.end(), To) == Readers.end()) Readers.push_back(To);
+      int ToDev = DeviceOf(To, Dst);
+      double Ms = FromDev == ToDev && P.isAccelerator(FromDev)
+                      ? (T.bytes[Grp] > 0 ? P.linkMs(LinkKind::Host, T.bytes[Grp]) : T.cost[Grp])
+                      : groupTransferMs(P, T, static_cast<int>(Grp), FromDev, ToDev);
+      if (FromDev == ToDev && !P.isAccelerator(FromDev)) Ms = 0;
+      Out = std::max(Out, Ms);
+      if (To >= 0 && std::find(Readers.begin(), Readers.end(), To) == Readers.end()) {
+        Readers.push_back(To);
+        S.subgraphs[To].commIn += Ms;
+      }
     }
-    if (From >= 0 && Leaves) S.subgraphs[From].commOut += T.cost[Grp];
-    for (int To : Readers) S.subgraphs[To].commIn += T.cost[Grp];
+    if (From >= 0 && Leaves) S.subgraphs[From].commOut += Out;
   }
 
   // Kahn's algorithm over units; a unit's ready time is the max finish of
@@ -207,7 +225,7 @@ Expected<LatencySchedule> onnxp::simulateLatency(const CostGraph &G, const Platf
       Sg.finish = Sg.start + Sg.commIn + Sg.compute + Sg.commOut;
       Finish[A] = Sg.finish;
     } else {
-      Finish[A] = Ready[A] + G.node(A - NS).cpuTime;
+      Finish[A] = Ready[A] + P.nodeTimeMs(G.node(A - NS), Pl.device[A - NS]);
     }
     for (int B : Succ[A]) {
       Ready[B] = std::max(Ready[B], Finish[A]);

@@ -3,9 +3,11 @@
 // Communication (seed 004 §3; semantics of the reference code, see
 // workloads/msr/README.md): a node's output moves as one or more transfer
 // groups (computeTransferGroups). For a group whose edges reach other
-// devices, the sending accelerator pays the group's cost once, and every
-// other accelerator that consumes it pays once. CPUs pay no communication
-// and have no memory cap.
+// devices, the sending accelerator pays once, and every other accelerator
+// that consumes it pays once. CPUs pay no communication and have no memory
+// cap. Each receiver pays the link from the sender (Platform::transferMs);
+// the sender pays its slowest link once (issue 21). With one uniform link
+// (JSON workloads) every price is the group's cost, as in the seed.
 //
 // For the "gpipe" objective the load is split in a forward and a backward
 // part: processing by the node's role; a send by the sender's role (it
@@ -28,6 +30,7 @@ TransferGroups onnxp::computeTransferGroups(const CostGraph &G) {
   auto NewGroup = [&](int U, double Cost) {
     T.src.push_back(U);
     T.cost.push_back(Cost);
+    T.bytes.push_back(0);
     T.edges.emplace_back();
     T.ofNode[U].push_back(static_cast<int>(T.src.size()) - 1);
     return static_cast<int>(T.src.size()) - 1;
@@ -59,11 +62,39 @@ TransferGroups onnxp::computeTransferGroups(const CostGraph &G) {
       // One tensor read by several consumers has one size; keep the largest
       // should a producer disagree with itself.
       T.cost[Grp] = std::max(T.cost[Grp], E.commTime);
+      T.bytes[Grp] = std::max(T.bytes[Grp], E.bytes);
       T.edges[Grp].push_back(EId);
       T.ofEdge[EId] = Grp;
     }
   }
   return T;
+}
+
+std::vector<PricedTransfer> onnxp::planTransfers(const CostGraph &G, const Platform &P,
+                                                 const TransferGroups &T, const std::vector<int> &Device) {
+  std::vector<PricedTransfer> Out;
+  std::vector<int> Seen;
+  for (size_t Grp = 0; Grp < T.size(); ++Grp) {
+    int From = Device[T.src[Grp]];
+    Seen.clear();
+    for (int EId : T.edges[Grp]) {
+      int To = Device[G.edge(EId).dst];
+      if (To == From || std::find(Seen.begin(), Seen.end(), To) != Seen.end()) continue;
+      Seen.push_back(To);
+    }
+    std::sort(Seen.begin(), Seen.end());
+    for (int To : Seen) {
+      PricedTransfer X;
+      X.group = static_cast<int>(Grp);
+      X.from = From;
+      X.to = To;
+      X.link = P.linkBetween(From, To);
+      X.bytes = T.bytes[Grp];
+      X.ms = groupTransferMs(P, T, static_cast<int>(Grp), From, To);
+      Out.push_back(X);
+    }
+  }
+  return Out;
 }
 
 double onnxp::replicatedWeightBytes(const CostGraph &G, const std::vector<int> &Nodes) {
@@ -123,7 +154,7 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P, 
     int Dev = Pl.device[V];
     Held[Dev].push_back(static_cast<int>(V));
     DeviceUsage &Part = N.isBackward() ? U[Dev].Bw : U[Dev].Fw;
-    Part.compute += P.isAccelerator(Dev) ? N.accTime : N.cpuTime;
+    Part.compute += P.nodeTimeMs(N, Dev);
     Part.memory += P.isAccelerator(Dev) ? N.memBytes : 0;
   }
 
@@ -132,19 +163,21 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P, 
     int Src = T.src[Grp];
     int From = Pl.device[Src];
     bool SrcBw = G.node(Src).isBackward();
-    bool Crosses = false;
+    double Out = 0;           // the slowest link the group crosses
     std::map<int, bool> Recv; // device -> read by a forward-side node
     for (int EId : T.edges[Grp]) {
       int Dst = G.edge(EId).dst;
       int To = Pl.device[Dst];
       if (To == From) continue;
-      Crosses = true;
       Recv[To] = Recv[To] || !G.node(Dst).isBackward();
     }
-    if (!Crosses || T.cost[Grp] <= 0) continue;
-    if (P.isAccelerator(From)) (SrcBw ? U[From].Bw : U[From].Fw).commOut += T.cost[Grp];
-    for (auto &[To, ReadByFw] : Recv)
-      if (P.isAccelerator(To)) (SrcBw || !ReadByFw ? U[To].Bw : U[To].Fw).commIn += T.cost[Grp];
+    if (Recv.empty() || (T.cost[Grp] <= 0 && T.bytes[Grp] <= 0)) continue;
+    for (auto &[To, ReadByFw] : Recv) {
+      double Ms = groupTransferMs(P, T, static_cast<int>(Grp), From, To);
+      Out = std::max(Out, Ms);
+      if (P.isAccelerator(To)) (SrcBw || !ReadByFw ? U[To].Bw : U[To].Fw).commIn += Ms;
+    }
+    if (P.isAccelerator(From)) (SrcBw ? U[From].Bw : U[From].Fw).commOut += Out;
   }
 
   Evaluation Ev;

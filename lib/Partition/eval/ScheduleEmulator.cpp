@@ -24,7 +24,7 @@ using namespace onnxp;
 bool onnxp::isResidualNode(const CostNode &N) { return N.paramBytes > 0 || N.role == Role::Optimizer; }
 
 double onnxp::nodeTimeOn(const CostGraph &G, const Platform &P, int V, int Dev) {
-  return P.isAccelerator(Dev) ? G.node(V).accTime : G.node(V).cpuTime;
+  return P.nodeTimeMs(G.node(V), Dev);
 }
 
 namespace {
@@ -84,7 +84,8 @@ Expected<Schedule> onnxp::emulateTiming(const CostGraph &G, const Platform &P,
     Busy[Dev] = 0;
     for (int EId : G.outEdges(E.node)) {
       const CostEdge &Ed = G.edge(EId);
-      double Arrival = E.time + (Device[Ed.dst] != Dev ? Ed.commTime : 0.0);
+      // Priced by the link between the two devices (issue 21).
+      double Arrival = E.time + P.transferMs(Dev, Device[Ed.dst], Ed.bytes, Ed.commTime);
       ReadyAt[Ed.dst] = std::max(ReadyAt[Ed.dst], Arrival);
       if (--Missing[Ed.dst] == 0) Events.push({ReadyAt[Ed.dst], 1, Seq++, Ed.dst});
     }

@@ -44,7 +44,7 @@ Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, cons
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
     ChainBlock &B = C.blocks[Pos[V]];
-    double T = P.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
+    double T = P.nodeTimeMs(N, Pl.device[V]);
     (N.isBackward() ? B.backwardTime : B.forwardTime) += T;
     B.weightBytes += N.paramBytes;
     B.nodes.push_back((int)V);

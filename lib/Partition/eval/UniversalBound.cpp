@@ -16,10 +16,20 @@ double onnxp::universalBound(const CostGraph &G, const Platform &P, Objective Ob
   if (Obj == Objective::PipelinePeriod || Obj == Objective::IterationTime) return NAN;
   const int K = P.accelerators, L = P.cpus;
   if (K + L == 0 || G.numNodes() == 0) return 0;
+  // Mixed platforms (issue 21): a node's fastest accelerator kind.
+  auto AccMin = [&](const CostNode &N) {
+    double T = N.accTime;
+    for (int Kd = 1; Kd < P.numKinds(); ++Kd) T = std::min(T, P.nodeTimeOnKind(N, Kd));
+    return T;
+  };
   auto MinTime = [&](const CostNode &N) {
     if (!N.accSupported || K == 0) return N.cpuTime;
-    return L > 0 ? std::min(N.accTime, N.cpuTime) : N.accTime;
+    return L > 0 ? std::min(AccMin(N), N.cpuTime) : AccMin(N);
   };
+  // Per kind, the smallest ratio of a node's time on it to its reference
+  // time: a device of that kind does at most Cut / ratio of reference work.
+  std::vector<double> MinRatio(P.numKinds(), kInfinity);
+  double RefWork = 0;
   double Work = 0;
   std::map<int, std::pair<double, double>> Class; // acc (inf if unsupported), cpu
   std::vector<double> Finish(G.numNodes(), 0);
@@ -32,7 +42,11 @@ double onnxp::universalBound(const CostGraph &G, const Platform &P, Objective Ob
     const double T = MinTime(N);
     Work += T;
     auto &[Acc, Cpu] = Class[G.classOf(V)];
-    Acc += N.accSupported ? N.accTime : kInfinity;
+    Acc += N.accSupported ? AccMin(N) : kInfinity;
+    RefWork += N.accTime;
+    if (N.accTime > 0)
+      for (int Kd = 0; Kd < P.numKinds(); ++Kd)
+        MinRatio[Kd] = std::min(MinRatio[Kd], P.nodeTimeOnKind(N, Kd) / N.accTime);
     Cpu += N.cpuTime;
     double Start = 0;
     for (int E : G.inEdges(V)) Start = std::max(Start, Finish[G.edge(E).src]);
@@ -46,7 +60,15 @@ double onnxp::universalBound(const CostGraph &G, const Platform &P, Objective Ob
     if (L > 0) Best = std::min(Best, T.second);
     if (!std::isinf(Best)) ClassBound = std::max(ClassBound, Best);
   }
-  const double WorkBound = Work / (K + L);
+  double WorkBound = Work / (K + L);
+  if (P.mixed() && L == 0 && !Replicate) {
+    double Capacity = 0; // reference work all devices do per unit of time
+    for (int D = 0; D < K; ++D) Capacity += 1 / MinRatio[P.kindOf(D)];
+    bool AllAcc = true;
+    for (const CostNode &N : G.nodes()) AllAcc = AllAcc && N.accSupported;
+    if (AllAcc && Capacity > 0 && std::isfinite(Capacity))
+      WorkBound = std::max(WorkBound, RefWork / Capacity);
+  }
   switch (Obj) {
   case Objective::MaxLoad:
   case Objective::Gpipe: return Replicate ? WorkBound : std::max(WorkBound, ClassBound);

@@ -7,6 +7,7 @@
 #include "onnx-partition/Partition/io/PlanIO.h"
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <cmath>
 #include <map>
@@ -42,7 +43,48 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
   J["platform"] = {{"name", P.name},
                    {"accelerators", P.accelerators},
                    {"cpus", P.cpus},
-                   {"accelerator_memory", num(P.accMemory())}};
+                   {"accelerator_memory", num(P.accMemory())},
+                   {"nodes", P.nodes},
+                   {"node_accelerators", P.multiNode() ? P.acceleratorsPerNode : P.accelerators},
+                   {"peer_link_bandwidth", P.peerLinkBandwidth},
+                   {"peer_link_latency_ms", P.peerLinkLatencyMs},
+                   {"network_bandwidth", P.networkBandwidth},
+                   {"network_latency_ms", P.networkLatencyMs},
+                   {"host_link_bandwidth", P.hostLinkBandwidth},
+                   {"host_link_latency_ms", P.hostLinkLatencyMs}};
+  if (P.mixed()) {
+    J["platform"]["accelerator_kinds"] = json::array();
+    for (const AcceleratorKind &K : P.acceleratorKinds)
+      J["platform"]["accelerator_kinds"].push_back({{"name", K.spec.name}, {"count", K.count}});
+  }
+  // Issue 21: every transfer of a graph plan with the link it crosses and
+  // its time (the receiver pays `ms`; the sender its dearest link once), and
+  // per device the network's part of its transfers.
+  std::vector<double> NetIn(Pl.usage.size(), 0), NetOut(Pl.usage.size(), 0);
+  json Transfers = json::array();
+  bool GraphPlan = Pl.device.size() == G.numNodes() && G.numNodes() > 0;
+  for (int Dv : Pl.device) GraphPlan = GraphPlan && Dv >= 0 && Dv < P.numDevices();
+  if (GraphPlan) {
+    TransferGroups T = computeTransferGroups(G);
+    std::vector<PricedTransfer> All = planTransfers(G, P, T, Pl.device);
+    std::map<int, double> GroupNetOut;
+    for (const PricedTransfer &X : All) {
+      const CostEdge &E = G.edge(T.edges[X.group].front());
+      json JT = {
+          {"from", P.deviceName(X.from)}, {"to", P.deviceName(X.to)}, {"node", G.node(T.src[X.group]).name},
+          {"link", linkKindName(X.link)}, {"bytes", X.bytes},         {"ms", X.ms}};
+      if (!E.tensor.empty()) JT["tensor"] = E.tensor;
+      if (P.multiNode()) JT["cross_node"] = X.link == LinkKind::Network;
+      Transfers.push_back(JT);
+      if (X.link != LinkKind::Network) continue;
+      if (X.to < (int)NetIn.size() && P.isAccelerator(X.to)) NetIn[X.to] += X.ms;
+      GroupNetOut[X.group] = std::max(GroupNetOut[X.group], X.ms);
+    }
+    for (auto &[Grp, Ms] : GroupNetOut) {
+      int From = Pl.device[T.src[Grp]];
+      if (From < (int)NetOut.size() && P.isAccelerator(From)) NetOut[From] += Ms;
+    }
+  }
   J["devices"] = json::array();
   // Issue 22, item 5: memory by term (Cost/MemoryAccounting.h).
   const std::vector<DeviceMemory> Terms = planMemoryByTerm(G, P, Pl);
@@ -61,8 +103,20 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
                                {"in_flight_microbatches", M.inFlight},
                                {"peak", M.peak}};
     }
+    if (P.multiNode() || P.mixed()) {
+      Dev["node"] = P.nodeOf(D);
+      Dev["kind"] = P.specOf(D).name;
+    }
+    if (P.multiNode() && GraphPlan) {
+      // The network's part of this device's transfers (an upper bound on
+      // the out part: the sender pays its dearest link, which is the
+      // network whenever any receiver is on another node).
+      Dev["network_in"] = NetIn[D];
+      Dev["network_out"] = NetOut[D];
+    }
     J["devices"].push_back(Dev);
   }
+  if (GraphPlan) J["transfers"] = Transfers;
   J["assignment"] = json::array();
   for (size_t V = 0; V < G.numNodes() && V < Pl.device.size(); ++V) {
     json A = {{"node", G.node(V).name}, {"id", idOf(G, V)}, {"device", P.deviceName(Pl.device[V])}};

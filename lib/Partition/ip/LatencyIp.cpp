@@ -36,6 +36,13 @@
 // Identical accelerators are symmetry-broken like the max-load IP: by the
 // lowest-ranked node each accelerator holds (nodes ranked topologically).
 //
+// Topology and mixed devices (issue 21): a slot's compute is priced on its
+// accelerator's kind (exact). A transfer of slot s is priced at the
+// cheapest link its accelerator can use for it (SlotPrice: peer, network,
+// host or DRAM between subgraphs of one device) -- a lower bound, exact
+// when every link prices alike (the seed's model, JSON workloads); the plan
+// returned is priced exactly by LatencyEvaluator.
+//
 // The returned plan stores each accelerator node's slot in Plan::stage; its
 // objective is recomputed by LatencyEvaluator (the solver's value is kept
 // in stats["solver_objective"]).
@@ -98,17 +105,30 @@ private:
   void addTimeVariables(double H, bool CapTotal); // TotalLatency, Lat, Start, Finish
   void addReadIndicators(double H);               // I, (4) and (6)
   void addTransferCosts();                        // Out with (5), In per group
-  void addSlotTimes(double H);                    // (7), (10) and (14)
-  void addCpuLatencies();                         // (8), (9), TotalLatency
-  void addContiguity();                           // z and (2)
-  void addSymmetryBreaking();                     // identical accelerators
+  /// The cheapest price of group Grp for slot Sl's accelerator: over the
+  /// links to every other device, and DRAM (the host link) between two
+  /// subgraphs of the same accelerator.
+  bool sameBlock(int A, int B) const { return P.nodeOf(A) == P.nodeOf(B) && P.kindOf(A) == P.kindOf(B); }
+  double slotPrice(int Grp, int Sl) const {
+    const int Acc = Sl / Q;
+    double Best = Groups.bytes[Grp] > 0 ? P.linkMs(LinkKind::Host, Groups.bytes[Grp]) : Groups.cost[Grp];
+    for (int Dv = 0; Dv < P.numDevices(); ++Dv)
+      if (Dv != Acc) Best = std::min(Best, groupTransferMs(P, Groups, Grp, Acc, Dv));
+    return Best;
+  }
+  void addSlotTimes(double H); // (7), (10) and (14)
+  void addCpuLatencies();      // (8), (9), TotalLatency
+  void addContiguity();        // z and (2)
+  void addSymmetryBreaking();  // identical accelerators
 };
 
 double LatencyIp::sequentialBound() const {
   double H = 1;
   for (int V = 0; V < N; ++V) {
     const CostNode &Nd = G.node(V);
-    H += std::max(Nd.accSupported ? Nd.accTime : 0.0, P.cpus > 0 ? Nd.cpuTime : 0.0);
+    double Acc = 0;
+    for (int Kd = 0; Kd < P.numKinds(); ++Kd) Acc = std::max(Acc, P.nodeTimeOnKind(Nd, Kd));
+    H += std::max(Nd.accSupported ? Acc : 0.0, P.cpus > 0 ? Nd.cpuTime : 0.0);
   }
   for (double C : Groups.cost) H += C * (S + 1);
   return H;
@@ -233,9 +253,9 @@ void LatencyIp::addTransferCosts() {
   Out.assign(NG, std::vector<int>(S, -1));
   for (int Grp = 0; Grp < NG; ++Grp) {
     const int U = Groups.src[Grp];
-    const double W = Groups.cost[Grp];
-    if (W <= 0) continue;
+    if (Groups.cost[Grp] <= 0 && Groups.bytes[Grp] <= 0) continue;
     for (int Sl = 0; Sl < S; ++Sl) {
+      const double W = slotPrice(Grp, Sl);
       if (x(U, Sl) >= 0) {
         Out[Grp][Sl] = M.addContinuous(0, W);
         for (int EId : Groups.edges[Grp]) {
@@ -264,9 +284,10 @@ void LatencyIp::addSlotTimes(double H) {
   for (int Sl = 0; Sl < S; ++Sl) {
     std::vector<LinTerm> Row = {{Finish[Sl], 1}, {Start[Sl], -1}};
     for (int V = 0; V < N; ++V) {
-      if (x(V, Sl) >= 0 && G.node(V).accTime != 0) Row.push_back({x(V, Sl), -G.node(V).accTime});
-      if (I[V][Sl] >= 0 && Groups.ofNode[V].size() == 1 && Groups.cost[Groups.ofNode[V][0]] > 0)
-        Row.push_back({I[V][Sl], -Groups.cost[Groups.ofNode[V][0]]});
+      const double Pa = P.nodeTimeMs(G.node(V), Sl / Q);
+      if (x(V, Sl) >= 0 && Pa != 0) Row.push_back({x(V, Sl), -Pa});
+      if (I[V][Sl] >= 0 && Groups.ofNode[V].size() == 1 && slotPrice(Groups.ofNode[V][0], Sl) > 0)
+        Row.push_back({I[V][Sl], -slotPrice(Groups.ofNode[V][0], Sl)});
     }
     for (int Grp = 0; Grp < NG; ++Grp) {
       if (InCost[Grp][Sl] >= 0) Row.push_back({InCost[Grp][Sl], -1});
@@ -329,7 +350,9 @@ void LatencyIp::addSymmetryBreaking() {
         if (x(V, Sl) >= 0) Row.push_back({x(V, Sl), -1});
       M.addEq(Row, 0);
     }
-  for (int Acc = 1; Acc < K; ++Acc)
+  for (int Acc = 1; Acc < K; ++Acc) {
+    // Only accelerators of one node and kind are interchangeable (issue 21).
+    if (!sameBlock(Acc - 1, Acc)) continue;
     for (int R = 0; R < N; ++R) {
       int V = Topo[R];
       for (int Sl = Acc * Q; Sl < (Acc + 1) * Q; ++Sl) {
@@ -338,6 +361,7 @@ void LatencyIp::addSymmetryBreaking() {
         else M.addLe({{x(V, Sl), 1}, {Pre[(R - 1) * K + Acc - 1], -1}}, 0);
       }
     }
+  }
 }
 
 std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &Sched) const {
@@ -347,7 +371,14 @@ std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &
     if (P.isAccelerator(Pl.device[V])) FirstRank[Pl.device[V]] = std::min(FirstRank[Pl.device[V]], Rank[V]);
   std::vector<int> Order(K), Perm(K);
   std::iota(Order.begin(), Order.end(), 0);
-  std::stable_sort(Order.begin(), Order.end(), [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
+  // Within each block of interchangeable accelerators only.
+  for (int First = 0; First < K;) {
+    int Last = First;
+    while (Last + 1 < K && sameBlock(Last, Last + 1)) ++Last;
+    std::stable_sort(Order.begin() + First, Order.begin() + Last + 1,
+                     [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
+    First = Last + 1;
+  }
   for (int J = 0; J < K; ++J) Perm[Order[J]] = J;
 
   std::vector<double> Val(M.numVars(), 0);
@@ -387,8 +418,8 @@ std::vector<double> LatencyIp::startFrom(const Plan &Pl, const LatencySchedule &
         Read |= VIn && !UIn;
         Leaves |= UIn && !VIn;
       }
-      if (InCost[Grp][Sl] >= 0) Val[InCost[Grp][Sl]] = Read ? Groups.cost[Grp] : 0;
-      if (Out[Grp][Sl] >= 0) Val[Out[Grp][Sl]] = Leaves ? Groups.cost[Grp] : 0;
+      if (InCost[Grp][Sl] >= 0) Val[InCost[Grp][Sl]] = Read ? slotPrice(Grp, Sl) : 0;
+      if (Out[Grp][Sl] >= 0) Val[Out[Grp][Sl]] = Leaves ? slotPrice(Grp, Sl) : 0;
     }
   for (int V = 0; V < N; ++V) Val[Lat[V]] = Sched.finish[V];
   Val[Total] = Sched.latency;

@@ -27,10 +27,19 @@
 //    each receiving accelerator once -- the evaluator's semantics.
 //  - With Platform::overlapComm the load is max(compute, in + out), or
 //    max(compute, in, out) when fullDuplex (App. C.1): rows instead of (20).
+//  - Topology (issue 21), priced by node rather than by device pair: In and
+//    Out carry the cheapest link a transfer of that device can cross; for
+//    each dearer link kind an extra variable pays the difference, driven by
+//    whether the sender (for In) or some receiver (for Out, at that price or
+//    dearer) sits behind such a link, i.e. a sum of x over the other node's
+//    devices or the CPUs. The receiver pays its one link and the sender its
+//    dearest, exactly the evaluator's prices, with O(groups x devices x
+//    kinds) variables instead of O(groups x devices^2).
+//  - Mixed platforms: p^acc of a class depends on the device's kind.
 //
 // Strengthening (not in the paper; what gets CBC anywhere near Gurobi):
-//  - Symmetry breaking among identical accelerators (and among identical
-//    CPUs): classes are ranked in topological order and device d may hold
+//  - Symmetry breaking among identical accelerators (same node and kind;
+//    and among identical CPUs): classes are ranked in topological order and device d may hold
 //    class r only if device d-1 holds a class of lower rank. Every plan has
 //    exactly one such representative (sort devices by their lowest class).
 //    Written with prefix counts Pre[r][d] = sum_{s<=r} x[c_s][d] to keep the
@@ -88,11 +97,21 @@ private:
   std::vector<std::vector<int>> Targets;
   std::vector<std::vector<int>> Out, In; // [group][accelerator] -> var or -1
   std::vector<std::vector<int>> Pre;     // [rank][device] -> var
-  std::vector<std::vector<int>> Z;       // [node][device] -> var (contiguous)
+  /// The extra link variables (issue 21) with their rows
+  /// var >= w * (x[a] + sum x[b] - 1), kept to compute MIP starts.
+  struct LinkRow {
+    int var;
+    double w;
+    std::pair<int, int> a; // (class, device)
+    std::vector<std::pair<int, int>> b;
+  };
+  std::vector<LinkRow> LinkRows;
+  std::vector<std::vector<std::vector<int>>> ExtraIn, ExtraOut; // [group][acc] -> vars
+  std::vector<std::vector<int>> Z;                              // [node][device] -> var (contiguous)
   int MaxLoad = -1;
 
   int x(int Class, int Dev) const { return X[Class][Dev]; }
-  double accCost(int Class) const;
+  double accCost(int Class, int Dev) const;
   double cpuCost(int Class) const;
   /// Whether v and w are in the same part (forward side or backward).
   bool samePart(int V, int W) const { return G.node(V).isBackward() == G.node(W).isBackward(); }
@@ -107,9 +126,9 @@ private:
   void addContiguity();                               // z, (16)
 };
 
-double MaxLoadIp::accCost(int Class) const {
+double MaxLoadIp::accCost(int Class, int Dev) const {
   double S = 0;
-  for (int V : Members[Class]) S += G.node(V).accTime;
+  for (int V : Members[Class]) S += P.nodeTimeMs(G.node(V), Dev);
   return S;
 }
 double MaxLoadIp::cpuCost(int Class) const {
@@ -127,7 +146,14 @@ Error MaxLoadIp::build() {
   addCommunication();
   addLoads();
   Pre.assign(C, std::vector<int>(D, -1));
-  addSymmetryBreaking(0, K);
+  // Accelerators are interchangeable within a node and a kind only.
+  for (int First = 0; First < K;) {
+    int Last = First;
+    while (Last + 1 < K && P.nodeOf(Last + 1) == P.nodeOf(First) && P.kindOf(Last + 1) == P.kindOf(First))
+      ++Last;
+    addSymmetryBreaking(First, Last - First + 1);
+    First = Last + 1;
+  }
   addSymmetryBreaking(K, P.cpus);
   if (Contiguous) addContiguity();
   return Error::success();
@@ -178,15 +204,15 @@ Error MaxLoadIp::addPlacement() {
 
 // (17) memory.
 void MaxLoadIp::addMemory() {
-  if (!std::isfinite(P.accMemory())) return;
   for (int Dev = 0; Dev < K; ++Dev) {
+    if (!std::isfinite(P.memoryOf(Dev))) continue;
     std::vector<LinTerm> Mem;
     for (int Cl = 0; Cl < C; ++Cl) {
       double Bytes = 0;
       for (int V : Members[Cl]) Bytes += G.node(V).memBytes;
       if (x(Cl, Dev) >= 0 && Bytes > 0) Mem.push_back({x(Cl, Dev), Bytes});
     }
-    if (!Mem.empty()) M.addLe(Mem, P.accMemory());
+    if (!Mem.empty()) M.addLe(Mem, P.memoryOf(Dev));
   }
 }
 
@@ -198,10 +224,13 @@ void MaxLoadIp::addCommunication() {
   Targets.assign(NG, {});
   Out.assign(NG, std::vector<int>(K, -1));
   In.assign(NG, std::vector<int>(K, -1));
+  ExtraIn.assign(NG, std::vector<std::vector<int>>(K));
+  ExtraOut.assign(NG, std::vector<std::vector<int>>(K));
   for (int Grp = 0; Grp < NG; ++Grp) {
     const int U = Groups.src[Grp];
-    const double W = Groups.cost[Grp];
-    if (W <= 0) continue;
+    if (Groups.cost[Grp] <= 0 && Groups.bytes[Grp] <= 0) continue;
+    // The price of this group over each link kind (Platform::transferMs).
+    auto Price = [&](int From, int To) { return groupTransferMs(P, Groups, Grp, From, To); };
     std::vector<char> Seen(C, 0);
     for (int EId : Groups.edges[Grp]) {
       int Cv = ClassOf[G.edge(EId).dst];
@@ -214,22 +243,71 @@ void MaxLoadIp::addCommunication() {
     const int Cu = ClassOf[U];
     for (int Dev = 0; Dev < K; ++Dev) {
       if (x(Cu, Dev) >= 0) {
+        // Distinct prices of the devices a receiver may sit on.
+        std::vector<double> Prices;
+        for (int To = 0; To < D; ++To)
+          if (To != Dev &&
+              std::any_of(Targets[Grp].begin(), Targets[Grp].end(), [&](int Cv) { return x(Cv, To) >= 0; }))
+            Prices.push_back(Price(Dev, To));
+        std::sort(Prices.begin(), Prices.end());
+        Prices.erase(std::unique(Prices.begin(), Prices.end()), Prices.end());
+        const double W = Prices.empty() ? 0 : Prices.front();
         Out[Grp][Dev] = M.addContinuous(0, W);
         for (int Cv : Targets[Grp]) {
           std::vector<LinTerm> Row = {{Out[Grp][Dev], 1}, {x(Cu, Dev), -W}};
           if (x(Cv, Dev) >= 0) Row.push_back({x(Cv, Dev), W});
           M.addGe(Row, 0); // (19)
         }
+        // The sender pays its dearest link: one step per dearer price.
+        for (size_t J = 1; J < Prices.size(); ++J) {
+          const double Step = Prices[J] - Prices[J - 1];
+          int Var = M.addContinuous(0, Step);
+          ExtraOut[Grp][Dev].push_back(Var);
+          for (int Cv : Targets[Grp]) {
+            LinkRow LR{Var, Step, {Cu, Dev}, {}};
+            std::vector<LinTerm> Row = {{Var, 1}, {x(Cu, Dev), -Step}};
+            for (int To = 0; To < D; ++To)
+              if (To != Dev && x(Cv, To) >= 0 && Price(Dev, To) >= Prices[J]) {
+                Row.push_back({x(Cv, To), -Step});
+                LR.b.push_back({Cv, To});
+              }
+            if (LR.b.empty()) continue;
+            M.addGe(Row, -Step);
+            LinkRows.push_back(std::move(LR));
+          }
+        }
       }
       bool AnyReceiver =
           std::any_of(Targets[Grp].begin(), Targets[Grp].end(), [&](int Cv) { return x(Cv, Dev) >= 0; });
       if (!AnyReceiver) continue;
+      // The receiver pays the link from wherever the sender sits.
+      std::map<double, std::vector<int>> FromAt; // price -> sender devices
+      for (int From = 0; From < D; ++From)
+        if (From != Dev && x(Cu, From) >= 0) FromAt[Price(From, Dev)].push_back(From);
+      const double W = FromAt.empty() ? 0 : FromAt.begin()->first;
       In[Grp][Dev] = M.addContinuous(0, W);
       for (int Cv : Targets[Grp]) {
         if (x(Cv, Dev) < 0) continue;
         std::vector<LinTerm> Row = {{In[Grp][Dev], 1}, {x(Cv, Dev), -W}};
         if (x(Cu, Dev) >= 0) Row.push_back({x(Cu, Dev), W});
         M.addGe(Row, 0); // (18)
+      }
+      for (auto It = FromAt.begin(); It != FromAt.end(); ++It) {
+        if (It == FromAt.begin()) continue;
+        const double Extra = It->first - W;
+        int Var = M.addContinuous(0, Extra);
+        ExtraIn[Grp][Dev].push_back(Var);
+        for (int Cv : Targets[Grp]) {
+          if (x(Cv, Dev) < 0) continue;
+          LinkRow LR{Var, Extra, {Cv, Dev}, {}};
+          std::vector<LinTerm> Row = {{Var, 1}, {x(Cv, Dev), -Extra}};
+          for (int From : It->second) {
+            Row.push_back({x(Cu, From), -Extra});
+            LR.b.push_back({Cu, From});
+          }
+          M.addGe(Row, -Extra);
+          LinkRows.push_back(std::move(LR));
+        }
       }
     }
   }
@@ -243,11 +321,13 @@ void MaxLoadIp::addLoads() {
     bool Acc = P.isAccelerator(Dev);
     std::vector<LinTerm> Compute, CommIn, CommOut;
     for (int Cl = 0; Cl < C; ++Cl)
-      if (x(Cl, Dev) >= 0) Compute.push_back({x(Cl, Dev), Acc ? accCost(Cl) : cpuCost(Cl)});
+      if (x(Cl, Dev) >= 0) Compute.push_back({x(Cl, Dev), Acc ? accCost(Cl, Dev) : cpuCost(Cl)});
     if (Acc)
       for (int Grp = 0; Grp < NG; ++Grp) {
         if (In[Grp][Dev] >= 0) CommIn.push_back({In[Grp][Dev], 1});
         if (Out[Grp][Dev] >= 0) CommOut.push_back({Out[Grp][Dev], 1});
+        for (int Var : ExtraIn[Grp][Dev]) CommIn.push_back({Var, 1});
+        for (int Var : ExtraOut[Grp][Dev]) CommOut.push_back({Var, 1});
       }
     auto Bound = [&](std::vector<LinTerm> Terms) {
       for (LinTerm &T : Terms) T.coef = -T.coef;
@@ -273,7 +353,8 @@ void MaxLoadIp::addLoads() {
   for (int Cl = 0; Cl < C; ++Cl) {
     std::vector<LinTerm> Row = {{MaxLoad, 1}};
     for (int Dev = 0; Dev < D; ++Dev)
-      if (x(Cl, Dev) >= 0) Row.push_back({x(Cl, Dev), -(P.isAccelerator(Dev) ? accCost(Cl) : cpuCost(Cl))});
+      if (x(Cl, Dev) >= 0)
+        Row.push_back({x(Cl, Dev), -(P.isAccelerator(Dev) ? accCost(Cl, Dev) : cpuCost(Cl))});
     M.addGe(Row, 0);
   }
 }
@@ -339,7 +420,13 @@ std::vector<double> MaxLoadIp::startFrom(const Plan &Pl) const {
     std::stable_sort(Order.begin(), Order.end(), [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
     for (int I = 0; I < Count; ++I) Perm[Order[I]] = First + I;
   };
-  Renumber(0, K);
+  for (int First = 0; First < K;) {
+    int Last = First;
+    while (Last + 1 < K && P.nodeOf(Last + 1) == P.nodeOf(First) && P.kindOf(Last + 1) == P.kindOf(First))
+      ++Last;
+    Renumber(First, Last - First + 1);
+    First = Last + 1;
+  }
   Renumber(K, P.cpus);
 
   std::vector<double> Val(M.numVars(), 0);
@@ -353,15 +440,19 @@ std::vector<double> MaxLoadIp::startFrom(const Plan &Pl) const {
   for (size_t Grp = 0; Grp < Targets.size(); ++Grp)
     for (int Dev = 0; Dev < K; ++Dev) {
       const int Cu = ClassOf[Groups.src[Grp]];
-      const double W = Groups.cost[Grp];
       double O = 0, I = 0;
       for (int Cv : Targets[Grp]) {
-        O = std::max(O, W * (On[Cu][Dev] - On[Cv][Dev]));
-        I = std::max(I, W * (On[Cv][Dev] - On[Cu][Dev]));
+        O = std::max<double>(O, On[Cu][Dev] - On[Cv][Dev]);
+        I = std::max<double>(I, On[Cv][Dev] - On[Cu][Dev]);
       }
-      if (Out[Grp][Dev] >= 0) Val[Out[Grp][Dev]] = O;
-      if (In[Grp][Dev] >= 0) Val[In[Grp][Dev]] = I;
+      if (Out[Grp][Dev] >= 0) Val[Out[Grp][Dev]] = O * M.vars()[Out[Grp][Dev]].ub;
+      if (In[Grp][Dev] >= 0) Val[In[Grp][Dev]] = I * M.vars()[In[Grp][Dev]].ub;
     }
+  for (const LinkRow &LR : LinkRows) {
+    double Sum = On[LR.a.first][LR.a.second] - 1;
+    for (auto &[Cl, Dv] : LR.b) Sum += On[Cl][Dv];
+    Val[LR.var] = std::max(Val[LR.var], LR.w * std::max(0.0, Sum));
+  }
   for (int Dev = 0; Dev < D; ++Dev)
     for (int R = 0; R < C; ++R)
       if (Pre[R][Dev] >= 0) Val[Pre[R][Dev]] = (R > 0 ? Val[Pre[R - 1][Dev]] : 0) + On[ByRank[R]][Dev];

@@ -62,6 +62,18 @@ struct Secondary {
 class Mapper {
 public:
   Mapper(const Context &C, const Slicing &S) : C(C), G(*C.graph), S(S), K(S.numPrimary) {}
+  /// comp(n) on primary Pe (mixed platforms: the node's time on Pe's kind
+  /// relative to the reference accelerator; issue 21).
+  double compOn(int V, int Pe) const {
+    const CostNode &N = G.node(V);
+    if (!C.platform || !C.platform->mixed() || !(N.accTime > 0)) return C.comp[V];
+    return C.comp[V] * C.platform->nodeTimeMs(N, Pe) / N.accTime;
+  }
+  /// What edge EId costs when its ends sit on primaries A and B.
+  double priceOf(int EId, int A, int B) const {
+    const CostEdge &E = G.edge(EId);
+    return C.platform ? C.platform->transferMs(A, B, E.bytes, E.commTime) : (A == B ? 0 : E.commTime);
+  }
   std::vector<int> run(MappingStats &Stats);
   std::vector<int> *Unresolved = nullptr;
 
@@ -84,17 +96,21 @@ private:
   // Scratch filled by computeCommunication / spanWork.
   std::vector<double> CommWith, WorkIn;
   double CommMapped = 0, CommTotal = 0;
+  /// Per primary: what the cluster's transfers to mapped nodes would cost
+  /// if it went there.
+  std::vector<double> CommAt;
 };
 } // namespace
 
 /// Eq. 1 on the scratch of computeCommunication/spanWork: the primary
 /// minimising the work it already has in the span plus the communication
-/// the cluster would pay there; ties go to the one it talks to most.
+/// the cluster would pay there (each transfer priced by the link between
+/// the two primaries, issue 21); ties go to the one it talks to most.
 int Mapper::balanceTarget() const {
   int Best = 0;
-  double BestCost = WorkIn[0] + (CommMapped - CommWith[0]);
+  double BestCost = WorkIn[0] + CommAt[0];
   for (int Pe = 1; Pe < K; ++Pe) {
-    double Cost = WorkIn[Pe] + (CommMapped - CommWith[Pe]);
+    double Cost = WorkIn[Pe] + CommAt[Pe];
     double Tol = 1e-12 * std::max(1.0, std::fabs(BestCost));
     if (Cost < BestCost - Tol || (std::fabs(Cost - BestCost) <= Tol && CommWith[Pe] > CommWith[Best])) {
       Best = Pe;
@@ -106,18 +122,21 @@ int Mapper::balanceTarget() const {
 
 void Mapper::computeCommunication(const Secondary &Sc) {
   std::fill(CommWith.begin(), CommWith.end(), 0.0);
+  CommAt.assign(K, 0.0);
   CommMapped = CommTotal = 0;
-  auto Count = [&](int Other, double Cost) {
+  auto Count = [&](int Other, int EId) {
     if (S.clusterOf[Other] == Sc.cluster) return;
+    double Cost = G.edge(EId).commTime;
     CommTotal += Cost;
     if (Device[Other] >= 0) {
       CommWith[Device[Other]] += Cost;
       CommMapped += Cost;
+      for (int Pe = 0; Pe < K; ++Pe) CommAt[Pe] += priceOf(EId, Pe, Device[Other]);
     }
   };
   for (int V : S.clusters[Sc.cluster]) {
-    for (int EId : G.inEdges(V)) Count(G.edge(EId).src, G.edge(EId).commTime);
-    for (int EId : G.outEdges(V)) Count(G.edge(EId).dst, G.edge(EId).commTime);
+    for (int EId : G.inEdges(V)) Count(G.edge(EId).src, EId);
+    for (int EId : G.outEdges(V)) Count(G.edge(EId).dst, EId);
   }
 }
 
@@ -128,7 +147,7 @@ void Mapper::spanWork(const Secondary &Sc) {
 void Mapper::attach(const Secondary &Sc, int Target) {
   for (int V : S.clusters[Sc.cluster]) {
     Device[V] = Target;
-    Work[Target].add(LevelOf[V], C.comp[V]);
+    Work[Target].add(LevelOf[V], compOn(V, Target));
     Unmapped.add(LevelOf[V], -C.comp[V]);
   }
 }
@@ -153,7 +172,7 @@ std::vector<int> Mapper::run(MappingStats &Stats) {
   for (int Pe = 0; Pe < K; ++Pe)
     for (int V : S.clusters[Pe]) {
       Device[V] = Pe;
-      Work[Pe].add(LevelOf[V], C.comp[V]);
+      Work[Pe].add(LevelOf[V], compOn(V, Pe));
     }
 
   double TotalComp = 0, TotalComm = 0;
@@ -273,7 +292,7 @@ void Mapper::placeSplitClasses(const Levels &L, MappingStats &Stats) {
   std::sort(Split.begin(), Split.end());
   for (const auto &[NegCrit, Cl] : Split)
     for (int V : C.members[Cl]) {
-      Work[Device[V]].add(LevelOf[V], -C.comp[V]);
+      Work[Device[V]].add(LevelOf[V], -compOn(V, Device[V]));
       Device[V] = -1;
     }
   // Span of each member as a level range (as for secondaries, Table 2).
@@ -288,24 +307,27 @@ void Mapper::placeSplitClasses(const Levels &L, MappingStats &Stats) {
   for (const auto &[NegCrit, Cl] : Split) {
     std::fill(CommWith.begin(), CommWith.end(), 0.0);
     std::fill(WorkIn.begin(), WorkIn.end(), 0.0);
+    CommAt.assign(K, 0.0);
     CommMapped = 0;
     for (int V : C.members[Cl]) {
       // C++20 lets lambdas capture structured bindings only from clang 16 on:
       // capture a copy of the class id so clang 14 builds this too.
-      auto Count = [&, Class = Cl](int Other, double Cost) {
+      auto Count = [&, Class = Cl](int Other, int EId) {
         if (C.classOf[Other] == Class || Device[Other] < 0) return;
+        double Cost = G.edge(EId).commTime;
         CommWith[Device[Other]] += Cost;
         CommMapped += Cost;
+        for (int Pe = 0; Pe < K; ++Pe) CommAt[Pe] += priceOf(EId, Pe, Device[Other]);
       };
-      for (int EId : G.inEdges(V)) Count(G.edge(EId).src, G.edge(EId).commTime);
-      for (int EId : G.outEdges(V)) Count(G.edge(EId).dst, G.edge(EId).commTime);
+      for (int EId : G.inEdges(V)) Count(G.edge(EId).src, EId);
+      for (int EId : G.outEdges(V)) Count(G.edge(EId).dst, EId);
       auto [Lo, Hi] = Span(V);
       for (int Pe = 0; Pe < K; ++Pe) WorkIn[Pe] += Work[Pe].range(Lo, Hi);
     }
     int Best = balanceTarget();
     for (int V : C.members[Cl]) {
       Device[V] = Best;
-      Work[Best].add(LevelOf[V], C.comp[V]);
+      Work[Best].add(LevelOf[V], compOn(V, Best));
     }
     ++Stats.splitClassesPlaced;
   }

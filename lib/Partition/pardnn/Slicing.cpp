@@ -29,6 +29,7 @@ using namespace onnxp::pardnn;
 Expected<Context> pardnn::makeContext(const CostGraph &G, const Platform &P) {
   Context C;
   C.graph = &G;
+  C.platform = &P;
   Expected<std::vector<int>> Topo = G.topologicalOrder();
   if (!Topo) return Topo.takeError();
   C.topo = std::move(*Topo);

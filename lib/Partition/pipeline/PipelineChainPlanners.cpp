@@ -12,6 +12,7 @@
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineIlp.h"
 #include "onnx-partition/Support/HumanUnits.h"
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
@@ -75,7 +76,11 @@ Plan blockPlanOf(const PipelinePlan &PP) {
 Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
   ONNXP_RETURN_IF_ERROR(C.validate());
   if (!(P.peerLinkBandwidth > 0)) return makeError("pipelined plans need a positive peer link bandwidth");
-  return PipelineTasks(C, P.peerLinkBandwidth);
+  // One bandwidth for every GPU pair (seed 000's beta). Across nodes the
+  // chain planners price every link as the slower of peer and network: a
+  // safe bound, not a per-link model (docs/cost-model.md, issue 21).
+  double Beta = P.multiNode() ? std::min(P.peerLinkBandwidth, P.networkBandwidth) : P.peerLinkBandwidth;
+  return PipelineTasks(C, Beta);
 }
 } // namespace
 

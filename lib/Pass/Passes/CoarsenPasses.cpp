@@ -42,6 +42,7 @@ public:
     if (Ctx.options.partition.memoryModel == "liveness" && hasTensorLiveness(Ctx.graph))
       TotalMem += livenessReserve(Ctx.graph);
     O.reductions.memoryNeverBinds = !Ctx.options.partition.replicate && TotalMem <= Ctx.platform.accMemory();
+    O.reductions.transferScale = Ctx.platform.minLinkPriceRatio();
     O.reductions.timeTrades =
         Ctx.platform.cpus == 0 && !Ctx.platform.overlapComm && !Ctx.options.partition.replicate;
     const size_t Limit = Ctx.options.partition.idealLimit;

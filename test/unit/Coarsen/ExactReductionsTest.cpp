@@ -130,6 +130,7 @@ void check(unsigned Seed, int Count, bool Training, Counts &Stats) {
     ReductionOptions RO;
     RO.memoryNeverBinds = !Tight;
     RO.timeTrades = L == 0;
+    RO.transferScale = P.minLinkPriceRatio(); // issue 21: links cheaper than the edge time
     ContractedGraph C = contractGraph(G, exactReductions(G, RO));
     std::ostringstream Dump;
     G.print(Dump);

@@ -3,6 +3,10 @@
 // Prices a plan under the cost model of seed 004 §3, independently of the
 // algorithm that produced it: an accelerator's load is its incoming transfers
 // + processing + outgoing transfers; a CPU's load is its processing.
+// Processing is the node's time on that device (Platform::nodeTimeMs, mixed
+// platforms); each transfer is priced by the link between the two devices
+// (Platform::transferMs: peer inside a node, network across nodes, host
+// link to and from CPUs; issue 21).
 //
 // A transfer is one *transfer group* of a node's out-edges (see
 // computeTransferGroups): it is charged once on the sending accelerator when
@@ -51,11 +55,34 @@ struct TransferGroups {
   std::vector<int> ofEdge;              ///< group id per edge
   std::vector<int> src;                 ///< per group: the sending node
   std::vector<double> cost;             ///< per group: time of the transfer
+  std::vector<double> bytes;            ///< per group: bytes moved (0: unknown)
   std::vector<std::vector<int>> edges;  ///< per group: its edge ids
   std::vector<std::vector<int>> ofNode; ///< per node: its groups
   size_t size() const { return src.size(); }
 };
 TransferGroups computeTransferGroups(const CostGraph &G);
+
+/// Time of group Grp moved from device From to device To, by the link it
+/// crosses (Platform::transferMs).
+inline double groupTransferMs(const Platform &P, const TransferGroups &T, int Grp, int From, int To) {
+  return P.transferMs(From, To, T.bytes[Grp], T.cost[Grp]);
+}
+
+/// One transfer of a plan: group Grp from the sender's device to one
+/// receiving device (issue 21). The receiver pays `ms` (when it is an
+/// accelerator); the sender pays the largest `ms` of its group once (it
+/// writes its output at the pace of the slowest link it crosses; with one
+/// uniform link this is the seed's single c_u).
+struct PricedTransfer {
+  int group = -1;
+  int from = -1, to = -1;
+  LinkKind link = LinkKind::Local;
+  double bytes = 0;
+  double ms = 0;
+};
+/// Every transfer of the placement Device, by group then receiving device.
+std::vector<PricedTransfer> planTransfers(const CostGraph &G, const Platform &P, const TransferGroups &T,
+                                          const std::vector<int> &Device);
 
 /// Bytes of weights all-reduced when a stage holding Nodes is replicated:
 /// paramBytes when the graph carries any, else memBytes (the m_v of App.

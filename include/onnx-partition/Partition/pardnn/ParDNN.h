@@ -61,10 +61,11 @@ private:
 /// colocation class of each node.
 struct Context {
   const CostGraph *graph = nullptr;
-  std::vector<int> topo;    ///< topological order
-  std::vector<int> topoPos; ///< position of each node in topo
-  std::vector<double> comp; ///< seed 003 comp(n)
-  std::vector<int> classOf; ///< dense colocation class
+  const Platform *platform = nullptr; ///< prices transfers by link (issue 21)
+  std::vector<int> topo;              ///< topological order
+  std::vector<int> topoPos;           ///< position of each node in topo
+  std::vector<double> comp;           ///< seed 003 comp(n)
+  std::vector<int> classOf;           ///< dense colocation class
   int numClasses = 0;
   std::vector<std::vector<int>> members; ///< nodes of each class
 };
