@@ -96,8 +96,9 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   // Both files go to temporaries and are renamed only when both were written.
   OutputTransaction Files;
   if (!O.report.empty())
-    if (Error E = Files.add(O.report, Staged ? withStagedSchedule(chainPlanJson(C, *P, O.input, O.timings), *Staged)
-                                             : chainPlanJson(C, *P, O.input, O.timings)))
+    if (Error E =
+            Files.add(O.report, Staged ? withStagedSchedule(chainPlanJson(C, *P, O.input, O.timings), *Staged)
+                                       : chainPlanJson(C, *P, O.input, O.timings)))
       return reportError(E);
   if (!O.trace.empty())
     if (Error E = Files.add(O.trace, TraceText)) return reportError(E);
