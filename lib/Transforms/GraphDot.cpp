@@ -213,7 +213,8 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
   for (size_t V = 0; V < G.numNodes(); ++V) Members[Cluster(V)].push_back(V);
   OS << "digraph " << quote(G.sourceName.empty() ? "plan" : G.sourceName) << " {\n"
      << "  // onnx-partition --dot: one box per cost node, filled with its device's colour;\n"
-     << "  // dashed clusters are pipeline stages; red edges cross devices, labelled with bytes.\n"
+     << "  // dashed clusters are pipeline stages; red edges cross devices, purple ones cross nodes "
+        "(the network), labelled with bytes.\n"
      << "  rankdir=TB;\n  newrank=true;\n  compound=true;\n"
      << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
      << "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#777777\"];\n";
@@ -255,7 +256,12 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
   for (auto &[Ends, Bytes] : Merged) {
     auto [S, T] = Ends;
     OS << "  n" << S << " -> n" << T;
-    if (Device(S) != Device(T))
+    // Issue 21: an edge between nodes of the machine crosses the network.
+    if (Device(S) != Device(T) && Device(S) >= 0 && Device(T) >= 0 &&
+        Pl.linkBetween(Device(S), Device(T)) == LinkKind::Network)
+      OS << " [color=\"#9467bd\", penwidth=4, fontcolor=\"#9467bd\", label="
+         << quote(humanBytes(Bytes) + " (network)") << "]";
+    else if (Device(S) != Device(T))
       OS << " [color=\"#d62728\", penwidth=2.5, fontcolor=\"#d62728\", label=" << quote(humanBytes(Bytes))
          << "]";
     OS << ";\n";

@@ -71,7 +71,7 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
     for (const PricedTransfer &X : All) {
       const CostEdge &E = G.edge(T.edges[X.group].front());
       json JT = {
-          {"from", P.deviceName(X.from)}, {"to", P.deviceName(X.to)}, {"node", G.node(T.src[X.group]).name},
+          {"from", P.deviceName(X.from)}, {"to", P.deviceName(X.to)}, {"sender", G.node(T.src[X.group]).name},
           {"link", linkKindName(X.link)}, {"bytes", X.bytes},         {"ms", X.ms}};
       if (!E.tensor.empty()) JT["tensor"] = E.tensor;
       if (P.multiNode()) JT["cross_node"] = X.link == LinkKind::Network;
