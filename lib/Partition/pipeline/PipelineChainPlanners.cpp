@@ -75,6 +75,8 @@ Plan blockPlanOf(const PipelinePlan &PP) {
 Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
   ONNXP_RETURN_IF_ERROR(C.validate());
   if (!(P.peerLinkBandwidth > 0)) return makeError("pipelined plans need a positive peer link bandwidth");
+  if (P.accelerators > 1)
+    ONNXP_RETURN_IF_ERROR(checkTransferTimes(C, P.peerLinkBandwidth, "peer link (peerLinkBandwidth)"));
   return PipelineTasks(C, P.peerLinkBandwidth);
 }
 } // namespace
@@ -103,7 +105,7 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
   Plan Pl = blockPlanOf(*PP);
   if (PP->peakMemory() > P.accMemory()) {
     Pl.notes.push_back("PipeDream's straight pipeline needs " + humanBytes(PP->peakMemory()) + " (" +
-                       std::to_string(static_cast<long long>(PP->peakMemory())) +
+                       formatNumber(PP->peakMemory()) +
                        " bytes) on a GPU under 1F1B, more than the accelerator memory");
   }
   return Pl;
