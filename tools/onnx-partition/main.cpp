@@ -17,6 +17,7 @@
 #include "onnx-partition/Partition/StagedPlanChain.h"
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/OutputPaths.h"
 #include "onnx-partition/Support/OutputTransaction.h"
 #include "onnx-partition/Transforms/GraphDot.h"
 
@@ -24,6 +25,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -63,6 +65,24 @@ Expected<std::string> traceText(const PassContext &Ctx) {
   return T.toJson();
 }
 
+/// Every output path against every input and every other output, by file
+/// identity where both exist (OutputPaths.cpp, issue 25).
+Error checkOutputPaths(const ToolOptions &O) {
+  std::vector<NamedPath> Inputs = {{"the input", O.input},
+                                   {"--cost-table", O.costTable},
+                                   {"--profile", O.profile},
+                                   {"--load-plan", O.loadPlan}};
+  std::error_code EC;
+  if (std::filesystem::is_regular_file(O.platform, EC)) Inputs.push_back({"--platform", O.platform});
+  std::vector<NamedPath> Outputs = {{"-o", O.output},
+                                    {"--report", O.report},
+                                    {"--dot", O.dot},
+                                    {"--trace", O.trace},
+                                    {"--memory-sweep", O.memorySweep},
+                                    {"--emit-recompute-check", O.emitRecomputeCheck}};
+  return checkDistinctOutputs(Inputs, Outputs, {"--emit-stages", O.emitStages});
+}
+
 int runPartition(int Argc, char **Argv) {
   const auto RunStart = std::chrono::steady_clock::now();
   CLI::App App{"onnx-partition: partition an ONNX training graph across devices"};
@@ -91,19 +111,8 @@ int runPartition(int Argc, char **Argv) {
   if (O.loadPlan.empty())
     if (Error E = checkAlgorithmOptions(App, O)) return reportError(E);
 
-  // Two outputs (or an output and the input) naming one file would lose one.
-  std::vector<std::pair<std::string, std::string>> Named = {
-      {"the input", O.input}, {"-o", O.output}, {"--report", O.report}, {"--dot", O.dot}};
-  for (size_t I = 0; I < Named.size(); ++I)
-    for (size_t J = I + 1; J < Named.size(); ++J)
-      if (!Named[I].second.empty() && !Named[J].second.empty() && samePath(Named[I].second, Named[J].second))
-        return reportError(makeUsageError(Named[J].first, " '", Named[J].second, "' is the same file as ",
-                                          Named[I].first, "; each output needs its own file"));
-  if (!O.emitStages.empty())
-    for (size_t I = 0; I < Named.size(); ++I)
-      if (!Named[I].second.empty() && samePath(Named[I].second, O.emitStages))
-        return reportError(
-            makeUsageError("--emit-stages '", O.emitStages, "' is the same path as ", Named[I].first));
+  // Two outputs (or an output and an input) naming one file would lose one.
+  if (Error E = checkOutputPaths(O)) return reportError(E);
   // Fail on unwritable outputs before a long run, not after it.
   if (!O.output.empty())
     if (Error E = checkWritable(O.output, "-o")) return reportError(E);
