@@ -66,6 +66,11 @@ int onnxp::tool::runChainInput(PassContext &Ctx, const ToolOptions &O) {
   const Chain &C = *Ctx.chain;
   if (O.verbose) std::cerr << "onnx-partition: chain '" << C.name << "' of " << C.size() << " blocks\n";
   if (!O.memorySweep.empty()) {
+    // The sweep plans at many limits and writes only its chart; a report or
+    // a trace of "the" plan would be silently missing (issue 25).
+    if (!O.report.empty() || !O.trace.empty())
+      return reportError(makeUsageError("--memory-sweep on a chain writes only the chart; --report and "
+                                        "--trace need a single plan (run without --memory-sweep)"));
     if (Error E = writeMemorySweep(C, Ctx.platform, O)) return reportError(E);
     return 0;
   }
