@@ -31,6 +31,11 @@ double Chain::totalWeightBytes() const {
   return S;
 }
 
+namespace {
+/// The smallest non-zero time (ms) or size (bytes) a chain may hold.
+constexpr double kMinNonZero = 1e-9;
+} // namespace
+
 Error Chain::validate() const {
   std::string Where = sourceName.empty() ? name : sourceName;
   if (blocks.empty()) return makeError(Where, ": the chain has no blocks");
@@ -45,6 +50,11 @@ Error Chain::validate() const {
     if (V > Max)
       return makeError(Where, ": block '", Block, "': ", Field, " ", formatNumber(V), " is beyond the limit ",
                        formatNumber(Max), " ", Unit);
+    // Below the planners' resolution: a period of 1e-300 ms makes the 1F1B
+    // builder's tolerances meaningless (fuzz-chain-json, issue 25).
+    if (V > 0 && V < kMinNonZero)
+      return makeError(Where, ": block '", Block, "': ", Field, " ", formatNumber(V), " is below ",
+                       formatNumber(kMinNonZero), " ", Unit, "; give 0 or a larger value");
     return Error::success();
   };
   auto Time = [&](double V, const std::string &Block, const char *Field) {
@@ -67,8 +77,11 @@ Error Chain::validate() const {
 }
 
 Error onnxp::checkTransferTimes(const Chain &C, double Bandwidth, const std::string &Link) {
-  if (!(Bandwidth > 0) || !std::isfinite(Bandwidth))
-    return makeError("the ", Link, " bandwidth must be a finite number > 0, got ", formatNumber(Bandwidth));
+  // 0 is "no link" (rotor never offloads) and infinity "free transfers":
+  // neither makes a transfer time overflow.
+  if (Bandwidth == 0 || std::isinf(Bandwidth)) return Error::success();
+  if (!(Bandwidth > 0))
+    return makeError("the ", Link, " bandwidth must be >= 0, got ", formatNumber(Bandwidth));
   double Largest = C.inputBytes;
   std::string What = "the input";
   for (const ChainBlock &B : C.blocks)

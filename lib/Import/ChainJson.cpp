@@ -148,5 +148,7 @@ std::string onnxp::chainToJson(const Chain &C) {
                       {"nodes", B.nodes},
                       {"sources", B.sources}});
   J["blocks"] = std::move(Blocks);
-  return J.dump(1) + "\n";
+  // Names come from files (a profile's layer ids may hold any byte): invalid
+  // UTF-8 becomes U+FFFD instead of a type_error (issue 25, fuzz-pipedream).
+  return J.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

@@ -75,6 +75,10 @@ Plan blockPlanOf(const PipelinePlan &PP) {
 Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
   ONNXP_RETURN_IF_ERROR(C.validate());
   if (!(P.peerLinkBandwidth > 0)) return makeError("pipelined plans need a positive peer link bandwidth");
+  // A 1F1B pattern needs a period > 0 (fuzz-chain-json, issue 25).
+  if (!(C.totalForwardTime() + C.totalBackwardTime() > 0))
+    return makeError(C.sourceName.empty() ? C.name : C.sourceName,
+                     ": every block's forward and backward time is 0; a pipeline has no period to plan");
   if (P.accelerators > 1)
     ONNXP_RETURN_IF_ERROR(checkTransferTimes(C, P.peerLinkBandwidth, "peer link (peerLinkBandwidth)"));
   return PipelineTasks(C, P.peerLinkBandwidth);
