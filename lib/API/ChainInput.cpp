@@ -64,7 +64,7 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
   J["notes"] = P.notes;
   J["schedule"] = nlohmann::json::parse(P.schedule, nullptr, /*allow_exceptions=*/false);
   if (J["schedule"].is_discarded()) J["schedule"] = nullptr;
-  return J.dump(2) + "\n";
+  return J.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; // names may hold any byte
 }
 } // namespace
 

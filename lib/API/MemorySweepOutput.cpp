@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/Outputs.h"
 
+#include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineBaseline.h"
 #include "onnx-partition/Partition/PipelineSweep.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -26,7 +27,7 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
   if (O.algo != "pipeline-ilp")
     return makeUsageError(
         "--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
-  ONNXP_RETURN_IF_ERROR(C.validate());
+  ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(C, P));
   if (!(P.peerLinkBandwidth > 0)) return makeError("--memory-sweep needs a positive peer link bandwidth");
   PipelineTasks Tasks(C, P.peerLinkBandwidth);
   Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P.accelerators);

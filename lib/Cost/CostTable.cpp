@@ -168,7 +168,7 @@ Expected<CostTable> onnxp::parseCostTable(const std::string &Text, const std::st
 }
 
 Expected<CostTable> onnxp::loadCostTable(const std::string &Path) {
-  Expected<std::string> Text = readFile(Path);
+  Expected<std::string> Text = readFile(Path, kMaxJsonInputBytes, "a cost table");
   if (!Text) return Text.takeError().withContext("--cost-table");
   return parseCostTable(*Text, Path);
 }

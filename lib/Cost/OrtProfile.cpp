@@ -61,7 +61,7 @@ Expected<OrtProfile> onnxp::parseOrtProfile(const std::string &Text, const std::
 }
 
 Expected<OrtProfile> onnxp::loadOrtProfile(const std::string &Path) {
-  Expected<std::string> Text = readFile(Path);
+  Expected<std::string> Text = readFile(Path, kMaxProfileBytes, "an ONNX Runtime profile");
   if (!Text) return Text.takeError().withContext("--profile");
   return parseOrtProfile(*Text, Path);
 }

@@ -31,25 +31,73 @@ double Chain::totalWeightBytes() const {
   return S;
 }
 
+namespace {
+/// The smallest non-zero time (ms) or size (bytes) a chain may hold.
+constexpr double kMinNonZero = 1e-9;
+} // namespace
+
 Error Chain::validate() const {
   std::string Where = sourceName.empty() ? name : sourceName;
   if (blocks.empty()) return makeError(Where, ": the chain has no blocks");
-  auto Check = [&](double V, const std::string &Block, const char *Field) -> Error {
+  if (blocks.size() > kMaxChainBlocks)
+    return makeError(Where, ": ", blocks.size(), " blocks; onnx-partition plans chains of at most ",
+                     kMaxChainBlocks);
+  auto Check = [&](double V, const std::string &Block, const char *Field, double Max,
+                   const char *Unit) -> Error {
     if (!std::isfinite(V) || V < 0)
       return makeError(Where, ": block '", Block, "': ", Field, " must be a finite non-negative number, got ",
                        formatNumber(V));
+    if (V > Max)
+      return makeError(Where, ": block '", Block, "': ", Field, " ", formatNumber(V), " is beyond the limit ",
+                       formatNumber(Max), " ", Unit);
+    // Below the planners' resolution: a period of 1e-300 ms makes the 1F1B
+    // builder's tolerances meaningless (fuzz-chain-json, issue 25).
+    if (V > 0 && V < kMinNonZero)
+      return makeError(Where, ": block '", Block, "': ", Field, " ", formatNumber(V), " is below ",
+                       formatNumber(kMinNonZero), " ", Unit, "; give 0 or a larger value");
     return Error::success();
   };
-  ONNXP_RETURN_IF_ERROR(Check(inputBytes, "input", "input bytes"));
+  auto Time = [&](double V, const std::string &Block, const char *Field) {
+    return Check(V, Block, Field, kMaxChainTimeMs, "ms");
+  };
+  auto Bytes = [&](double V, const std::string &Block, const char *Field) {
+    return Check(V, Block, Field, kMaxChainBytes, "bytes");
+  };
+  ONNXP_RETURN_IF_ERROR(Bytes(inputBytes, "input", "input bytes"));
   for (const ChainBlock &B : blocks) {
-    ONNXP_RETURN_IF_ERROR(Check(B.forwardTime, B.name, "forward time"));
-    ONNXP_RETURN_IF_ERROR(Check(B.backwardTime, B.name, "backward time"));
-    ONNXP_RETURN_IF_ERROR(Check(B.outputBytes, B.name, "output bytes"));
-    ONNXP_RETURN_IF_ERROR(Check(B.storedBytes, B.name, "stored bytes"));
-    ONNXP_RETURN_IF_ERROR(Check(B.weightBytes, B.name, "weight bytes"));
-    ONNXP_RETURN_IF_ERROR(Check(B.forwardOverhead, B.name, "forward overhead"));
-    ONNXP_RETURN_IF_ERROR(Check(B.backwardOverhead, B.name, "backward overhead"));
+    ONNXP_RETURN_IF_ERROR(Time(B.forwardTime, B.name, "forward time"));
+    ONNXP_RETURN_IF_ERROR(Time(B.backwardTime, B.name, "backward time"));
+    ONNXP_RETURN_IF_ERROR(Bytes(B.outputBytes, B.name, "output bytes"));
+    ONNXP_RETURN_IF_ERROR(Bytes(B.storedBytes, B.name, "stored bytes"));
+    ONNXP_RETURN_IF_ERROR(Bytes(B.weightBytes, B.name, "weight bytes"));
+    ONNXP_RETURN_IF_ERROR(Bytes(B.forwardOverhead, B.name, "forward overhead"));
+    ONNXP_RETURN_IF_ERROR(Bytes(B.backwardOverhead, B.name, "backward overhead"));
   }
+  return Error::success();
+}
+
+Error onnxp::checkTransferTimes(const Chain &C, double Bandwidth, const std::string &Link) {
+  // 0 is "no link" (rotor never offloads) and infinity "free transfers":
+  // neither makes a transfer time overflow.
+  if (Bandwidth == 0 || std::isinf(Bandwidth)) return Error::success();
+  if (!(Bandwidth > 0))
+    return makeError("the ", Link, " bandwidth must be >= 0, got ", formatNumber(Bandwidth));
+  double Largest = C.inputBytes;
+  std::string What = "the input";
+  for (const ChainBlock &B : C.blocks)
+    for (auto [Bytes, Kind] : {std::pair<double, const char *>{B.outputBytes, "output"},
+                               {B.storedBytes, "stored bytes"},
+                               {B.weightBytes, "weights"}})
+      if (Bytes > Largest) {
+        Largest = Bytes;
+        What = "block '" + B.name + "' " + Kind;
+      }
+  double Ms = Largest / Bandwidth * 1000.0;
+  if (!(Ms <= kMaxChainTimeMs))
+    return makeError("moving ", What, " (", formatNumber(Largest), " bytes) over the ", Link, " at ",
+                     formatNumber(Bandwidth), " bytes/s takes ",
+                     std::isfinite(Ms) ? formatNumber(Ms) + " ms" : std::string("an unbounded time"),
+                     ", beyond the limit of ", formatNumber(kMaxChainTimeMs), " ms for one transfer");
   return Error::success();
 }
 

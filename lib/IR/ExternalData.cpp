@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/ExternalData.h"
 
+#include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/OutputTransaction.h"
 
 #include <algorithm>
@@ -137,15 +138,22 @@ uint64_t inlineBytes(const onnx::TensorProto &T) {
 ExternalRef onnxp::externalRef(const onnx::TensorProto &T) {
   ExternalRef R;
   R.tensor = T.name();
+  // Only plain decimal digits: std::stoull would take "-1" (as 2^64 - 1),
+  // " 12" and "12abc".
+  auto Parse = [&](const std::string &Key, const std::string &V) -> std::optional<uint64_t> {
+    bool Digits = !V.empty() && V.size() <= 20 && V.find_first_not_of("0123456789") == std::string::npos;
+    if (Digits) {
+      try {
+        return std::stoull(V);
+      } catch (...) {}
+    }
+    if (R.malformed.empty()) R.malformed = Key + " '" + V + "'";
+    return std::nullopt;
+  };
   for (const auto &KV : T.external_data()) {
     if (KV.key() == "location") R.location = KV.value();
-    try {
-      if (KV.key() == "offset") R.offset = std::stoull(KV.value());
-      if (KV.key() == "length") R.length = std::stoull(KV.value());
-    } catch (...) {
-      // A malformed number is reported by the location check's caller as
-      // an unreadable reference; keep the defaults here.
-    }
+    if (KV.key() == "offset") R.offset = Parse("offset", KV.value()).value_or(0);
+    if (KV.key() == "length") R.length = Parse("length", KV.value());
   }
   return R;
 }
@@ -207,6 +215,20 @@ Error onnxp::checkExternalLocations(const onnx::ModelProto &M, const std::string
   forEachExternalTensor(M, [&](const onnx::TensorProto &T) {
     if (Result) return;
     ExternalRef R = externalRef(T);
+    if (!R.malformed.empty()) {
+      Result = makeError(ModelPath, ": external data of tensor '", T.name(), "': ", R.malformed,
+                         " is not a non-negative decimal integer");
+      return;
+    }
+    // The bytes a location gives must be the bytes the tensor's dims and
+    // type declare: a 64-byte weight pointing at a 64 MiB range would make
+    // every written copy 64 MiB (issue 25).
+    std::optional<uint64_t> Declared = declaredTensorBytes(T);
+    if (R.length && Declared && *R.length != *Declared) {
+      Result = makeError(ModelPath, ": external data of tensor '", T.name(), "' has length ", *R.length,
+                         " but the tensor's dims and type declare ", *Declared, " bytes");
+      return;
+    }
     std::string Why = escapeReason(R.location);
     if (Why.empty()) {
       // Inside lexically; a symbolic link may still lead out of the folder.
@@ -323,6 +345,7 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
                             Length, ") runs past the end of the file (", Size, " bytes)");
         return;
       }
+      noteInputFile(Src); // no output of this run may replace it
       ExternalDataFile::Piece P;
       P.offset = alignUp(F.size);
       P.sourcePath = Src;
@@ -386,11 +409,16 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
 
 Error onnxp::writeExternalDataFiles(const ExternalDataLayout &L, OutputTransaction *Tx) {
   for (const ExternalDataFile &F : L.files) {
-    std::string Tmp = F.path + ".tmp-" + std::to_string(getpid());
+    std::string Tmp;
     if (Tx) {
-      Expected<std::string> Reserved = Tx->reserve(F.path);
+      Expected<std::string> Reserved = Tx->reserve(F.path, "external data file");
       if (!Reserved) return Reserved.takeError();
       Tmp = *Reserved;
+    } else {
+      Expected<TempFile> T = createTempBeside(F.path); // exclusive, unpredictable (issue 25)
+      if (!T) return T.takeError();
+      close(T->fd);
+      Tmp = T->path;
     }
     auto Fail = [&](const std::string &Why) {
       std::error_code EC;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/InputLimits.h"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -284,15 +286,17 @@ Expected<Platform> onnxp::loadPlatform(const std::string &NameOrFile) {
   auto It = presets().find(NameOrFile);
   if (It != presets().end()) return It->second;
 
-  std::ifstream In(NameOrFile);
-  if (!In) {
+  std::error_code EC;
+  if (!std::filesystem::exists(NameOrFile, EC)) {
     std::string Names;
     for (const std::string &N : platformPresetNames()) Names += (Names.empty() ? "" : ", ") + N;
     return makeUsageError("--platform '", NameOrFile, "' is neither a preset (", Names,
                           ") nor a readable file");
   }
-  std::string Text((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
-  return parsePlatform(Text, NameOrFile);
+  // Read with the JSON inputs' size cap (issue 25: /dev/zero never ended).
+  Expected<std::string> Text = readFile(NameOrFile, kMaxJsonInputBytes, "a platform file");
+  if (!Text) return Text.takeError();
+  return parsePlatform(*Text, NameOrFile);
 }
 
 Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::string &NameOrFile) {

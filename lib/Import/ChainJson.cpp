@@ -10,6 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <limits>
+
 using namespace onnxp;
 using nlohmann::ordered_json;
 
@@ -39,12 +42,21 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
   if (auto V = J.find("version"); V != J.end() && (!V->is_number_integer() || *V != 1))
     return makeError(Source, ": unsupported chain format version (this tool reads version 1)");
   if (auto U = J.find("units"); U != J.end()) {
-    if (!U->is_object() || U->value("time", "ms") != "ms" || U->value("size", "bytes") != "bytes")
+    // Checked by hand: value() throws a bare type_error on a non-string.
+    auto Is = [&](const char *Key, const char *Want) {
+      auto F = U->find(Key);
+      return F == U->end() || (F->is_string() && *F == Want);
+    };
+    if (!U->is_object() || !Is("time", "ms") || !Is("size", "bytes"))
       return makeError(Source, ": \"units\" must be {\"time\": \"ms\", \"size\": \"bytes\"}");
   }
   Chain C;
   C.sourceName = Source;
-  C.name = J.value("name", Source);
+  C.name = Source;
+  if (auto N = J.find("name"); N != J.end()) {
+    if (!N->is_string()) return makeError(Source, ": \"name\" must be a string");
+    C.name = N->get<std::string>();
+  }
   if (auto S = J.find("source"); S != J.end() && S->is_string()) C.sourceName = S->get<std::string>();
   Expected<double> In = number(J, "inputBytes", Source, false, 0);
   if (!In) return In.takeError();
@@ -72,19 +84,23 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
         {"outputBytes", &Blk.outputBytes, true},           {"weightBytes", &Blk.weightBytes, true},
         {"storedBytes", &Blk.storedBytes, false},          {"forwardOverhead", &Blk.forwardOverhead, false},
         {"backwardOverhead", &Blk.backwardOverhead, false}};
+    // Absent optional fields are NaN here, never a number a file could
+    // give: `storedBytes: -1` is a negative size, not "absent" (issue 25).
     for (const Field &F : Fields) {
-      Expected<double> V = number(B, F.Key, Where, F.Required, -1);
+      Expected<double> V = number(B, F.Key, Where, F.Required, NAN);
       if (!V) return V.takeError();
       *F.Slot = *V;
     }
-    if (Blk.storedBytes == -1) Blk.storedBytes = Blk.outputBytes;
-    if (Blk.forwardOverhead == -1) Blk.forwardOverhead = 0;
-    if (Blk.backwardOverhead == -1) Blk.backwardOverhead = 0;
+    if (std::isnan(Blk.storedBytes) && !B.contains("storedBytes")) Blk.storedBytes = Blk.outputBytes;
+    if (std::isnan(Blk.forwardOverhead) && !B.contains("forwardOverhead")) Blk.forwardOverhead = 0;
+    if (std::isnan(Blk.backwardOverhead) && !B.contains("backwardOverhead")) Blk.backwardOverhead = 0;
     if (auto N = B.find("nodes"); N != B.end()) {
       if (!N->is_array()) return makeError(Where, ": \"nodes\" must be an array of node ids");
       for (const auto &Id : *N) {
-        if (!Id.is_number_integer() || Id.get<long long>() < 0)
-          return makeError(Where, ": \"nodes\" must hold non-negative integers");
+        if (!Id.is_number_integer() || Id.get<long long>() < 0 ||
+            Id.get<long long>() > std::numeric_limits<int>::max())
+          return makeError(Where, ": \"nodes\" must hold integers from 0 to ",
+                           std::numeric_limits<int>::max());
         Blk.nodes.push_back(Id.get<int>());
       }
     }
@@ -102,7 +118,7 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
 }
 
 Expected<Chain> onnxp::loadChainJson(const std::string &Path) {
-  Expected<std::string> Text = readFile(Path);
+  Expected<std::string> Text = readFile(Path, kMaxModelFileBytes, "a chain file");
   if (!Text) return Text.takeError();
   return parseChainJson(*Text, Path);
 }
@@ -132,5 +148,7 @@ std::string onnxp::chainToJson(const Chain &C) {
                       {"nodes", B.nodes},
                       {"sources", B.sources}});
   J["blocks"] = std::move(Blocks);
-  return J.dump(1) + "\n";
+  // Names come from files (a profile's layer ids may hold any byte): invalid
+  // UTF-8 becomes U+FFFD instead of a type_error (issue 25, fuzz-pipedream).
+  return J.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

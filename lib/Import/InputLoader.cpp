@@ -23,7 +23,9 @@ bool looksLikeChainJson(const std::string &Text) {
 } // namespace
 
 Expected<LoadedInput> onnxp::loadInput(const std::string &Path, const InputLoadOptions &O) {
-  Expected<std::string> Text = readFile(Path);
+  Expected<std::string> Text =
+      readFile(Path, kMaxModelFileBytes,
+               "MODEL (an ONNX model is at most 2 GiB; larger ones keep weights in external data)");
   if (!Text) return Text.takeError();
   LoadedInput L;
   if (looksLikeChainJson(*Text)) {

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/PipeDreamProfile.h"
 
+#include "onnx-partition/IR/CostGraph.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -45,23 +47,52 @@ std::vector<std::string> splitOn(const std::string &S, const std::string &Sep) {
   }
 }
 
-/// A finite non-negative number, or a list "[a; b; c]" of them (summed).
-bool parseValue(const std::string &Text, double &Out) {
-  std::string T = trim(Text);
-  if (T.size() >= 2 && T.front() == '[' && T.back() == ']') {
-    double Sum = 0;
-    for (const std::string &Part : splitOn(T.substr(1, T.size() - 2), ";")) {
-      double V;
-      if (!parseValue(Part, V)) return false;
-      Sum += V;
+/// Lists nest at most this deep (PipeDream writes one level).
+constexpr int kMaxListDepth = 32;
+
+/// A finite non-negative number, or a list "[a; b; c]" of them (summed),
+/// parsed in one left-to-right pass with an explicit depth: a 100,000-deep
+/// "[[[...1...]]]" is one error, not O(depth^2) copies or a stack overflow
+/// (issue 25). Returns "" or what is wrong.
+std::string parseValue(const std::string &Text, double &Out) {
+  const std::string T = trim(Text);
+  double Sum = 0;
+  int Depth = 0;
+  size_t I = 0;
+  auto SkipSpace = [&] {
+    while (I < T.size() && (T[I] == ' ' || T[I] == '\t')) ++I;
+  };
+  while (true) {
+    // Expecting a value: '[' opens a list, anything else is a number.
+    SkipSpace();
+    if (I < T.size() && T[I] == '[') {
+      if (++Depth > kMaxListDepth)
+        return "lists nest deeper than " + std::to_string(kMaxListDepth) + " levels";
+      ++I;
+      continue;
     }
-    Out = Sum;
-    return true;
+    size_t End = T.find_first_of("[];", I);
+    std::string Num = trim(T.substr(I, End == std::string::npos ? std::string::npos : End - I));
+    if (Num.empty()) return "expected a number";
+    char *NumEnd = nullptr;
+    double V = std::strtod(Num.c_str(), &NumEnd);
+    if (NumEnd != Num.c_str() + Num.size() || !std::isfinite(V) || V < 0)
+      return "not a finite non-negative number";
+    Sum += V;
+    I = End == std::string::npos ? T.size() : End;
+    // After a value: ']' closes lists, ';' separates list items, the end ends.
+    while (I < T.size() && T[I] == ']') {
+      if (--Depth < 0) return "unbalanced ']'";
+      ++I;
+      SkipSpace();
+    }
+    if (I == T.size()) break;
+    if (T[I] != ';' || Depth == 0) return "unexpected '" + std::string(1, T[I]) + "'";
+    ++I;
   }
-  if (T.empty()) return false;
-  char *End = nullptr;
-  Out = std::strtod(T.c_str(), &End);
-  return End == T.c_str() + T.size() && std::isfinite(Out) && Out >= 0;
+  if (Depth != 0) return "unbalanced '['";
+  Out = Sum;
+  return "";
 }
 
 /// Numeric part of "node17" (for the tie-break of the topological order).
@@ -77,8 +108,26 @@ long numericId(const std::string &Id, long Fallback) {
 
 std::string PipeDreamLayer::kind() const { return description.substr(0, description.find('(')); }
 
+namespace {
+/// '#' starts a comment line (PipeDream writes none; people annotate copies).
+bool isCommentOrBlank(const std::string &Line) {
+  std::string T = trim(Line);
+  return T.empty() || T[0] == '#';
+}
+} // namespace
+
 bool onnxp::looksLikePipeDreamProfile(const std::string &Text) {
-  std::string First = Text.substr(0, Text.find('\n'));
+  // The first line that is not blank or a comment, among the first 64 KB.
+  size_t Pos = 0;
+  std::string First;
+  while (Pos < Text.size() && Pos < 65536) {
+    size_t End = Text.find('\n', Pos);
+    First = Text.substr(Pos, End == std::string::npos ? std::string::npos : End - Pos);
+    if (!isCommentOrBlank(First)) break;
+    First.clear();
+    if (End == std::string::npos) break;
+    Pos = End + 1;
+  }
   return First.rfind("node", 0) == 0 && First.find(" -- ") != std::string::npos &&
          First.find("forward_compute_time=") != std::string::npos;
 }
@@ -94,7 +143,7 @@ Expected<PipeDreamProfile> onnxp::parsePipeDreamProfile(const std::string &Text,
   size_t LineNo = 0;
   while (std::getline(In, Line)) {
     ++LineNo;
-    if (trim(Line).empty()) continue;
+    if (isCommentOrBlank(Line)) continue;
     auto Where = [&] { return Source + ":" + std::to_string(LineNo); };
     if (Line[0] == '\t') {
       std::vector<std::string> Ends = splitOn(Line.substr(1), " -- ");
@@ -123,10 +172,16 @@ Expected<PipeDreamProfile> onnxp::parsePipeDreamProfile(const std::string &Text,
       int K = 0;
       while (K < 4 && Key != Keys[K]) ++K;
       if (K == 4) continue; // unknown keys are PipeDream's business, not ours
-      if (!parseValue(KV.substr(Eq + 1), *Fields[K]))
+      std::string Value = trim(KV.substr(Eq + 1));
+      if (std::string Why = parseValue(Value, *Fields[K]); !Why.empty())
         return makeError(Where(), ": ", Key,
                          " must be a finite non-negative number (or a [a; b] list), got '",
-                         trim(KV.substr(Eq + 1)), "'");
+                         Value.size() > 40 ? Value.substr(0, 40) + "..." : Value, "': ", Why);
+      // The chain's limits, checked here to name the line (issue 25).
+      const double Max = K < 2 ? kMaxChainTimeMs : kMaxChainBytes;
+      if (*Fields[K] > Max)
+        return makeError(Where(), ": ", Key, " ", formatNumber(*Fields[K]), " is beyond the limit ",
+                         formatNumber(Max), K < 2 ? " ms" : " bytes");
       Seen[K] = true;
     }
     for (int K = 0; K < 4; ++K)

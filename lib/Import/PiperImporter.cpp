@@ -19,9 +19,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <queue>
 #include <set>
+#include <stdexcept>
 
 using nlohmann::json;
 using namespace onnxp;
@@ -33,6 +35,15 @@ bool onnxp::looksLikePiper(const std::string &Text) {
 }
 
 namespace {
+/// A node id: an integer. get<long>() would static_cast a float such as
+/// 1e300 (undefined behaviour, issue 25); throwing here lands in the
+/// callers' "malformed Piper node/edge" message.
+long integerId(const json &V) {
+  if (!V.is_number_integer() || (V.is_number_unsigned() && V.get<uint64_t>() > uint64_t(LONG_MAX)))
+    throw std::runtime_error("an id must be an integer, got " + V.dump());
+  return V.get<long>();
+}
+
 struct PiperNode {
   long id;
   std::string name;
@@ -52,7 +63,7 @@ Expected<Chain> onnxp::parsePiperChain(const std::string &Text, const std::strin
   try {
     for (const json &N : J["nodes"]) {
       PiperNode P;
-      P.id = N.at("id").get<long>();
+      P.id = integerId(N.at("id"));
       P.name = N.value("name", std::to_string(P.id));
       const json &Opts = N.at("TMPCs").at("1");
       bool HaveV = false, HaveR = false;
@@ -84,7 +95,7 @@ Expected<Chain> onnxp::parsePiperChain(const std::string &Text, const std::strin
   for (auto &[Id, N] : Nodes) InDeg[Id] = 0;
   try {
     for (const json &E : J["edges"]) {
-      long S = E.at("sourceId").get<long>(), D = E.at("destId").get<long>();
+      long S = integerId(E.at("sourceId")), D = integerId(E.at("destId"));
       double C = E.at("communicationCost").get<double>();
       if (!Nodes.count(S) || !Nodes.count(D))
         return makeError(Source, ": edge ", S, " -> ", D, " names an unknown node");

@@ -52,6 +52,18 @@ Expected<double> readNumber(const json &Obj, const char *Key, const std::string 
     return makeError(Where, ": field '", Key, "' must be >= 0 and finite, got ", V);
   return V;
 }
+/// Latencies, sizes and costs of nodes and edges are at most this (issue
+/// 25): sums over a graph stay finite, so no partitioner's objective
+/// overflows to infinity ("internal error" in latency-ip and the GPipe replay).
+constexpr double kMaxWorkloadValue = 1e15;
+
+Expected<double> readBounded(const json &Obj, const char *Key, const std::string &Where,
+                             std::optional<double> Default = std::nullopt) {
+  Expected<double> V = readNumber(Obj, Key, Where, Default);
+  if (V && *V > kMaxWorkloadValue)
+    return makeError(Where, ": field '", Key, "' is ", *V, ", beyond the limit ", kMaxWorkloadValue);
+  return V;
+}
 } // namespace
 
 Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::string &Path) {
@@ -103,9 +115,9 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
                                                            : "n" + std::to_string(N.externalId);
     Expected<bool> Supported = readFlag(JN, "supportedOnFpga", true, Where);
     Expected<bool> Backward = readFlag(JN, "isBackwardNode", false, Where);
-    Expected<double> Cpu = readNumber(JN, "cpuLatency", Where);
-    Expected<double> Acc = readNumber(JN, "fpgaLatency", Where);
-    Expected<double> Size = readNumber(JN, "size", Where, 0.0);
+    Expected<double> Cpu = readBounded(JN, "cpuLatency", Where);
+    Expected<double> Acc = readBounded(JN, "fpgaLatency", Where);
+    Expected<double> Size = readBounded(JN, "size", Where, 0.0);
     for (Error E :
          {Supported ? Error::success() : Supported.takeError(),
           Backward ? Error::success() : Backward.takeError(), Cpu ? Error::success() : Cpu.takeError(),
@@ -152,7 +164,7 @@ Expected<Workload> onnxp::parseWorkload(const std::string &Text, const std::stri
       return makeError(Where, ": refers to node id ",
                        S == ById.end() ? JE["sourceId"].get<int64_t>() : JE["destId"].get<int64_t>(),
                        " that does not exist");
-    Expected<double> Cost = readNumber(JE, "cost", Where, 0.0);
+    Expected<double> Cost = readBounded(JE, "cost", Where, 0.0);
     if (!Cost) return Cost.takeError();
     CostEdge E;
     E.src = S->second;

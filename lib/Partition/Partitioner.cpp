@@ -250,6 +250,16 @@ Expected<Plan> runUnderLiveness(const PartitionerInfo &Info, const CostGraph &G,
 }
 } // namespace
 
+Error onnxp::checkChainOnPlatform(const Chain &C, const Platform &P) {
+  ONNXP_RETURN_IF_ERROR(C.validate());
+  // The chain planners move blocks' tensors over both links (pipelines
+  // over the peer links, offloading over the host link): every transfer
+  // time must stay finite (issue 25).
+  if (P.accelerators > 1)
+    ONNXP_RETURN_IF_ERROR(checkTransferTimes(C, P.peerLinkBandwidth, "peer link (peerLinkBandwidth)"));
+  return checkTransferTimes(C, P.hostLinkBandwidth, "host link (hostLinkBandwidth)");
+}
+
 FinalizeOptions onnxp::finalizeOptionsFor(const PartitionerInfo &Info) {
   FinalizeOptions FO;
   FO.requireContiguous = Info.contiguous;
@@ -333,6 +343,7 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
       return makeUsageError("--algo ", Name,
                             " plans on a chain of blocks and needs the linearize pass, "
                             "which this pipeline did not run");
+    ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(*C, P));
     Expected<Plan> B = Info.runChain(*C, P, Resolved);
     if (!B) return B.takeError();
     B->algorithm = Name;
@@ -371,7 +382,7 @@ Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, cons
     return makeUsageError("--algo ", Name, " plans on a cost graph; a chain input needs a chain planner (",
                           Chainers, ")");
   }
-  ONNXP_RETURN_IF_ERROR(C.validate());
+  ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(C, P));
   Expected<Objective> Obj = resolveObjective(Info, O);
   if (!Obj) return Obj.takeError();
   PartitionOptions Resolved = O;

@@ -36,7 +36,7 @@ bool looksLikeJson(const std::string &S) {
 Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   if (!Ctx.hasGraph)
     return makeUsageError("--load-plan needs a cost graph; include build-cost-graph in --passes");
-  Expected<std::string> Text = readFile(File);
+  Expected<std::string> Text = readFile(File, kMaxModelFileBytes, "a plan (JSON or annotated ONNX model)");
   if (!Text) return Text.takeError();
   Expected<Plan> P = makeError("unreachable");
   if (looksLikeJson(*Text)) {

@@ -69,5 +69,5 @@ std::string ChromeTrace::toJson() const {
   nlohmann::json Root;
   Root["traceEvents"] = std::move(List);
   Root["displayTimeUnit"] = "ms";
-  return Root.dump(1) + "\n";
+  return Root.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; // names may hold any byte
 }

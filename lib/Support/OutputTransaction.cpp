@@ -1,21 +1,26 @@
 //===- Support/OutputTransaction.cpp - All-or-nothing output files -------===//
 //
-// Temporaries are registered in a fixed table that the SIGINT/SIGTERM
-// handler can walk with async-signal-safe calls only (unlink, then the
-// default action re-raised). The table is updated with those signals
-// blocked, so the handler never sees it half-changed.
+// Temporaries are registered in a fixed table that the signal handler can
+// walk with async-signal-safe calls only (unlink, then the default action
+// re-raised). The table is updated with those signals blocked, so the
+// handler never sees it half-changed, and a temporary is created and
+// registered under one block, so no signal falls between the two.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Support/OutputTransaction.h"
+
+#include "onnx-partition/Support/FileIO.h"
+
+#include <nlohmann/json.hpp>
 
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace onnxp;
@@ -27,13 +32,17 @@ constexpr int kMaxPath = 4096;
 char Temporaries[kMaxTemporaries][kMaxPath];
 volatile sig_atomic_t NumTemporaries = 0;
 
+/// The signals that end the process by default and leave no core dump of
+/// interest to us: each removes the temporaries first (issue 25 added
+/// SIGHUP, a closed terminal, and SIGQUIT, Ctrl-\).
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
 class BlockSignals {
 public:
   BlockSignals() {
     sigset_t S;
     sigemptyset(&S);
-    sigaddset(&S, SIGINT);
-    sigaddset(&S, SIGTERM);
+    for (int Sig : kSignals) sigaddset(&S, Sig);
     sigprocmask(SIG_BLOCK, &S, &Old);
   }
   ~BlockSignals() { sigprocmask(SIG_SETMASK, &Old, nullptr); }
@@ -53,7 +62,10 @@ void installHandlers() {
   static bool Installed = false;
   if (Installed) return;
   Installed = true;
-  for (int Sig : {SIGINT, SIGTERM}) {
+  for (int Sig : kSignals) {
+    struct sigaction Old;
+    // A signal the user's shell ignores (nohup's SIGHUP) stays ignored.
+    if (sigaction(Sig, nullptr, &Old) == 0 && Old.sa_handler == SIG_IGN) continue;
     struct sigaction A;
     std::memset(&A, 0, sizeof A);
     A.sa_handler = removeTemporariesAndDie;
@@ -62,8 +74,8 @@ void installHandlers() {
   }
 }
 
+/// Called with the signals blocked.
 bool registerTemporary(const std::string &Path) {
-  BlockSignals B;
   if (NumTemporaries >= kMaxTemporaries || Path.size() >= kMaxPath) return false;
   std::memcpy(Temporaries[NumTemporaries], Path.c_str(), Path.size() + 1);
   NumTemporaries = NumTemporaries + 1;
@@ -75,6 +87,25 @@ void forgetTemporary(const std::string &Path) {
   for (int I = 0; I < NumTemporaries; ++I)
     if (Path == Temporaries[I]) Temporaries[I][0] = '\0';
 }
+
+/// A registered temporary beside Target (created and registered under one
+/// block of the signals).
+Expected<TempFile> registeredTemp(const std::string &Target) {
+  BlockSignals B;
+  Expected<TempFile> T = createTempBeside(Target);
+  if (!T) return T;
+  if (!registerTemporary(T->path)) {
+    close(T->fd);
+    unlink(T->path.c_str());
+    return makeError("too many output files (or a path too long): '", Target, "'");
+  }
+  return T;
+}
+
+std::string dirOf(const std::string &Path) {
+  std::string D = fs::path(Path).parent_path().string();
+  return D.empty() ? "." : D;
+}
 } // namespace
 
 OutputTransaction::OutputTransaction() { installHandlers(); }
@@ -82,50 +113,100 @@ OutputTransaction::OutputTransaction() { installHandlers(); }
 OutputTransaction::~OutputTransaction() {
   if (Committed) return;
   for (const Entry &E : Entries) {
+    if (E.tmp.empty()) continue;
     std::error_code EC;
     fs::remove(E.tmp, EC);
     forgetTemporary(E.tmp);
   }
 }
 
-Expected<std::string> OutputTransaction::reserve(const std::string &Path) {
+Error OutputTransaction::checkNew(const std::string &Path, const std::string &Flag) const {
+  // Character devices (/dev/null) may take several outputs.
+  struct stat St;
+  if (stat(Path.c_str(), &St) == 0 && S_ISCHR(St.st_mode)) return Error::success();
   for (const Entry &E : Entries)
-    if (samePath(E.path, Path))
-      return makeUsageError("two outputs of this run are the same file '", Path, "'");
-  std::string Tmp = Path + ".tmp-" + std::to_string(getpid());
-  if (!registerTemporary(Tmp)) return makeError("too many output files (or a path too long): '", Path, "'");
-  Entries.push_back({Path, Tmp});
-  return Tmp;
-}
-
-Error OutputTransaction::add(const std::string &Path, const std::string &Contents) {
-  Expected<std::string> Reserved = reserve(Path);
-  if (!Reserved) return Reserved.takeError();
-  const std::string &Tmp = *Reserved;
-  std::ofstream Out(Tmp, std::ios::binary | std::ios::trunc);
-  if (!Out) return makeError("cannot write '", Tmp, "': ", std::strerror(errno));
-  Out.write(Contents.data(), static_cast<std::streamsize>(Contents.size()));
-  Out.flush();
-  if (!Out) return makeError("cannot write '", Path, "': ", std::strerror(errno));
+    if (samePath(E.path, Path) || samePath(E.target, Path))
+      return makeUsageError(Flag, " '", Path, "': two outputs of this run are the same file '", E.path, "'");
   return Error::success();
 }
 
-void OutputTransaction::replaceStagesIn(const std::string &Dir) { StageDirs.push_back(Dir); }
+Expected<std::string> OutputTransaction::reserve(const std::string &Path, const std::string &Flag) {
+  ONNXP_RETURN_IF_ERROR(checkNew(Path, Flag));
+  Expected<OutputKind> K = classifyOutput(Path, Flag);
+  if (!K) return K.takeError();
+  if (*K != OutputKind::Replace)
+    return makeError(Flag, " '", Path, "' is not a regular file; files written in pieces need one");
+  Expected<TempFile> T = registeredTemp(Path);
+  if (!T) return T.takeError();
+  close(T->fd); // the caller reopens the file it alone created
+  Entries.push_back({Path, Path, T->path, ""});
+  return T->path;
+}
+
+Error OutputTransaction::add(const std::string &Path, const std::string &Contents, const std::string &Flag) {
+  ONNXP_RETURN_IF_ERROR(checkNew(Path, Flag));
+  Expected<OutputKind> K = classifyOutput(Path, Flag);
+  if (!K) return K.takeError();
+  if (*K == OutputKind::InPlace) {
+    Entries.push_back({Path, Path, "", Contents});
+    return Error::success();
+  }
+  Expected<TempFile> T = registeredTemp(Path);
+  if (!T) return T.takeError();
+  Entries.push_back({Path, Path, T->path, ""});
+  bool Ok = writeAll(T->fd, Contents.data(), Contents.size());
+  int Errno = errno;
+  if (close(T->fd) != 0 && Ok) {
+    Ok = false;
+    Errno = errno;
+  }
+  if (!Ok) return makeError("cannot write '", Path, "': ", std::strerror(Errno));
+  return Error::success();
+}
+
+void OutputTransaction::replaceStagesIn(const std::string &Dir) {
+  // What the last run wrote here, read now: pipeline.json is about to be replaced.
+  StageDir S{Dir, {}};
+  Expected<std::string> Text = readFile((fs::path(Dir) / "pipeline.json").string(), kMaxJsonInputBytes,
+                                        "a pipeline.json", /*RememberAsInput=*/false);
+  if (Text) {
+    nlohmann::json J = nlohmann::json::parse(*Text, nullptr, /*allow_exceptions=*/false);
+    if (J.is_object() && J.contains("stages") && J["stages"].is_array())
+      for (const nlohmann::json &St : J["stages"])
+        if (St.is_object() && St.contains("file") && St["file"].is_string()) {
+          std::string F = St["file"].get<std::string>();
+          S.listed.push_back(F);
+          S.listed.push_back(F + ".data");
+        }
+  }
+  StageDirs.push_back(std::move(S));
+}
 
 Error OutputTransaction::commit() {
-  // Test hook: every temporary is written; a test sends SIGINT/SIGTERM
-  // during this pause and checks nothing is left (test/lit/Tool/signal-*).
+  // Test hook: every temporary is written; a test sends a signal during
+  // this pause and checks nothing is left (test/lit/Tool/signal-*).
   if (const char *Ms = std::getenv("ONNXP_TEST_COMMIT_DELAY_MS"))
     usleep(static_cast<useconds_t>(std::strtoul(Ms, nullptr, 10) % 60000) * 1000);
+  // In-place outputs (a FIFO may block until its reader comes) are written
+  // first, with signals deliverable: an interrupted run removes the
+  // temporaries and has renamed nothing.
+  for (const Entry &E : Entries)
+    if (E.tmp.empty()) ONNXP_RETURN_IF_ERROR(writeInPlace(E.path, E.contents));
   // Renames within one folder are atomic; the set of renames (and the
-  // removal of stale stage files) is made so for signals too: SIGINT and
-  // SIGTERM wait until every output is in place (then the process dies with
-  // all of them written), never half a set. A failure midway (disk gone)
-  // leaves earlier files renamed, which is reported.
+  // removal of stale stage files) is made so for signals too: they wait
+  // until every output is in place (then the process dies with all of them
+  // written), never half a set. A failure midway (disk gone) leaves earlier
+  // files renamed, which is reported.
   BlockSignals B;
   for (const Entry &E : Entries) {
+    if (E.tmp.empty()) continue;
+    // An input swapped in at the target since add() is still never replaced.
+    std::string In = inputFileMatching(E.target);
+    if (!In.empty())
+      return makeUsageError("output '", E.path, "' is the same file as the input '", In,
+                            "'; each output needs its own file");
     std::error_code EC;
-    fs::rename(E.tmp, E.path, EC);
+    fs::rename(E.tmp, E.target, EC);
     if (EC) return makeError("cannot move output into place at '", E.path, "': ", EC.message());
     forgetTemporary(E.tmp);
   }
@@ -136,22 +217,35 @@ Error OutputTransaction::commit() {
 
 void OutputTransaction::removeStaleStages() const {
   static const std::regex StageFile(R"(stage[0-9]+_[A-Za-z0-9]+\.onnx(\.data)?)");
-  for (const std::string &Dir : StageDirs) {
+  for (const StageDir &S : StageDirs) {
     std::set<std::string> Written;
     for (const Entry &E : Entries)
-      if (samePath(fs::path(E.path).parent_path().string(), Dir)) Written.insert(fs::path(E.path).filename());
-    std::error_code EC;
-    for (const auto &F : fs::directory_iterator(Dir, EC)) {
-      std::string Name = F.path().filename();
-      if (F.is_regular_file() && std::regex_match(Name, StageFile) && !Written.count(Name)) {
-        std::error_code RC;
-        fs::remove(F.path(), RC);
-      }
+      if (samePath(dirOf(E.path), S.dir)) Written.insert(fs::path(E.path).filename());
+    for (const std::string &Name : S.listed) {
+      // Only a plain name the last run listed, shaped like a stage file,
+      // a regular file (not a link), not written now and not an input.
+      if (Name.find('/') != std::string::npos || !std::regex_match(Name, StageFile) || Written.count(Name))
+        continue;
+      std::string Path = (fs::path(S.dir) / Name).string();
+      struct stat St;
+      if (lstat(Path.c_str(), &St) != 0 || !S_ISREG(St.st_mode) || !inputFileMatching(Path).empty()) continue;
+      unlink(Path.c_str());
     }
   }
 }
 
+Error onnxp::writeFileAtomically(const std::string &Path, const std::string &Contents) {
+  ONNXP_RETURN_IF_ERROR(checkWritable(Path, "output"));
+  OutputTransaction Tx;
+  ONNXP_RETURN_IF_ERROR(Tx.add(Path, Contents));
+  return Tx.commit();
+}
+
 bool onnxp::samePath(const std::string &A, const std::string &B) {
+  // The same file by identity (hard links, bind mounts, any spelling).
+  struct stat SA, SB;
+  if (stat(A.empty() ? "." : A.c_str(), &SA) == 0 && stat(B.empty() ? "." : B.c_str(), &SB) == 0)
+    return SA.st_dev == SB.st_dev && SA.st_ino == SB.st_ino;
   // Never throws: "" is the current folder, unresolvable parts compare lexically.
   auto Resolve = [](const std::string &P) {
     std::error_code EC;

@@ -75,12 +75,19 @@ struct Rewriter {
     for (const auto &I : G.input()) Names.insert(I.name());
     for (const auto &I : G.initializer()) Names.insert(I.name());
     std::unordered_map<std::string, int> ByName;
+    std::vector<int> Seen(N, 0);
     for (int K = 1; K <= L; ++K)
       for (int Idx : Layers[K - 1]) {
         if (Idx < 0 || Idx >= N)
           return makeError("activation rewrite: layer ", K, " names node ", Idx, ", not in the graph");
-        if (LayerOf[Idx])
-          return makeError("activation rewrite: node ", Idx, " is in layers ", LayerOf[Idx], " and ", K);
+        if (Seen[Idx])
+          return makeError("activation rewrite: node ", Idx, " is in layers ", Seen[Idx], " and ", K);
+        Seen[Idx] = K;
+        // A gradient node the mapping put in a layer (ORT's AccumulateGrad
+        // reads and writes "*_grad" tensors) is a backward node of it, never
+        // a forward node to keep or recompute: its output is no activation
+        // (issue 25: rotor -o on transformer_lora_training failed on it).
+        if (isBackward(G.node(Idx))) continue;
         LayerOf[Idx] = K;
         for (const auto &O : G.node(Idx).output()) {
           TensorLayer[O] = K;
@@ -115,12 +122,25 @@ struct Rewriter {
     return Error::success();
   }
 
-  /// ORT's gradient builder: "_Grad/" scopes, com.microsoft *Grad ops, readers of "*_grad" tensors.
+  /// ORT's gradient builder: "_Grad/" scopes, com.microsoft *Grad ops,
+  /// readers of "*_grad" tensors, and (issue 25) readers and writers of its
+  /// partial gradients "*_grad_<n>" (the Sum that adds them up, e.g.
+  /// "/layer_norm1/Add_1_output_0_grad = Sum(..._grad_0, ..._grad_1)").
+  static bool isGradientName(const std::string &T) {
+    size_t P = T.rfind("_grad");
+    if (P == std::string::npos || P == 0) return false;
+    size_t End = P + 5;
+    if (End == T.size()) return true;
+    return T[End] == '_' && End + 1 < T.size() &&
+           T.find_first_not_of("0123456789", End + 1) == std::string::npos;
+  }
   static bool isBackward(const onnx::NodeProto &Nd) {
     if (Nd.name().find("_Grad/") != std::string::npos) return true;
     if (Nd.op_type().size() > 4 && Nd.op_type().find("Grad") != std::string::npos) return true;
     for (const auto &In : Nd.input())
-      if (In.size() > 5 && In.compare(In.size() - 5, 5, "_grad") == 0) return true;
+      if (isGradientName(In)) return true;
+    for (const auto &Out : Nd.output())
+      if (isGradientName(Out)) return true;
     return false;
   }
 

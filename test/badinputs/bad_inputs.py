@@ -29,6 +29,9 @@ g (float[2,3] x) => (float[2,3] z) {
 """
 
 
+SPARSE_3G = object()  # a file of 3 GiB made with truncate (no data written)
+
+
 def workload(**top):
     """A valid 2-node workload with top-level fields overridden."""
     w = {"maxFPGAs": 2, "maxCPUs": 0,
@@ -43,6 +46,68 @@ def node_workload(**fields):
     w = json.loads(workload())
     w["nodes"][0].update(fields)
     return json.dumps(w)
+
+
+def chain(name="c", **b1):
+    """A valid 2-block chain JSON with block 1's fields overridden (None deletes)."""
+    blk = {"name": "b1", "forwardTime": 1, "backwardTime": 2, "outputBytes": 1000, "weightBytes": 4000}
+    blk.update(b1)
+    blk = {k: v for k, v in blk.items() if v is not None}
+    return json.dumps({"format": "onnx-partition-chain", "version": 1, "name": name,
+                       "blocks": [blk, {"name": "b2", "forwardTime": 1, "backwardTime": 2,
+                                        "outputBytes": 1000, "weightBytes": 4000}]})
+
+
+def profile(act2="1000", first=""):
+    """A 3-layer PipeDream profile (Input and two Linear layers)."""
+    return (first + "node1 -- Input0 -- forward_compute_time=0, backward_compute_time=0, activation_size=1000, parameter_size=0\n"
+            "node2 -- Linear -- forward_compute_time=1, backward_compute_time=2, activation_size=%s, parameter_size=4000\n"
+            "node3 -- Linear -- forward_compute_time=2, backward_compute_time=3, activation_size=1000, parameter_size=4000\n"
+            "\tnode1 -- node2\n\tnode2 -- node3\n" % act2)
+
+
+def issue25_cases():
+    """Hostile inputs, round 3 (issue 25): planners, output paths, caps, messages."""
+    C = []
+    tiny_peer = json.dumps({"base": "a100", "accelerators": 4, "peerLinkBandwidth": 1e-300})
+    tiny_host = json.dumps({"base": "a100", "accelerators": 1, "hostLinkBandwidth": 1e-300,
+                            "accelerator": {"memoryBytes": 1e6}})
+    big = chain(outputBytes=1e18, weightBytes=1e18)
+    for algo in ("pipeline-pipedream", "pipeline-ilp"):
+        C.append(("chain: block times 1e308, " + algo, {"c.json": chain(forwardTime=1e308, backwardTime=1e308)},
+                  ["{d}/c.json", "--algo", algo, "--devices", "2"]))
+        C.append(("chain: peerLinkBandwidth 1e-300, " + algo, {"c.json": big, "p.json": tiny_peer},
+                  ["{d}/c.json", "--algo", algo, "--platform", "{d}/p.json"]))
+        C.append(("profile: activation_size=1e308, " + algo, {"p.txt": profile("1e308")},
+                  ["{d}/p.txt", "--algo", algo, "--devices", "2"]))
+        C.append(("profile: peerLinkBandwidth 1e-300, " + algo, {"p.txt": profile("1e18"), "p.json": tiny_peer},
+                  ["{d}/p.txt", "--algo", algo, "--platform", "{d}/p.json"]))
+    for algo in ("offload-weights", "offload-activations", "rotor"):
+        C.append(("chain: hostLinkBandwidth 1e-300, " + algo, {"c.json": big, "p.json": tiny_host},
+                  ["{d}/c.json", "--algo", algo, "--platform", "{d}/p.json"]))
+    C.append(("chain: weightBytes 1e300", {"c.json": chain(weightBytes=1e300)}, ["{d}/c.json", "--algo", "offload-weights", "--memory", "1GB"]))
+    C.append(("chain: forwardTime 1e-300 (fuzz-chain-json)", {"c.json": chain(forwardTime=1e-300)}, ["{d}/c.json", "--algo", "pipeline-pipedream", "--devices", "2"]))
+    C.append(("chain: every time 0, pipeline-ilp (fuzz-chain-json)", {"c.json": json.dumps({"format": "onnx-partition-chain", "version": 1, "blocks": [{"forwardTime": 0, "backwardTime": 0, "outputBytes": 0, "weightBytes": 0}] * 2})}, ["{d}/c.json", "--algo", "pipeline-ilp", "--devices", "2"]))
+    C.append(("chain: storedBytes -1", {"c.json": chain(storedBytes=-1)}, ["{d}/c.json", "--algo", "rotor", "--memory", "1GB"]))
+    C.append(("chain: \"name\" a number", {"c.json": chain().replace('"name": "c"', '"name": 5')}, ["{d}/c.json", "--algo", "rotor"]))
+    C.append(("chain: \"units\" time a number", {"c.json": chain()[:-1] + ', "units": {"time": 1}}'}, ["{d}/c.json", "--algo", "rotor"]))
+    C.append(("chain: 2 million blocks", {"c.json": json.dumps({"format": "onnx-partition-chain", "version": 1,
+              "blocks": [{"forwardTime": 0, "backwardTime": 0, "outputBytes": 0, "weightBytes": 0}] * 2000001})},
+              ["{d}/c.json", "--algo", "rotor"]))
+    C.append(("profile: list nested 100,000 deep", {"p.txt": profile("[" * 100000 + "1" + "]" * 100000)}, ["{d}/p.txt", "--algo", "pipeline-pipedream"]))
+    C.append(("profile: leading comment, then a bad value", {"p.txt": profile("-5", first="# copied from PipeDream\n")}, ["{d}/p.txt", "--algo", "pipeline-pipedream"]))
+    C.append(("option: --batch-size 0", {"p.txt": profile()}, ["{d}/p.txt", "--batch-size", "0"]))
+    C.append(("option: --memory-steps 4294967297", {"c.json": chain()}, ["{d}/c.json", "--algo", "rotor", "--memory", "1MB", "--memory-steps", "4294967297"]))
+    C.append(("option: --memory-sweep with --trace, chain", {"c.json": chain()}, ["{d}/c.json", "--algo", "pipeline-ilp", "--memory-sweep", "{d}/s.svg", "--trace", "{d}/t.json"]))
+    C.append(("option: --trace names the input", {"c.json": chain()}, ["{d}/c.json", "--algo", "pipeline-pipedream", "--trace", "{d}/c.json"]))
+    C.append(("option: --memory-sweep names the input", {"c.json": chain()}, ["{d}/c.json", "--algo", "pipeline-ilp", "--memory-sweep", "{d}/c.json"]))
+    C.append(("option: --emit-recompute-check names the input", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--emit-recompute-check", "{d}/m.onnxtxt"]))
+    C.append(("option: --platform names --report", {"m.onnxtxt": GOOD_MODEL, "p.json": '{"base": "a100"}'}, ["{d}/m.onnxtxt", "--platform", "{d}/p.json", "--report", "{d}/p.json"]))
+    C.append(("option: input in the --emit-stages folder", {"st/stage0_acc0.onnx": GOOD_MODEL}, ["{d}/st/stage0_acc0.onnx", "--emit-stages", "{d}/st"]))
+    C.append(("input: --platform /dev/zero", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--platform", "/dev/zero"]))
+    C.append(("input: --cost-table /dev/zero", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--cost-table", "/dev/zero"]))
+    C.append(("input: MODEL a 3 GiB sparse file", {"m.onnx": SPARSE_3G}, ["{d}/m.onnx"]))
+    return C
 
 
 def cases():
@@ -159,6 +224,7 @@ def cases():
     C.append(("option: --report names -o", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "-o", "{d}/o.onnx", "--report", "{d}/./o.onnx"]))
     C.append(("option: --report names the input", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--report", "{d}/m.onnxtxt"]))
     C.append(("option: --emit-stages names -o", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "-o", "{d}/o", "--emit-stages", "{d}/o"]))
+    C.extend(issue25_cases())
     C.append(("option: no MODEL", {}, []))
     C.append(("option: --dim before MODEL, bad value", {"m.onnxtxt": GOOD_MODEL}, ["--dim", "n=x", "{d}/m.onnxtxt"]))
     C.append(("option: unknown flag", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--frobnicate"]))
@@ -168,9 +234,13 @@ def cases():
 def run(tool, name, files, argv):
     with tempfile.TemporaryDirectory() as d:
         for f, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(d, f)), exist_ok=True)
             with open(os.path.join(d, f), "w", encoding="latin-1") as h:
-                h.write(text)
-        before = set(os.listdir(d))
+                if text is SPARSE_3G:
+                    h.truncate(3 << 30)
+                else:
+                    h.write(text)
+        before = set(os.listdir(d)) | {os.path.dirname(f) for f in files if os.path.dirname(f)}
         args = [a.replace("{d}", d) for a in argv]
         p = subprocess.run([tool] + args, capture_output=True, text=True, errors="replace", timeout=120)
         problems = []

@@ -11,10 +11,10 @@ BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
 shift 2
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-FUZZERS=${*:-onnx-binary onnx-text workload platform cost-table ort-profile plan}
+FUZZERS=${*:-onnx-binary onnx-text workload platform cost-table ort-profile plan chain-json pipedream piper}
 OUT=${ONNXP_FUZZ_OUT:-$(mktemp -d /tmp/onnxp-fuzz.XXXXXX)}
 C=$OUT/corpus
-mkdir -p $C/{onnx-binary,onnx-text,workload,platform,cost-table,ort-profile,plan}
+mkdir -p $C/{onnx-binary,onnx-text,workload,platform,cost-table,ort-profile,plan,chain-json,pipedream,piper}
 
 # Seeds: every test input of the right format (copied to a scratch corpus,
 # never into the repository).
@@ -33,6 +33,19 @@ cp $I/cost/cnn-table.csv $I/cost/cnn-table.json $C/cost-table/
 cp $SRC/test/unit/Inputs/cost/*.profile.json $C/ort-profile/
 echo '{"fpgas":[{"load":0,"nodes":[0,1,2]},{"load":0,"nodes":[3]}],"cpus":[{"load":0,"nodes":[4,5]}]}' \
   > $C/plan/split.json
+
+# Chain formats (issue 25): the repository's chain inputs and seeds, plus
+# PipeDream profiles and the Piper input of ../shared when it is there.
+cp $SRC/test/fuzz/seeds/chain-json/* $C/chain-json/
+cp $SRC/test/fuzz/seeds/pipedream/* $C/pipedream/
+cp $SRC/test/fuzz/seeds/piper/* $C/piper/
+cp $I/chains/*.json $C/chain-json/
+if [ -d $SRC/../shared/workloads ]; then
+  for W in $SRC/../shared/workloads/pipedream/*.txt; do
+    # The first 40 lines: libFuzzer's inputs stay small and fast.
+    head -40 "$W" > $C/pipedream/$(basename "$W")
+  done
+fi
 
 for F in $FUZZERS; do
   mkdir -p $OUT/$F

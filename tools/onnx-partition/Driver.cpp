@@ -170,7 +170,9 @@ Error onnxp::tool::runPipeline(PassContext &Ctx, const ToolOptions &O, bool With
           "give --devices N, or --profile-device cpu with --cpus N");
   }
   // (Subcommands that make no plan use -o for their own files.)
-  R.writeModel = R.plan && !O.output.empty();
+  // --emit-recompute-check is made by the write-back passes too (issue 25:
+  // without -o it always said "the plan recomputes no forward node").
+  R.writeModel = R.plan && (!O.output.empty() || !O.emitRecomputeCheck.empty());
   R.writeStages = R.plan && !O.emitStages.empty();
   std::string Pipeline = O.passes.empty() ? defaultPipeline(R) : completePipeline(O.passes, R);
   // --granularity asks for the contract pass right before the plan step.

@@ -3,6 +3,7 @@
 
 #include "onnx-partition/Partition/Partitioner.h"
 
+#include <cstdlib>
 #include <iostream>
 
 using namespace onnxp;
@@ -13,6 +14,19 @@ std::vector<std::string> objectiveNames() {
   std::vector<std::string> Names;
   for (Objective O : allObjectives()) Names.push_back(objectiveName(O));
   return Names;
+}
+/// A number in (0, Max]. CLI::PositiveNumber's message for 0 was "Value 0
+/// not in range 0.000000 to <310 digits>" (issue 25); this one says it.
+CLI::Validator positiveAtMost(double Max) {
+  return CLI::Validator(
+      [Max](std::string &S) -> std::string {
+        char *End = nullptr;
+        double V = std::strtod(S.c_str(), &End);
+        if (End == S.c_str() || *End != '\0' || !(V > 0) || !(V <= Max))
+          return "'" + S + "' must be a number greater than 0 and at most " + formatNumber(Max);
+        return "";
+      },
+      "", "positiveAtMost");
 }
 } // namespace
 
@@ -34,7 +48,7 @@ void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
       ->group("Input");
   App.add_option("--batch-size", O.batchSize, "Piper input: samples per batch b (default 1)")
       ->type_name("B")
-      ->check(CLI::PositiveNumber)
+      ->check(positiveAtMost(1e6))
       ->group("Input");
   App.add_option(
          "--piper-layer", O.piperLayer,

@@ -14,12 +14,14 @@
 #include "onnx-partition/Pass/Pass.h"
 #include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/OutputPaths.h"
 #include "onnx-partition/Support/OutputTransaction.h"
 #include "onnx-partition/Support/Progress.h"
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -59,6 +61,11 @@ int runChain(const PassContext &Ctx, const ToolOptions &O) {
   if (O.verbose)
     std::cerr << "onnx-partition: chain '" << Ctx.chain->name << "' of " << Ctx.chain->size() << " blocks\n";
   if (!O.memorySweep.empty()) {
+    // The sweep plans at many limits and writes only its chart; a report or
+    // a trace of "the" plan would be silently missing (issue 25).
+    if (!O.report.empty() || !O.trace.empty())
+      return reportError(makeUsageError("--memory-sweep on a chain writes only the chart; --report and "
+                                        "--trace need a single plan (run without --memory-sweep)"));
     if (Error E = writeMemorySweep(*Ctx.chain, Ctx.platform, OO)) return reportError(E);
     return 0;
   }
@@ -79,6 +86,24 @@ std::unique_ptr<ProgressTicker> startProgress(const ToolOptions &O) {
   const char *Env = std::getenv("ONNX_PARTITION_QUIET");
   if (O.quiet || (Env && *Env && std::strcmp(Env, "0") != 0)) return nullptr;
   return std::make_unique<ProgressTicker>(stderr, "onnx-partition: ");
+}
+
+/// Every output path against every input and every other output, by file
+/// identity where both exist (OutputPaths.cpp, issue 25).
+Error checkOutputPaths(const ToolOptions &O) {
+  std::vector<NamedPath> Inputs = {{"the input", O.input},
+                                   {"--cost-table", O.costTable},
+                                   {"--profile", O.profile},
+                                   {"--load-plan", O.loadPlan}};
+  std::error_code EC;
+  if (std::filesystem::is_regular_file(O.platform, EC)) Inputs.push_back({"--platform", O.platform});
+  std::vector<NamedPath> Outputs = {{"-o", O.output},
+                                    {"--report", O.report},
+                                    {"--dot", O.dot},
+                                    {"--trace", O.trace},
+                                    {"--memory-sweep", O.memorySweep},
+                                    {"--emit-recompute-check", O.emitRecomputeCheck}};
+  return checkDistinctOutputs(Inputs, Outputs, {"--emit-stages", O.emitStages});
 }
 
 int runPartition(int Argc, char **Argv) {
@@ -120,19 +145,8 @@ int runPartition(int Argc, char **Argv) {
   if (O.loadPlan.empty())
     if (Error E = checkAlgorithmOptions(App, O)) return reportError(E);
 
-  // Two outputs (or an output and the input) naming one file would lose one.
-  std::vector<std::pair<std::string, std::string>> Named = {
-      {"the input", O.input}, {"-o", O.output}, {"--report", O.report}, {"--dot", O.dot}};
-  for (size_t I = 0; I < Named.size(); ++I)
-    for (size_t J = I + 1; J < Named.size(); ++J)
-      if (!Named[I].second.empty() && !Named[J].second.empty() && samePath(Named[I].second, Named[J].second))
-        return reportError(makeUsageError(Named[J].first, " '", Named[J].second, "' is the same file as ",
-                                          Named[I].first, "; each output needs its own file"));
-  if (!O.emitStages.empty())
-    for (size_t I = 0; I < Named.size(); ++I)
-      if (!Named[I].second.empty() && samePath(Named[I].second, O.emitStages))
-        return reportError(
-            makeUsageError("--emit-stages '", O.emitStages, "' is the same path as ", Named[I].first));
+  // Two outputs (or an output and an input) naming one file would lose one.
+  if (Error E = checkOutputPaths(O)) return reportError(E);
   // Fail on unwritable outputs before a long run, not after it.
   if (!O.output.empty())
     if (Error E = checkWritable(O.output, "-o")) return reportError(E);

@@ -49,6 +49,16 @@ struct ChainBlock {
   std::vector<std::string> sources;
 };
 
+/// Limits on a chain's numbers (issue 25, item 1): every value an importer
+/// accepts must keep the planners' sums, products and quotients finite, so
+/// `forwardTime: 1e308` is an import error naming the field, not an
+/// infinite period (or a heap overflow) deep inside a planner. A million
+/// blocks of 1e12 ms and 1e18 bytes still sum to well below DBL_MAX and
+/// to below 2^53 times any planner's discretization.
+constexpr double kMaxChainTimeMs = 1e12; ///< one task: about 31 years
+constexpr double kMaxChainBytes = 1e18;  ///< one tensor or weight set: 1 EB
+constexpr size_t kMaxChainBlocks = 1000000;
+
 struct Chain {
   std::string name;       ///< for messages and reports
   std::string sourceName; ///< the file it came from
@@ -62,13 +72,20 @@ struct Chain {
   double totalBackwardTime() const;
   double totalWeightBytes() const;
 
-  /// Checks that every number is finite and non-negative and that there is
-  /// at least one block; the message names the block and the field.
+  /// Checks that every number is finite, non-negative and within the
+  /// limits below, and that there are 1..kMaxChainBlocks blocks; the message
+  /// names the block, the field and the limit.
   Error validate() const;
 
   /// Stable textual dump, one line per block (lit tests FileCheck it).
   void print(std::ostream &OS) const;
 };
+
+/// Checks that moving any one of the chain's tensors (an activation, a
+/// block's stored bytes or its weights) over a link of Bandwidth bytes/s
+/// takes at most kMaxChainTimeMs, so that the planners' transfer times stay
+/// finite; Link names the platform field for the message (issue 25).
+Error checkTransferTimes(const Chain &C, double BandwidthBytesPerSec, const std::string &Link);
 
 } // namespace onnxp
 

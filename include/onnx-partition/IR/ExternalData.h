@@ -47,6 +47,9 @@ struct ExternalRef {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length; ///< absent: the rest of the file
+  /// The "offset" or "length" value that is not a plain decimal integer
+  /// ("abc", "-1", "1e3"), or "" (issue 25: "abc" was read as 0).
+  std::string malformed;
 };
 
 /// The reference T states (T must have data_location EXTERNAL).

@@ -162,6 +162,12 @@ FinalizeOptions finalizeOptionsFor(const PartitionerInfo &Info);
 Expected<Plan> runPartitioner(const std::string &Name, const CostGraph &G, const Platform &P,
                               const PartitionOptions &O, const Chain *Chain = nullptr);
 
+/// The chain's own checks (Chain::validate) and, on this platform, that
+/// every transfer time a chain planner computes is finite and bounded:
+/// extreme but finite inputs are one error naming the field and the limit,
+/// never an overflow inside a planner (issue 25).
+Error checkChainOnPlatform(const Chain &C, const Platform &P);
+
 /// Runs a chain planner on a chain given as input (no cost graph): the plan
 /// stays block-indexed and is priced by the planner's simulator alone.
 /// A cost-graph partitioner's Name is a usage error.

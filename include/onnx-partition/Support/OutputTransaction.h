@@ -3,8 +3,9 @@
 // A run that writes several files (-o, --report, the stage folder) writes
 // each to a temporary beside its target and renames all of them only when
 // every one was written (issue 16, item 3). Until then a failure, or
-// SIGINT/SIGTERM, removes the temporaries; nothing half-written and no
-// `*.tmp-PID` file is left behind, and an earlier run's files stay intact.
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT, removes the temporaries; nothing
+// half-written and no `*.tmp-*` file is left behind, and an earlier run's
+// files stay intact.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_SUPPORT_OUTPUTTRANSACTION_H
@@ -24,32 +25,48 @@ public:
   OutputTransaction(const OutputTransaction &) = delete;
   OutputTransaction &operator=(const OutputTransaction &) = delete;
 
-  /// Writes Contents to a temporary beside Path (nothing at Path changes yet).
-  Error add(const std::string &Path, const std::string &Contents);
+  /// Writes Contents to a temporary beside Path (nothing at Path changes
+  /// yet); a FIFO or character device at Path is written at commit, in
+  /// place. Errors when Path is an input of this run or another output of
+  /// this transaction (by file identity, FileIO.h). Flag names the option.
+  Error add(const std::string &Path, const std::string &Contents, const std::string &Flag = "output");
   /// Registers Path like add() and returns the temporary to write it to,
-  /// for files written in pieces (external data files of several GiB).
-  Expected<std::string> reserve(const std::string &Path);
-  /// After commit, files in Dir whose names match stage<N>_<device>.onnx (or
-  /// their external data stage<N>_<device>.onnx.data) and that this
-  /// transaction did not write are removed: the folder holds this run's stages only.
+  /// for files written in pieces (external data files of several GiB);
+  /// Path must be a regular file or absent.
+  Expected<std::string> reserve(const std::string &Path, const std::string &Flag = "output");
+  /// After commit, files in Dir that the run that last wrote Dir listed in
+  /// its pipeline.json (stage<N>_<device>.onnx and their .data) and that
+  /// this transaction did not write are removed: the folder holds this
+  /// run's stages only, and no file the tool did not write is ever removed.
+  /// Call it after the stages are added, before commit.
   void replaceStagesIn(const std::string &Dir);
-  /// Renames every temporary into place, then removes stale stage files.
+  /// Writes the in-place outputs, then renames every temporary into place,
+  /// then removes stale stage files.
   Error commit();
 
 private:
   struct Entry {
-    std::string path, tmp;
+    std::string path;     ///< as the user gave it
+    std::string target;   ///< what the rename replaces (the path itself)
+    std::string tmp;      ///< empty for an in-place output
+    std::string contents; ///< in-place outputs only
   };
+  Error checkNew(const std::string &Path, const std::string &Flag) const;
   /// Removes the stage files of StageDirs this transaction did not write.
   void removeStaleStages() const;
 
   std::vector<Entry> Entries;
-  std::vector<std::string> StageDirs;
+  struct StageDir {
+    std::string dir;
+    std::vector<std::string> listed; ///< file names the last pipeline.json there lists
+  };
+  std::vector<StageDir> StageDirs;
   bool Committed = false;
 };
 
-/// Whether two paths name the same file (existing or not): compared after
-/// resolving '.', '..' and symlinks of the existing part.
+/// Whether two paths name the same file (existing or not): the same device
+/// and inode when both exist, else compared after resolving '.', '..' and
+/// symlinks of the existing part.
 bool samePath(const std::string &A, const std::string &B);
 
 } // namespace onnxp

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineSweep.h"
+#include "onnx-partition/Support/Escape.h"
 
 #include "onnx-partition/Support/Deadline.h"
 
@@ -103,8 +104,8 @@ std::string onnxp::memorySweepSvg(const std::vector<MemorySweepPoint> &Points, c
   std::string S = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt(W, 0) + "\" height=\"" +
                   fmt(H, 0) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   S += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  S += "<text x=\"" + fmt(W / 2 - 40, 0) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + Title +
-       "</text>\n";
+  S += "<text x=\"" + fmt(W / 2 - 40, 0) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" +
+       xmlEscape(Title) + "</text>\n";
   // Axes, ticks and grid.
   S += "<line x1=\"" + fmt(Left) + "\" y1=\"" + fmt(H - Bottom) + "\" x2=\"" + fmt(W - Right) + "\" y2=\"" +
        fmt(H - Bottom) + "\" stroke=\"black\"/>\n";

@@ -41,9 +41,19 @@ Expected<StraightPipeline> onnxp::pipeDreamStraightPipeline(const PipelineTasks 
       }
   StraightPipeline R;
   R.period = A[NumStages][L];
+  // Every candidate period infinite (a cut's transfer overflows: a tiny
+  // bandwidth, huge activations) records no split: there is no plan to
+  // trace back, and Split = -1 must never index stageOfBlock (issue 25).
+  if (!std::isfinite(R.period))
+    return makeError("no straight pipeline of ", NumStages, " stages has a finite period: the transfers ",
+                     "between stages or the stages' compute overflow (bandwidth ", Tasks.bandwidth(),
+                     " bytes/s)");
   R.stageOfBlock.assign(L, 0);
   for (int M = NumStages, J = L; M >= 1; --M) {
     int I = M == 1 ? 0 : Split[M][J];
+    if (I < M - 1 || I >= J)
+      return makeInternalError("the straight-pipeline DP recorded no split for ", M, " stages of ", J,
+                               " blocks");
     for (int B = I; B < J; ++B) R.stageOfBlock[B] = M - 1;
     J = I;
   }

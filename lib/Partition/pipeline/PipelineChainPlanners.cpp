@@ -76,6 +76,12 @@ Plan blockPlanOf(const PipelinePlan &PP) {
 Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
   ONNXP_RETURN_IF_ERROR(C.validate());
   if (!(P.peerLinkBandwidth > 0)) return makeError("pipelined plans need a positive peer link bandwidth");
+  // A 1F1B pattern needs a period > 0 (fuzz-chain-json, issue 25).
+  if (!(C.totalForwardTime() + C.totalBackwardTime() > 0))
+    return makeError(C.sourceName.empty() ? C.name : C.sourceName,
+                     ": every block's forward and backward time is 0; a pipeline has no period to plan");
+  if (P.accelerators > 1)
+    ONNXP_RETURN_IF_ERROR(checkTransferTimes(C, P.peerLinkBandwidth, "peer link (peerLinkBandwidth)"));
   // One bandwidth for every GPU pair (seed 000's beta). Across nodes the
   // chain planners price every link as the slower of peer and network: a
   // safe bound, not a per-link model (docs/cost-model.md, issue 21).
@@ -120,7 +126,7 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
   Plan Pl = blockPlanOf(*PP);
   if (PP->peakMemory() > P.accMemory()) {
     Pl.notes.push_back("PipeDream's straight pipeline needs " + humanBytes(PP->peakMemory()) + " (" +
-                       std::to_string(static_cast<long long>(PP->peakMemory())) +
+                       formatNumber(PP->peakMemory()) +
                        " bytes) on a GPU under 1F1B, more than the accelerator memory");
   }
   return Pl;

@@ -39,9 +39,17 @@ namespace {
 // an input ready that little after a start still counts as ready.
 double epsFor(double T) { return 1e-6 * std::max(1.0, T); }
 
+/// A whole number of periods as an int: NaN (0/0, inf/inf) is 0 and
+/// anything beyond +-2^30 is clamped, so no cast is undefined (issue 25;
+/// the importers' limits keep real patterns far inside that range).
+long periodsToLong(double V) {
+  if (std::isnan(V)) return 0;
+  return static_cast<long>(std::clamp(V, -1073741824.0, 1073741824.0));
+}
+
 /// Smallest h with h T + Start >= Ready (up to rounding).
 int firstPeriodAtOrAfter(double Ready, double Start, double T) {
-  return static_cast<int>(std::ceil((Ready - Start - epsFor(T)) / T));
+  return static_cast<int>(periodsToLong(std::ceil((Ready - Start - epsFor(T)) / T)));
 }
 } // namespace
 
@@ -110,8 +118,8 @@ public:
 private:
   /// The end of a reserved copy that [Start, Start + D) overlaps, or NaN.
   double conflictEnd(double Start, double D) const {
-    long K0 = static_cast<long>(std::floor(Start / T)) - 1;
-    long K1 = static_cast<long>(std::floor((Start + D) / T)) + 1;
+    long K0 = periodsToLong(std::floor(Start / T)) - 1;
+    long K1 = periodsToLong(std::floor((Start + D) / T)) + 1;
     for (auto [S, BD] : Busy)
       for (long K = K0; K <= K1; ++K) {
         double B0 = S + K * T, B1 = B0 + BD;
@@ -130,7 +138,7 @@ private:
 
 /// Start in [0, T), moved to [-d, 0) when the operation would end after T.
 std::pair<double, int> normalise(double Abs, double D, double T) {
-  int Delay = static_cast<int>(std::floor(Abs / T + 1e-12));
+  int Delay = static_cast<int>(periodsToLong(std::floor(Abs / T + 1e-12)));
   double S = Abs - Delay * T;
   if (S < 0) { // rounding just below a period boundary
     S += T;

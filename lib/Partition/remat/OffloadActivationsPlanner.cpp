@@ -62,6 +62,8 @@ Expected<Budget> optionsFor(const Chain &C, const Platform &P, const PartitionOp
   R.memoryBytes -= Out.resident.total();
   Expected<long long> N = O.paramInt("memory-steps", 50);
   if (!N) return N.takeError();
+  // Range-checked before the cast: 4294967297 must not wrap to 1 (issue 25).
+  if (*N < 1 || *N > 100000) return makeUsageError("--memory-steps must be between 1 and 100000, got ", *N);
   R.memorySteps = int(*N);
   R.offload = Offload && O.paramString("no-offload", "") == "";
   R.bandwidthBytesPerSec = P.hostLinkBandwidth;

@@ -43,7 +43,11 @@ Expected<SlotChain> onnxp::remat::discretize(const Chain &C, const RematOptions 
     // A relative epsilon so that a tensor of exactly k slots is not rounded to k+1.
     double Q = Bytes / S.slotBytes;
     double R = std::ceil(Q - 1e-9 * std::max(1.0, Q));
-    return static_cast<int>(std::min(R, 1e9));
+    // Capped at 10^8 slots: the budget is at most 10^6 slots, so a larger
+    // tensor never fits anyway, and sums of four sizes stay inside an int
+    // (rotor's DP adds them; issue 25 found a signed overflow at 10^9).
+    if (!(R < 1e8)) return Bytes > 0 ? 100000000 : 0; // also NaN: 0 bytes in 0-byte slots
+    return static_cast<int>(std::max(R, 0.0));
   };
   int L = S.L;
   S.a.assign(L + 2, 0);

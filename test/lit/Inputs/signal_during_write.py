@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Sends SIGINT or SIGTERM to onnx-partition while it writes its outputs.
+"""Sends SIGINT, SIGTERM, SIGHUP or SIGQUIT to onnx-partition while it
+writes its outputs (SIGHUP and SIGQUIT since issue 25).
 
-  signal_during_write.py TOOL MODEL DIR INT|TERM
+  signal_during_write.py TOOL MODEL DIR INT|TERM|HUP|QUIT
 
 ONNXP_TEST_COMMIT_DELAY_MS makes the tool pause after every temporary is
 written and before any is renamed into place; the signal arrives during
@@ -18,13 +19,21 @@ The tool must die by the signal (the handler removes the temporaries and
 re-raises it). Prints one line per check; exits 1 on the first failure.
 """
 import os
+import resource
 import signal
 import subprocess
 import sys
 import time
 
 tool, model, base, which = sys.argv[1:5]
-SIG = {"INT": signal.SIGINT, "TERM": signal.SIGTERM}[which]
+SIG = {"INT": signal.SIGINT, "TERM": signal.SIGTERM, "HUP": signal.SIGHUP, "QUIT": signal.SIGQUIT}[which]
+
+
+def child_setup():
+    # The default disposition even when this test runs under nohup (the
+    # tool leaves an ignored SIGHUP ignored), and no core file for SIGQUIT.
+    signal.signal(SIG, signal.SIG_DFL)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def fail(msg):
@@ -55,7 +64,8 @@ def argv(d, devices):
 
 def interrupted(d, devices):
     env = dict(os.environ, ONNXP_TEST_COMMIT_DELAY_MS="20000")
-    p = subprocess.Popen(argv(d, devices), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.Popen(argv(d, devices), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         preexec_fn=child_setup)
     deadline = time.time() + 60
     # Wait until the temporaries of -o, --report and the stages exist.
     while time.time() < deadline:

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "PipelineTestUtil.h"
 
+#include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineBaseline.h"
 
 #include <gtest/gtest.h>
@@ -87,4 +88,40 @@ TEST(PipeDreamBaseline, TraceOfAStagedPlan) {
     EXPECT_NE(J.find(S), std::string::npos) << S;
   Stages.blocks[1].forwardTime = -1;
   EXPECT_FALSE(static_cast<bool>(traceStagedPlan(Stages, 1e6, Trace)));
+}
+
+// Issue 25, item 1: when every cut's transfer time is infinite (bandwidth
+// 1e-300, a_l > 0), no split is recorded; the backtrack used Split = -1 as
+// an index (ASan: heap-buffer-overflow WRITE; release: "double free").
+// The DP now reports that no straight pipeline has a finite period.
+TEST(PipeDreamBaseline, InfiniteCutsGiveAnErrorNotAnOverflow) {
+  Chain C;
+  C.inputBytes = 1000;
+  for (int I = 0; I < 3; ++I) {
+    ChainBlock B;
+    B.name = "b" + std::to_string(I);
+    B.forwardTime = 1;
+    B.backwardTime = 2;
+    B.outputBytes = B.storedBytes = 1e18;
+    C.blocks.push_back(B);
+  }
+  PipelineTasks Tasks(C, 1e-300);
+  for (int S = 2; S <= 3; ++S) {
+    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S);
+    ASSERT_FALSE(static_cast<bool>(SP)) << S << " stages";
+    EXPECT_NE(SP.takeError().message().find("finite period"), std::string::npos);
+  }
+  // One stage has no cut: its period is the compute, 9 ms.
+  Expected<StraightPipeline> One = pipeDreamStraightPipeline(Tasks, 1);
+  ASSERT_TRUE(static_cast<bool>(One));
+  EXPECT_DOUBLE_EQ(One->period, 9);
+  // The registry's planners refuse the platform before planning.
+  Expected<Platform> Loaded = loadPlatform("a100");
+  ASSERT_TRUE(static_cast<bool>(Loaded));
+  Platform P = *Loaded;
+  P.accelerators = 4;
+  P.peerLinkBandwidth = 1e-300;
+  Error E = checkChainOnPlatform(C, P);
+  ASSERT_TRUE(static_cast<bool>(E));
+  EXPECT_NE(E.message().find("peerLinkBandwidth"), std::string::npos) << E.message();
 }
