@@ -14,17 +14,6 @@ using namespace onnxp;
 using Shape = onnx::TensorShapeProto;
 
 namespace {
-const onnx::AttributeProto *attr(const onnx::NodeProto &N, const char *Name) {
-  for (const auto &A : N.attribute())
-    if (A.name() == Name) return &A;
-  return nullptr;
-}
-
-int64_t intAttr(const onnx::NodeProto &N, const char *Name, int64_t Default) {
-  const onnx::AttributeProto *A = attr(N, Name);
-  return A ? A->i() : Default;
-}
-
 const Shape *shapeOf(const ShapeDataInputs &In, int I) {
   const onnx::TypeProto *T = In.type(I);
   if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape()) return nullptr;
@@ -66,9 +55,9 @@ onnx::TensorShapeProto_Dimension broadcastDim(const onnx::TensorShapeProto_Dimen
 std::optional<ExtraShapeResult> fusedMatMul(const onnx::NodeProto &N, const ShapeDataInputs &In) {
   const Shape *A = shapeOf(In, 0), *B = shapeOf(In, 1);
   if (!A || !B || A->dim_size() < 2 || B->dim_size() < 2) return std::nullopt;
-  if (intAttr(N, "transBatchA", 0) || intAttr(N, "transBatchB", 0)) return std::nullopt;
+  if (nodeIntAttribute(N, "transBatchA", 0) || nodeIntAttribute(N, "transBatchB", 0)) return std::nullopt;
   int RA = A->dim_size(), RB = B->dim_size();
-  bool TA = intAttr(N, "transA", 0), TB = intAttr(N, "transB", 0);
+  bool TA = nodeIntAttribute(N, "transA", 0), TB = nodeIntAttribute(N, "transB", 0);
   Shape Out;
   int Batch = std::max(RA, RB) - 2;
   for (int I = 0; I < Batch; ++I) {
@@ -95,7 +84,7 @@ std::optional<ExtraShapeResult> concatTraining(const onnx::NodeProto &N, const S
   const Shape *First = shapeOf(In, 0);
   if (!First) return R;
   int Rank = First->dim_size();
-  int64_t Axis = intAttr(N, "axis", 0);
+  int64_t Axis = nodeIntAttribute(N, "axis", 0);
   if (Axis < 0) Axis += Rank;
   if (Axis < 0 || Axis >= Rank) return R;
   Shape Out = *First;

@@ -18,22 +18,22 @@
 using namespace onnxp;
 using Shape = onnx::TensorShapeProto;
 
-namespace {
-const onnx::AttributeProto *attr(const onnx::NodeProto &N, const char *Name) {
+const onnx::AttributeProto *onnxp::findNodeAttribute(const onnx::NodeProto &N, const char *Name) {
   for (const auto &A : N.attribute())
     if (A.name() == Name) return &A;
   return nullptr;
 }
 
-int64_t intAttr(const onnx::NodeProto &N, const char *Name, int64_t Default) {
-  const onnx::AttributeProto *A = attr(N, Name);
+int64_t onnxp::nodeIntAttribute(const onnx::NodeProto &N, const char *Name, int64_t Default) {
+  const onnx::AttributeProto *A = findNodeAttribute(N, Name);
   return A ? A->i() : Default;
 }
 
+namespace {
 /// Integer list from an attribute (old opsets) or an input (new ones).
 std::optional<std::vector<int64_t>> intList(const onnx::NodeProto &N, const char *AttrName, int Input,
                                             const ShapeDataInputs &In) {
-  if (const onnx::AttributeProto *A = attr(N, AttrName))
+  if (const onnx::AttributeProto *A = findNodeAttribute(N, AttrName))
     return std::vector<int64_t>(A->ints().begin(), A->ints().end());
   if (Input >= N.input_size() || N.input(Input).empty()) return std::nullopt;
   const Shape *S = In.values(Input);
@@ -74,7 +74,8 @@ std::optional<Shape> elementwise(const onnx::NodeProto &N, const ShapeDataInputs
     else if (Op == "Mod") {
       if (R == 0 || (L == std::numeric_limits<int64_t>::min() && R == -1)) continue;
       V = L % R;
-      if (V != 0 && intAttr(N, "fmod", 0) == 0 && ((V < 0) != (R < 0))) V += R; // sign of the divisor
+      if (V != 0 && nodeIntAttribute(N, "fmod", 0) == 0 && ((V < 0) != (R < 0)))
+        V += R; // sign of the divisor
     } else {
       if (R == 0 || (L == std::numeric_limits<int64_t>::min() && R == -1)) continue;
       if (FloatingPoint && L % R != 0) continue; // not an integer any more
@@ -234,7 +235,7 @@ std::optional<Shape> onnxp::propagateShapeData(const onnx::NodeProto &N, const S
     if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape()) return std::nullopt;
     const Shape &S = T->tensor_type().shape();
     int64_t R = S.dim_size();
-    int64_t Start = intAttr(N, "start", 0), End = intAttr(N, "end", R);
+    int64_t Start = nodeIntAttribute(N, "start", 0), End = nodeIntAttribute(N, "end", R);
     if (Start < 0) Start += R;
     if (End < 0) End += R;
     Start = std::clamp<int64_t>(Start, 0, R), End = std::clamp<int64_t>(End, 0, R);
@@ -246,7 +247,7 @@ std::optional<Shape> onnxp::propagateShapeData(const onnx::NodeProto &N, const S
     const Shape *X = In.values(0);
     if (!X) return std::nullopt;
     if (Op == "Cast") {
-      int64_t To = intAttr(N, "to", 0);
+      int64_t To = nodeIntAttribute(N, "to", 0);
       // Integer values survive a round trip through float or double.
       if (To != onnx::TensorProto::INT64 && To != onnx::TensorProto::INT32 &&
           To != onnx::TensorProto::FLOAT && To != onnx::TensorProto::DOUBLE)
@@ -255,7 +256,7 @@ std::optional<Shape> onnxp::propagateShapeData(const onnx::NodeProto &N, const S
     return *X;
   }
   if (Op == "Concat") {
-    if (intAttr(N, "axis", 0) != 0 && intAttr(N, "axis", 0) != -1) return std::nullopt;
+    if (nodeIntAttribute(N, "axis", 0) != 0 && nodeIntAttribute(N, "axis", 0) != -1) return std::nullopt;
     Shape Out;
     for (int I = 0; I < N.input_size(); ++I) {
       const Shape *X = In.values(I);
@@ -266,7 +267,7 @@ std::optional<Shape> onnxp::propagateShapeData(const onnx::NodeProto &N, const S
   }
   if (Op == "Gather") {
     const Shape *X = In.values(0), *Idx = N.input_size() > 1 ? In.values(1) : nullptr;
-    if (!X || !Idx || intAttr(N, "axis", 0) != 0) return std::nullopt;
+    if (!X || !Idx || nodeIntAttribute(N, "axis", 0) != 0) return std::nullopt;
     Shape Out;
     for (const auto &D : Idx->dim()) {
       if (!D.has_dim_value()) return std::nullopt;

@@ -40,6 +40,12 @@ std::optional<onnx::TensorShapeProto> shapeDataOfTensor(const onnx::TensorProto 
 std::optional<onnx::TensorProto> tensorOfShapeData(const onnx::TensorShapeProto &S, const std::string &Name,
                                                    bool Scalar);
 
+/// The attribute of N named Name, or null (shared by the shape rules here
+/// and in ExtraShapeRules.cpp).
+const onnx::AttributeProto *findNodeAttribute(const onnx::NodeProto &N, const char *Name);
+/// The integer attribute of N named Name, or Default when absent.
+int64_t nodeIntAttribute(const onnx::NodeProto &N, const char *Name, int64_t Default);
+
 } // namespace onnxp
 
 #endif // ONNXP_LIB_IR_SHAPEDATAPROPAGATION_H
