@@ -57,7 +57,11 @@ private:
   const MilpOptions &O;
 };
 
-void appendBytes(std::string &Out, const void *P, size_t N) { Out.append(static_cast<const char *>(P), N); }
+// An empty vector's data() may be null, and neither append nor memcpy may
+// be handed null even for zero bytes (UBSan's nonnull check).
+void appendBytes(std::string &Out, const void *P, size_t N) {
+  if (N > 0) Out.append(static_cast<const char *>(P), N);
+}
 template <typename T> void appendPod(std::string &Out, T V) { appendBytes(Out, &V, sizeof(V)); }
 
 /// Writes frames to the pipe in the child. A failed write (the parent is
@@ -155,7 +159,7 @@ struct ParentState {
     } else if (Type == 's' && N == (1 + Cols) * sizeof(double)) {
       readPod<double>(P);
       std::vector<double> X(Cols);
-      std::memcpy(X.data(), P, Cols * sizeof(double));
+      if (Cols > 0) std::memcpy(X.data(), P, Cols * sizeof(double));
       // Trust nothing from the child: round, check, price it here.
       for (size_t I = 0; I < Cols; ++I)
         if (M.vars()[I].kind != VarKind::Continuous) X[I] = std::round(X[I]);
@@ -175,7 +179,7 @@ struct ParentState {
       R.startAccepted = readPod<int8_t>(P) != 0;
       R.nodes = static_cast<long>(readPod<int64_t>(P));
       size_t Left = static_cast<size_t>(End - P);
-      if (Left % sizeof(double) == 0 && Left / sizeof(double) <= Cols) {
+      if (Left > 0 && Left % sizeof(double) == 0 && Left / sizeof(double) <= Cols) {
         R.values.resize(Left / sizeof(double));
         std::memcpy(R.values.data(), P, Left);
       }
