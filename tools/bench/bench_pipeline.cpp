@@ -38,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,6 +51,24 @@ std::string num(double V, int Digits = 3) {
   char B[64];
   std::snprintf(B, sizeof B, "%.*f", Digits, V);
   return B;
+}
+
+/// PipeDream's profile of Model as seed 000's separator chain, in C; a
+/// missing profile is skipped with a line (C stays empty), a broken one is
+/// an error: returns the exit code then, else 0.
+int loadProfileChain(const std::string &Shared, const std::string &Model, std::optional<Chain> &C) {
+  std::string Path = Shared + "/workloads/pipedream/" + Model + ".txt";
+  Expected<std::string> Text = readFile(Path);
+  if (!Text) {
+    std::printf("skip %s: %s\n", Model.c_str(), Text.takeError().message().c_str());
+    return 0;
+  }
+  Expected<PipeDreamProfile> Prof = parsePipeDreamProfile(*Text, Path);
+  if (!Prof) return std::fprintf(stderr, "error: %s\n", Prof.takeError().message().c_str()), 1;
+  Expected<Chain> Made = chainFromSeparators(*Prof);
+  if (!Made) return std::fprintf(stderr, "error: %s\n", Made.takeError().message().c_str()), 1;
+  C = std::move(*Made);
+  return 0;
 }
 
 /// The least memory (bytes) at which the memory-aware contiguous search
@@ -169,16 +188,9 @@ int main(int Argc, char **Argv) {
     std::vector<std::pair<std::string, Chain>> Chains;
     for (const std::string &Model : Models) {
       if (!Only.empty() && Model != Only) continue;
-      std::string Path = Shared + "/workloads/pipedream/" + Model + ".txt";
-      Expected<std::string> Text = readFile(Path);
-      if (!Text) {
-        std::printf("skip %s: %s\n", Model.c_str(), Text.takeError().message().c_str());
-        continue;
-      }
-      Expected<PipeDreamProfile> Prof = parsePipeDreamProfile(*Text, Path);
-      if (!Prof) return std::fprintf(stderr, "error: %s\n", Prof.takeError().message().c_str()), 1;
-      Expected<Chain> C = chainFromSeparators(*Prof);
-      if (!C) return std::fprintf(stderr, "error: %s\n", C.takeError().message().c_str()), 1;
+      std::optional<Chain> C;
+      if (int Code = loadProfileChain(Shared, Model, C)) return Code;
+      if (!C) continue;
       Chains.push_back({Model, std::move(*C)});
     }
     for (const auto &[Name, Path] : ChainFiles) {
@@ -196,16 +208,9 @@ int main(int Argc, char **Argv) {
               TimeLimit, Bandwidth, Points, Lo, Hi);
   for (const std::string &Model : Models) {
     if (!Only.empty() && Model != Only) continue;
-    std::string Path = Shared + "/workloads/pipedream/" + Model + ".txt";
-    Expected<std::string> Text = readFile(Path);
-    if (!Text) {
-      std::printf("skip %s: %s\n", Model.c_str(), Text.takeError().message().c_str());
-      continue;
-    }
-    Expected<PipeDreamProfile> Prof = parsePipeDreamProfile(*Text, Path);
-    if (!Prof) return std::fprintf(stderr, "error: %s\n", Prof.takeError().message().c_str()), 1;
-    Expected<Chain> C = chainFromSeparators(*Prof);
-    if (!C) return std::fprintf(stderr, "error: %s\n", C.takeError().message().c_str()), 1;
+    std::optional<Chain> C;
+    if (int Code = loadProfileChain(Shared, Model, C)) return Code;
+    if (!C) continue;
     PipelineTasks Tasks(*C, Bandwidth);
     for (int P : Gpus) {
       Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P);
