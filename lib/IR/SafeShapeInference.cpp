@@ -631,7 +631,9 @@ Error SafeInference::inferNode(int Index) {
   if (!runInference(N, Index, Schema, Local, Ctx)) return Error::success();
   mergeOutputTypes(N, Index, Ctx);
   propagateData(N, Index, Schema);
-  applyExtraShapeRules(N, Opset->second);
+  // A model-local function whose domain has no opset import reaches here
+  // without an opset (a libFuzzer finding: Opset->second read end()).
+  applyExtraShapeRules(N, Opset == Opsets.end() ? 0 : Opset->second);
   return Error::success();
 }
 
