@@ -409,54 +409,48 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
 
 Error onnxp::writeExternalDataFiles(const ExternalDataLayout &L, OutputTransaction *Tx) {
   for (const ExternalDataFile &F : L.files) {
-    std::string Tmp;
-    if (Tx) {
-      Expected<std::string> Reserved = Tx->reserve(F.path, "external data file");
-      if (!Reserved) return Reserved.takeError();
-      Tmp = *Reserved;
-    } else {
-      Expected<TempFile> T = createTempBeside(F.path); // exclusive, unpredictable (issue 25)
-      if (!T) return T.takeError();
-      close(T->fd);
-      Tmp = T->path;
-    }
+    // The temporary is created exclusively under an unpredictable name and
+    // written through the descriptor that created it, never reopened by
+    // name (issue 25, item 3).
+    Expected<TempFile> T = Tx ? Tx->reserve(F.path, "external data file") : createTempBeside(F.path);
+    if (!T) return T.takeError();
+    int Fd = T->fd;
+    const std::string Tmp = T->path;
     auto Fail = [&](const std::string &Why) {
+      if (Fd >= 0) close(Fd);
       std::error_code EC;
       fs::remove(Tmp, EC);
       return makeError("cannot write '", F.path, "': ", Why);
     };
-    {
-      std::ofstream Out(Tmp, std::ios::binary | std::ios::trunc);
-      if (!Out) return Fail(std::strerror(errno));
-      std::vector<char> Buf(1 << 20);
-      uint64_t Pos = 0;
-      for (const ExternalDataFile::Piece &P : F.pieces) {
-        std::fill(Buf.begin(), Buf.begin() + std::min<uint64_t>(Buf.size(), P.offset - Pos), 0);
-        while (Pos < P.offset) {
-          uint64_t N = std::min<uint64_t>(Buf.size(), P.offset - Pos);
-          Out.write(Buf.data(), static_cast<std::streamsize>(N));
-          Pos += N;
-        }
-        if (P.sourcePath.empty()) {
-          Out.write(P.bytes.data(), static_cast<std::streamsize>(P.bytes.size()));
-        } else {
-          std::ifstream In(P.sourcePath, std::ios::binary);
-          In.seekg(static_cast<std::streamoff>(P.sourceOffset));
-          if (!In) return Fail("cannot read '" + P.sourcePath + "'");
-          for (uint64_t Left = P.length; Left;) {
-            uint64_t N = std::min<uint64_t>(Buf.size(), Left);
-            In.read(Buf.data(), static_cast<std::streamsize>(N));
-            if (static_cast<uint64_t>(In.gcount()) != N)
-              return Fail("'" + P.sourcePath + "' ended early (it changed while we read it?)");
-            Out.write(Buf.data(), static_cast<std::streamsize>(N));
-            Left -= N;
-          }
-        }
-        Pos = P.offset + P.length;
+    std::vector<char> Buf(1 << 20);
+    uint64_t Pos = 0;
+    for (const ExternalDataFile::Piece &P : F.pieces) {
+      std::fill(Buf.begin(), Buf.begin() + std::min<uint64_t>(Buf.size(), P.offset - Pos), 0);
+      while (Pos < P.offset) {
+        uint64_t N = std::min<uint64_t>(Buf.size(), P.offset - Pos);
+        if (!writeAll(Fd, Buf.data(), N)) return Fail(std::strerror(errno));
+        Pos += N;
       }
-      Out.flush();
-      if (!Out) return Fail(std::strerror(errno));
+      if (P.sourcePath.empty()) {
+        if (!writeAll(Fd, P.bytes.data(), P.bytes.size())) return Fail(std::strerror(errno));
+      } else {
+        std::ifstream In(P.sourcePath, std::ios::binary);
+        In.seekg(static_cast<std::streamoff>(P.sourceOffset));
+        if (!In) return Fail("cannot read '" + P.sourcePath + "'");
+        for (uint64_t Left = P.length; Left;) {
+          uint64_t N = std::min<uint64_t>(Buf.size(), Left);
+          In.read(Buf.data(), static_cast<std::streamsize>(N));
+          if (static_cast<uint64_t>(In.gcount()) != N)
+            return Fail("'" + P.sourcePath + "' ended early (it changed while we read it?)");
+          if (!writeAll(Fd, Buf.data(), N)) return Fail(std::strerror(errno));
+          Left -= N;
+        }
+      }
+      Pos = P.offset + P.length;
     }
+    int Closed = close(Fd);
+    Fd = -1;
+    if (Closed != 0) return Fail(std::strerror(errno));
     if (Tx) continue; // renamed with the run's other outputs
     std::error_code EC;
     fs::rename(Tmp, F.path, EC);

@@ -130,7 +130,7 @@ Error OutputTransaction::checkNew(const std::string &Path, const std::string &Fl
   return Error::success();
 }
 
-Expected<std::string> OutputTransaction::reserve(const std::string &Path, const std::string &Flag) {
+Expected<TempFile> OutputTransaction::reserve(const std::string &Path, const std::string &Flag) {
   ONNXP_RETURN_IF_ERROR(checkNew(Path, Flag));
   Expected<OutputKind> K = classifyOutput(Path, Flag);
   if (!K) return K.takeError();
@@ -138,9 +138,8 @@ Expected<std::string> OutputTransaction::reserve(const std::string &Path, const 
     return makeError(Flag, " '", Path, "' is not a regular file; files written in pieces need one");
   Expected<TempFile> T = registeredTemp(Path);
   if (!T) return T.takeError();
-  close(T->fd); // the caller reopens the file it alone created
   Entries.push_back({Path, Path, T->path, ""});
-  return T->path;
+  return *T; // the caller writes through T->fd and closes it
 }
 
 Error OutputTransaction::add(const std::string &Path, const std::string &Contents, const std::string &Flag) {

@@ -12,6 +12,7 @@
 #define ONNXP_SUPPORT_OUTPUTTRANSACTION_H
 
 #include "onnx-partition/Support/Error.h"
+#include "onnx-partition/Support/FileIO.h"
 
 #include <string>
 #include <vector>
@@ -31,9 +32,11 @@ public:
   /// this transaction (by file identity, FileIO.h). Flag names the option.
   Error add(const std::string &Path, const std::string &Contents, const std::string &Flag = "output");
   /// Registers Path like add() and returns the temporary to write it to,
-  /// for files written in pieces (external data files of several GiB);
-  /// Path must be a regular file or absent.
-  Expected<std::string> reserve(const std::string &Path, const std::string &Flag = "output");
+  /// open, for files written in pieces (external data files of several
+  /// GiB); Path must be a regular file or absent. The caller writes through
+  /// the descriptor and closes it: the temporary is never reopened by name,
+  /// so nothing planted at that name in between can redirect the write.
+  Expected<TempFile> reserve(const std::string &Path, const std::string &Flag = "output");
   /// After commit, files in Dir that the run that last wrote Dir listed in
   /// its pipeline.json (stage<N>_<device>.onnx and their .data) and that
   /// this transaction did not write are removed: the folder holds this
