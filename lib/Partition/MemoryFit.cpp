@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "MemoryFit.h"
 
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
-#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -23,12 +23,9 @@ namespace {
 thread_local bool InSearch = false; // a search's own failures do not search again
 
 struct Clock {
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  double limit;
-  explicit Clock(double Seconds) : limit(Seconds) {}
-  bool out() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit;
-  }
+  Deadline end;
+  explicit Clock(Deadline End) : end(End) {}
+  bool out() const { return end.expired(); }
 };
 
 bool looksLikeMemory(const Error &E) {
@@ -54,11 +51,22 @@ std::string onnxp::whatWouldFit(const std::string &Name, const CostGraph &G, con
   struct Reset {
     ~Reset() { InSearch = false; }
   } R;
-  Clock Budget(O.timeLimitGiven ? std::min(60.0, O.timeLimitSeconds) : 60.0);
+  // At most 60 s, and never past the run's own deadline. Every trial gets
+  // the search's deadline too: the budget is checked between trials, and one
+  // trial of a slow algorithm (seed 001's DP on a 200-block chain at 160 GiB)
+  // can otherwise run for minutes.
+  Clock Budget(Deadline(O.deadline).within(O.timeLimitGiven ? std::min(60.0, O.timeLimitSeconds) : 60.0));
   PartitionOptions Quiet = O;
   Quiet.progress = nullptr;
   Quiet.verbose = false;
-  auto Fits = [&](const Platform &Q) { return Try(Name, G, Q, Quiet, C); };
+  Quiet.deadline = Budget.end.at();
+  int Trial = 0;
+  auto Fits = [&](const Platform &Q) {
+    if (O.progress)
+      O.progress(Name + ": searching what would fit, trial " + std::to_string(++Trial) + " (" +
+                 std::to_string(Q.accelerators) + " x " + humanBytes(Q.accMemory()) + ")");
+    return Try(Name, G, Q, Quiet, C);
+  };
 
   std::string Out;
   // Least memory per accelerator at this device count.
