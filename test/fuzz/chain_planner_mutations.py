@@ -12,9 +12,17 @@ error"; no sanitizer report ("runtime error:", "AddressSanitizer",
 json.load reads. Mutations are what the issue-25 audit found dangerous:
 extreme finite numbers (1e308, 1e-300, 1e18, 2^63), zero, negative and
 non-numeric values, wrong JSON types, deleted fields, names with markup,
-deep list nesting in profiles, and platforms with extreme bandwidths.
+deep list nesting in profiles, and platforms with extreme bandwidths. A
+third of the runs are plausible instead: a random well-formed chain (2-8
+blocks, times and sizes over many decades, odd byte counts) under a
+--memory near what it needs, not a whole number of bytes; those reach the
+planners' arithmetic at the budget's edge, where the issue-25 replay
+finding lived (a plan exactly at its budget measured a ten-thousandth of
+a byte above it).
 
-Bounded by SECONDS (wall clock; each run also has a 120 s timeout). Prints
+Bounded by SECONDS (wall clock). Every run of a planner that reads
+--time-limit gets 3 s; one that takes more than 3x that, or any run that
+hits the 120 s timeout, is a finding. Prints
 the number of runs per format and algorithm, the exit-code histogram, the
 number of distinct messages and every finding (input kept in --out).
 Exits 1 on a finding. Deterministic for a --seed (up to timing).
@@ -31,6 +39,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+LIMIT = 3  # --time-limit of every run of a searching planner, seconds
+TIMED = ("pipeline-ilp", "offload-activations", "offload-weights")  # the ones that read --time-limit
 SEEDS = os.path.join(HERE, "seeds")
 ALGOS = ["pipeline-pipedream", "pipeline-ilp", "rotor", "offload-activations", "offload-weights"]
 EXTREME = [1e308, -1e308, 1e-300, 5e-324, 1e18, 1e19, 2.0 ** 63, 2.0 ** 64, 0, -0.0, -1, -2, 1e12, 1e13,
@@ -63,8 +73,8 @@ def mutate_json(rng, obj, depth=0):
             except (KeyError, IndexError, TypeError):
                 parent = None
                 break
-        if parent is None or not path:
-            continue
+        if not isinstance(parent, (dict, list)) or not path:
+            continue  # a string indexes like a list but cannot be assigned to
         key = path[-1]
         try:
             old = parent[key]
@@ -117,6 +127,24 @@ def mutate_profile(rng, text):
     return "\n".join(lines) + "\n"
 
 
+def plausible_chain(rng):
+    """A well-formed chain and a --memory near the least it needs."""
+    def size():
+        return int(10 ** rng.uniform(3, 8)) + rng.randint(0, 7)
+    blocks = []
+    for i in range(rng.randint(2, 8)):
+        b = {"name": "b%d" % i, "forwardTime": 10 ** rng.uniform(-3, 5), "backwardTime": 10 ** rng.uniform(-3, 5),
+             "outputBytes": size(), "weightBytes": rng.choice([0, 0, size()])}
+        if rng.random() < 0.3:
+            b["storedBytes"] = size()
+        blocks.append(b)
+    chain = {"format": "onnx-partition-chain", "name": "plausible", "units": {"time": "ms", "size": "bytes"},
+             "inputBytes": size(), "blocks": blocks}
+    total = chain["inputBytes"] + sum(max(b["outputBytes"], b.get("storedBytes", 0)) * 2 for b in blocks)
+    total += sum(b["weightBytes"] for b in blocks) * 4
+    return chain, total * rng.uniform(0.2, 1.5)
+
+
 def platform(rng):
     p = {"base": "a100", "accelerators": rng.choice([1, 2, 3, 4, 8])}
     for k in ("peerLinkBandwidth", "hostLinkBandwidth"):
@@ -160,8 +188,14 @@ def main():
     work = tempfile.mkdtemp(prefix="run.", dir=out)
     while time.time() - start < a.seconds:
         fmt, text = rng.choice(seeds)
+        memory = None
         try:
-            if fmt == "profile":
+            if rng.random() < 1 / 3:
+                fmt = "plausible"
+                chain, memory = plausible_chain(rng)
+                body = dumps(chain)
+                name = "c.json"
+            elif fmt == "profile":
                 body = mutate_profile(rng, text)
                 name = rng.choice(["p.txt", "a&b<c.txt"])
             else:
@@ -175,19 +209,28 @@ def main():
             f.write(body)
         plat = os.path.join(work, "platform.json")
         with open(plat, "w") as f:
-            json.dump(platform(rng), f)
+            if fmt == "plausible":
+                json.dump({"base": "a100", "accelerators": rng.choice([1, 2, 4]),
+                           "hostLinkBandwidth": 10 ** rng.uniform(9, 11.5)}, f)
+            else:
+                json.dump(platform(rng), f)
         report = os.path.join(work, "report.json")
         if os.path.exists(report):
             os.unlink(report)
         argv = [a.tool, inp, "--algo", algo, "--platform", plat, "--report", report]
-        if algo == "pipeline-ilp":
-            argv += ["--time-limit", "2"]
+        if memory is not None:
+            argv += ["--memory", repr(memory)]
+        # Every run has a limit: the limit is a promise (issue 20), and a run
+        # that ends past 3x its limit is a finding (3x: the machine may be loaded).
+        if algo in TIMED:
+            argv += ["--time-limit", str(LIMIT)]
         if algo in ("rotor", "offload-activations") and rng.random() < 0.3:
             argv += ["--memory-steps", str(rng.choice([1, 2, 50, 100000, 100001, 4294967297, -1, 0]))]
         if fmt == "piper" and rng.random() < 0.3:
             argv += ["--batch-size", str(rng.choice([0, 1, 1e6, 1e7, 1e300, -1]))]
         n += 1
         runs[(fmt, algo)] += 1
+        began = time.time()
         try:
             p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=120)
         except subprocess.TimeoutExpired:
@@ -199,8 +242,11 @@ def main():
         codes[p.returncode] += 1
         errs = [l for l in p.stderr.splitlines() if l.startswith("error:")]
         problem = None
+        wall = time.time() - began
         if p.returncode < 0 or p.returncode not in (0, 1, 2):
             problem = "exit %d" % p.returncode
+        elif algo in TIMED and wall > 3 * LIMIT:
+            problem = "ran %.1f s with --time-limit %g" % (wall, LIMIT)
         elif any(s in p.stderr for s in ("runtime error:", "AddressSanitizer", "LeakSanitizer")):
             problem = "sanitizer: " + p.stderr.strip().splitlines()[0]
         elif p.returncode != 0 and len(errs) != 1:
