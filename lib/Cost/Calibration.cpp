@@ -108,7 +108,10 @@ DeviceSpec onnxp::calibrateDevice(const std::vector<CalibrationSample> &S, const
   std::map<std::string, std::vector<const CalibrationSample *>> ByKind;
   for (const CalibrationSample *X : All)
     if (!X->kind.empty()) ByKind[X->kind].push_back(X);
-  for (auto &[Kind, Ks] : ByKind) {
+  for (const auto &KindSamples : ByKind) {
+    // Named, not structured bindings: clang 14 cannot capture those in a lambda.
+    const std::string &Kind = KindSamples.first;
+    const std::vector<const CalibrationSample *> &Ks = KindSamples.second;
     if (static_cast<int>(Ks.size()) < std::max(1, O.minKindSamples)) continue;
     double KLog[3] = {0, 0, Log[2]};
     gridSearch(KLog, [&](const double *T) {
