@@ -47,16 +47,36 @@ OpWork onnxp::nodeWork(const CostGraph &G, int V, const OnnxModel &M) {
   return W;
 }
 
+namespace {
+/// nodeRooflineMs with the node's summed work W already computed.
+double pricedMs(const CostGraph &G, int V, const OnnxModel &M, const DeviceSpec &D, const OpWork &W) {
+  const CostNode &N = G.node(V);
+  if (!D.opKinds.empty() && N.onnxNodes.size() > 1) {
+    double T = 0;
+    for (int O : N.onnxNodes) {
+      const onnx::NodeProto &ON = M.graph().node(O);
+      T += rooflineMs(estimateOpWork(opShapesOf(M, ON)), D, ON.op_type());
+    }
+    return T;
+  }
+  // A contracted node pays one kernel overhead per member.
+  double Kernels = static_cast<double>(std::max<size_t>(1, N.onnxNodes.size()));
+  return rooflineMs(W, D, N.op) + (Kernels - 1) * D.kernelOverheadMs;
+}
+} // namespace
+
+double onnxp::nodeRooflineMs(const CostGraph &G, int V, const OnnxModel &M, const DeviceSpec &D) {
+  return pricedMs(G, V, M, D, nodeWork(G, V, M));
+}
+
 AnalyticalSummary onnxp::applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, const Platform &P) {
   AnalyticalSummary Sum;
   std::set<std::string> FallbackOps;
   for (size_t V = 0; V < G.numNodes(); ++V) {
     OpWork W = nodeWork(G, static_cast<int>(V), M);
     CostNode &N = G.node(V);
-    // A contracted node pays one kernel overhead per member.
-    double Kernels = std::max<size_t>(1, N.onnxNodes.size());
-    N.accTime = rooflineMs(W, P.accelerator) + (Kernels - 1) * P.accelerator.kernelOverheadMs;
-    N.cpuTime = rooflineMs(W, P.cpu) + (Kernels - 1) * P.cpu.kernelOverheadMs;
+    N.accTime = pricedMs(G, static_cast<int>(V), M, P.accelerator, W);
+    N.cpuTime = pricedMs(G, static_cast<int>(V), M, P.cpu, W);
     N.flops = W.flops;
     N.bytesAccessed = W.bytes();
     N.workspaceBytes = W.workspaceBytes;

@@ -339,8 +339,9 @@ OrtOptimizationSummary onnxp::applyOrtOptimizations(CostGraph &G, const OnnxMode
       }
     }
     CostNode &Anchor = G.node(A);
-    Anchor.accTime = rooflineMs(W, P.accelerator);
-    Anchor.cpuTime = rooflineMs(W, P.cpu);
+    // A fused kernel is priced as its anchor's kind (Conv for Conv+BN+Relu).
+    Anchor.accTime = rooflineMs(W, P.accelerator, Anchor.op);
+    Anchor.cpuTime = rooflineMs(W, P.cpu, Anchor.op);
     Anchor.flops = W.flops;
     Anchor.bytesAccessed = W.bytes();
     for (int X : Members) {

@@ -11,11 +11,18 @@
 
 using namespace onnxp;
 
-RooflineTime onnxp::rooflineTime(const OpWork &W, const DeviceSpec &D) {
+RooflineTime onnxp::rooflineTime(const OpWork &W, const DeviceSpec &D, const std::string &Kind) {
   RooflineTime T;
-  T.computeMs = D.peakFlops > 0 ? W.flops / D.peakFlops * 1e3 : 0;
-  T.memoryMs = D.memBandwidth > 0 ? W.bytes() / D.memBandwidth * 1e3 : 0;
-  T.overheadMs = D.kernelOverheadMs;
+  double Fe = 1, Be = 1, Overhead = D.kernelOverheadMs;
+  if (!Kind.empty() && !D.opKinds.empty())
+    if (auto It = D.opKinds.find(Kind); It != D.opKinds.end()) {
+      Fe = It->second.flopsEfficiency;
+      Be = It->second.bandwidthEfficiency;
+      Overhead = It->second.kernelOverheadMs;
+    }
+  T.computeMs = D.peakFlops > 0 ? W.flops / (D.peakFlops * Fe) * 1e3 : 0;
+  T.memoryMs = D.memBandwidth > 0 ? W.bytes() / (D.memBandwidth * Be) * 1e3 : 0;
+  T.overheadMs = Overhead;
   T.computeBound = T.computeMs > T.memoryMs;
   T.totalMs = T.overheadMs + std::max(T.computeMs, T.memoryMs);
   return T;

@@ -247,6 +247,34 @@ const std::map<std::string, Platform> &presets() {
   return P;
 }
 
+/// "opKinds": {"Conv": {"flopsEfficiency": .., "bandwidthEfficiency": ..,
+/// "kernelOverheadMs": .., "samples": ..}, ...}, as calibrate writes it.
+Error readOpKinds(const nlohmann::json &J, DeviceSpec &D, const std::string &Where) {
+  for (auto &[Kind, KV] : J.items()) {
+    std::string KWhere = Where + "." + Kind;
+    if (!KV.is_object()) return makeError(KWhere, ": expected an object");
+    OpKindEfficiency E;
+    E.kernelOverheadMs = D.kernelOverheadMs;
+    for (auto &[Key, V] : KV.items()) {
+      if (!V.is_number()) return makeError(KWhere, ".", Key, ": expected a number");
+      double X = V.get<double>();
+      if (Key == "flopsEfficiency" || Key == "bandwidthEfficiency") {
+        ONNXP_RETURN_IF_ERROR(checkedQuantity(X, /*AllowZero=*/false, KWhere + "." + Key));
+        (Key == "flopsEfficiency" ? E.flopsEfficiency : E.bandwidthEfficiency) = X;
+      } else if (Key == "kernelOverheadMs") {
+        ONNXP_RETURN_IF_ERROR(checkedQuantity(X, /*AllowZero=*/true, KWhere + "." + Key));
+        E.kernelOverheadMs = X;
+      } else if (Key == "samples") {
+        Expected<int> N = checkedCount(X, 0, 1 << 30, KWhere + ".samples");
+        if (!N) return N.takeError();
+        E.samples = *N;
+      } else return makeError(KWhere, ": unknown field '", Key, "'");
+    }
+    D.opKinds[Kind] = E;
+  }
+  return Error::success();
+}
+
 Error readDevice(const nlohmann::json &J, DeviceSpec &D, const std::string &Where) {
   if (!J.is_object()) return makeError(Where, ": expected an object");
   for (auto &[Key, V] : J.items()) {
@@ -270,6 +298,8 @@ Error readDevice(const nlohmann::json &J, DeviceSpec &D, const std::string &Wher
       } else return makeError(Where, ".memoryBytes: expected a number or size string");
       // Memory may be unbounded (1e300 or more stands for "no limit").
       if (!(D.memoryBytes > 0)) return makeError(Field, ": must be > 0, got ", D.memoryBytes);
+    } else if (Key == "opKinds" && V.is_object()) {
+      ONNXP_RETURN_IF_ERROR(readOpKinds(V, D, Field));
     } else return makeError(Where, ": unknown or mistyped field '", Key, "'");
   }
   return Error::success();

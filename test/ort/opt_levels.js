@@ -15,10 +15,10 @@
 //   node test/ort/opt_levels.js MODEL.onnx [--dim NAME=V]... [--micro-batches M]
 //        [--seed S] [--int-bound B] [--stages DIR]
 //
-// Inputs as run_pipeline.js makes them (seeded_random.js: integers in
-// [0, 16), inputs named like a mask 0 or 1); --int-bound B draws every
-// integer input from [0, B) instead (B=16 reproduces the masks of 0..15
-// the runners used before).
+// Inputs as run_pipeline.js makes them (integers in the range the model
+// gives them, input_ranges.js: table rows, 0/1 for masks, else [0, 16));
+// --int-bound B draws every integer input from [0, B) instead (B=16
+// reproduces the masks of 0..15 the runners used before).
 //
 // ===----------------------------------------------------------------------===//
 'use strict';
@@ -26,7 +26,8 @@
 const fs = require('fs');
 const path = require('path');
 const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
-const {rng, integerBound} = require('./seeded_random');
+const {rng} = require('./seeded_random');
+const {integerRanges, boundOf} = require('./input_ranges');
 
 const TYPES = {float32: Float32Array, float64: Float64Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array};
 
@@ -54,7 +55,7 @@ function makeInput(meta, next, a) {
   const T = TYPES[meta.type];
   if (!T) throw new Error(`input '${meta.name}' has type ${meta.type}, not supported here`);
   const data = new T(n);
-  const bound = a.intBound || integerBound(meta.name);
+  const bound = a.intBound || boundOf(a.ranges, meta.name);
   for (let i = 0; i < n; ++i) {
     const u = next();
     if (meta.type === 'int64') data[i] = BigInt(Math.floor(u * bound));
@@ -80,6 +81,7 @@ const open = (file, level) => ort.InferenceSession.create(file, {graphOptimizati
 
 async function main() {
   const a = parseArgs(process.argv.slice(2));
+  a.ranges = integerRanges([a.model]);
   const base = await open(a.model, 'disabled');
   const feeds = [];
   for (let m = 0; m < a.micro; ++m) {

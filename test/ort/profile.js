@@ -9,13 +9,14 @@
 // then matches the cost graph node for node.
 //
 //   node test/ort/profile.js MODEL.onnx [-o PROFILE.json] [--runs N]
-//        [--warmup N] [--threads N] [--seed S]
+//        [--warmup N] [--threads N] [--seed S] [--int-range NAME=B]...
 //
 // Every graph input gets deterministic pseudo-random data of its declared
 // type and shape (symbolic dims must already be bound, e.g. by
 // `onnx-partition profile MODEL --dim N=8 --emit-onnx MODEL.onnx`); integer
-// inputs get values in [0, 16) so that they are valid Gather indices for
-// any table of 16 rows or more. The first --warmup runs (default 2) are
+// inputs get values in the range the model gives them (input_ranges.js: the
+// rows of the table they index, 0/1 for masks, else [0, 16); --int-range
+// NAME=B overrides). The first --warmup runs (default 2) are
 // profiled by ORT too but dropped from the output; the next --runs
 // (default 5) are kept, so the importer's per-node mean is a warm mean.
 //
@@ -27,17 +28,18 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const {integerRanges, boundOf, parseIntRange, describeRanges} = require('./input_ranges');
 
 function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);
   process.stderr.write(
       'usage: node test/ort/profile.js MODEL.onnx [-o PROFILE.json] [--runs N] [--warmup N] ' +
-      '[--threads N] [--seed S]\n');
+      '[--threads N] [--seed S] [--int-range NAME=B]...\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = {model: '', out: '', runs: 5, warmup: 2, threads: 1, seed: 1};
+  const a = {model: '', out: '', runs: 5, warmup: 2, threads: 1, seed: 1, intRanges: {}};
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     const next = () => {
@@ -54,7 +56,10 @@ function parseArgs(argv) {
     else if (arg === '--warmup') a.warmup = int(next(), 0);
     else if (arg === '--threads') a.threads = int(next(), 1);
     else if (arg === '--seed') a.seed = int(next(), 0);
-    else if (arg === '-h' || arg === '--help') usage('');
+    else if (arg === '--int-range') {
+      const err = parseIntRange(next(), a.intRanges);
+      if (err) usage(err);
+    } else if (arg === '-h' || arg === '--help') usage('');
     else if (arg.startsWith('-')) usage(`unknown option '${arg}'`);
     else if (!a.model) a.model = arg;
     else usage(`unexpected argument '${arg}'`);
@@ -75,7 +80,7 @@ function rng(seed) {
   };
 }
 
-function makeInput(ort, meta, next) {
+function makeInput(ort, meta, next, bound) {
   if (!meta.isTensor) throw new Error(`input '${meta.name}' is not a tensor`);
   const dims = meta.shape.map((d) => {
     if (typeof d !== 'number' || d < 0)
@@ -86,8 +91,8 @@ function makeInput(ort, meta, next) {
   switch (meta.type) {
     case 'float32': return new ort.Tensor('float32', Float32Array.from({length: n}, () => next() - 0.5), dims);
     case 'float64': return new ort.Tensor('float64', Float64Array.from({length: n}, () => next() - 0.5), dims);
-    case 'int64': return new ort.Tensor('int64', BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * 16))), dims);
-    case 'int32': return new ort.Tensor('int32', Int32Array.from({length: n}, () => Math.floor(next() * 16)), dims);
+    case 'int64': return new ort.Tensor('int64', BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * bound))), dims);
+    case 'int32': return new ort.Tensor('int32', Int32Array.from({length: n}, () => Math.floor(next() * bound)), dims);
     case 'bool': return new ort.Tensor('bool', Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)), dims);
     default: throw new Error(`input '${meta.name}' has unsupported type ${meta.type}`);
   }
@@ -114,8 +119,10 @@ async function main() {
     profileFilePrefix: prefix,
   });
   const next = rng(a.seed);
+  const ranges = integerRanges([a.model], a.intRanges);
   const feeds = {};
-  for (const meta of session.inputMetadata) feeds[meta.name] = makeInput(ort, meta, next);
+  for (const meta of session.inputMetadata) feeds[meta.name] = makeInput(ort, meta, next, boundOf(ranges, meta.name));
+  describeRanges(ranges, session.inputMetadata.filter((m) => /^u?int/.test(m.type)).map((m) => m.name), 'profile.js');
   for (let r = 0; r < a.warmup + a.runs; ++r) await session.run(feeds);
   session.endProfiling();
   await session.release();

@@ -8,10 +8,13 @@
 // produced, must reproduce the original model's outputs.
 //
 //   node test/ort/run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR
-//        [--seed S] [--rtol R] [--dim NAME=V]... [--optimize] [--layer-assignment]
+//        [--seed S] [--rtol R] [--dim NAME=V]... [--int-range NAME=B]... [--optimize]
+//        [--layer-assignment]
 //
 // Graph inputs get seeded pseudo-random data (floats uniform in [-1, 1),
-// integers in [0, 16), inputs named like a mask 0 or 1: seeded_random.js);
+// integers in the range the original model gives them -- the rows of the
+// table they index, 0 or 1 for masks, else [0, 16): input_ranges.js;
+// --int-range NAME=B overrides);
 // symbolic and negative dims take --dim, else the partitioner's binding,
 // else 1.
 // For every graph output it reports the max abs error of the annotated
@@ -40,18 +43,22 @@ const path = require('path');
 function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);
   process.stderr.write('usage: node run_stages.js ORIGINAL.onnx ANNOTATED.onnx STAGE_DIR ' +
-                       '[--seed S] [--rtol R] [--dim NAME=V]... [--optimize] [--layer-assignment]\n');
+                       '[--seed S] [--rtol R] [--dim NAME=V]... [--int-range NAME=B]... [--optimize] [--layer-assignment]\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}, optimize: false, layerAssignment: false};
+  const a = {positional: [], seed: 1, rtol: 1e-5, dims: {}, intRanges: {}, optimize: false, layerAssignment: false};
   for (let i = 0; i < argv.length; ++i) {
     const v = argv[i];
     if (v === '--seed') a.seed = Number(argv[++i]);
     else if (v === '--rtol') a.rtol = Number(argv[++i]);
     else if (v === '--optimize') a.optimize = true;
     else if (v === '--layer-assignment') a.layerAssignment = true;
+    else if (v === '--int-range') {
+      const err = parseIntRange(String(argv[++i]), a.intRanges);
+      if (err) usage(err);
+    }
     else if (v === '--dim') {
       const [k, n] = String(argv[++i]).split('=');
       if (!k || !(Number(n) > 0)) usage(`--dim wants NAME=V, got '${argv[i]}'`);
@@ -64,7 +71,8 @@ function parseArgs(argv) {
   return a;
 }
 
-const {rng, integerBound} = require('./seeded_random');
+const {rng} = require('./seeded_random');
+const {integerRanges, boundOf, parseIntRange, describeRanges} = require('./input_ranges');
 
 // ONNX TensorProto.DataType -> onnxruntime-node tensor type and array.
 const TYPES = {
@@ -72,7 +80,7 @@ const TYPES = {
   7: ['int64', BigInt64Array], 9: ['bool', Uint8Array],
 };
 
-function makeInput(ort, spec, next, dims) {
+function makeInput(ort, spec, next, dims, ranges) {
   const t = TYPES[spec.elem_type];
   if (!t) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
   // Unknown dims -- a symbol, null, or the -1 some exporters write -- take
@@ -80,7 +88,7 @@ function makeInput(ort, spec, next, dims) {
   const shape = (spec.shape || []).map(d => typeof d === 'number' && d >= 0 ? d : ((typeof d === 'string' && dims[d]) || 1));
   const n = shape.reduce((x, y) => x * y, 1);
   const data = new t[1](n);
-  const bound = integerBound(spec.name);
+  const bound = boundOf(ranges, spec.name);
   for (let i = 0; i < n; ++i) {
     const u = next();
     if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * bound));
@@ -117,8 +125,11 @@ async function main() {
   const pipeline = JSON.parse(fs.readFileSync(path.join(dir, 'pipeline.json'), 'utf8'));
   a.dims = {...(pipeline.dims || {}), ...a.dims};
   const next = rng(a.seed);
+  // The original model says what each integer input indexes.
+  const ranges = integerRanges([original], a.intRanges);
+  describeRanges(ranges, pipeline.graph_inputs.filter((g) => [6, 7].includes(g.elem_type)).map((g) => g.name), 'run_stages');
   const feeds = {};
-  for (const spec of pipeline.graph_inputs) feeds[spec.name] = makeInput(ort, spec, next, a.dims);
+  for (const spec of pipeline.graph_inputs) feeds[spec.name] = makeInput(ort, spec, next, a.dims, ranges);
   const opts = {graphOptimizationLevel: a.optimize ? 'all' : 'disabled', intraOpNumThreads: 1};
 
   const ref = await (await ort.InferenceSession.create(original, opts)).run(feeds);

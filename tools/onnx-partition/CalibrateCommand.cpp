@@ -1,11 +1,12 @@
 //===- tools/onnx-partition/CalibrateCommand.cpp - onnx-partition calibrate ===//
 //
-// Issue 23, item 3 (in part): fit the measured device kind's roofline
-// parameters (peak FLOP/s, memory bandwidth, per-kernel overhead) to an ONNX
-// Runtime profile of the model, by least squares on log times (a ratio
-// error, so a 5 us kernel weighs as much as a 50 ms one), write them as a
-// platform file --platform reads, and print Spearman's rho and the mean
-// absolute percentage error of the per-node times before and after.
+// Issue 23, item 3: fit the measured device kind's roofline parameters (peak
+// FLOP/s, memory bandwidth, per-kernel overhead) and, per op kind, the
+// achieved fractions of those peaks and the kind's own overhead to an ONNX
+// Runtime profile of the model (Cost/Calibration.h: least squares on log
+// time ratios), write them as a platform file --platform reads, and print
+// Spearman's rho and the mean absolute percentage error of the per-node
+// times before and after.
 // The model is priced as written (--ort-optimizations none): test/ort/
 // profile.js runs ORT with graph optimizations disabled, one kernel per node.
 //
@@ -15,6 +16,7 @@
 #include "OrtScripts.h"
 
 #include "onnx-partition/Cost/AnalyticalCosts.h"
+#include "onnx-partition/Cost/Calibration.h"
 #include "onnx-partition/Cost/RankCorrelation.h"
 #include "onnx-partition/Cost/Roofline.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -29,64 +31,19 @@ using namespace onnxp;
 using namespace onnxp::tool;
 
 namespace {
-struct Sample {
-  OpWork work;
-  double measuredMs;
-};
-
-struct FitQuality {
-  double rho = NAN, mape = NAN, logSse = 0;
-};
-
-FitQuality quality(const std::vector<Sample> &S, const DeviceSpec &D) {
-  FitQuality Q;
-  std::vector<double> Pred, Meas;
-  double Ape = 0;
-  for (const Sample &X : S) {
-    double P = rooflineMs(X.work, D);
-    Pred.push_back(P);
-    Meas.push_back(X.measuredMs);
-    Ape += std::fabs(P - X.measuredMs) / X.measuredMs;
-    double L = std::log(std::max(P, 1e-9) / X.measuredMs);
-    Q.logSse += L * L;
-  }
-  Q.rho = spearmanRho(Pred, Meas);
-  Q.mape = 100 * Ape / static_cast<double>(S.size());
-  return Q;
-}
-
-/// Coordinate search on a log grid, refined three times around the best
-/// point: the roofline's max() makes the objective piecewise, so a grid is
-/// safer than a gradient method, and three parameters keep it cheap.
-DeviceSpec fit(const std::vector<Sample> &S, DeviceSpec D) {
-  double LogP = std::log10(D.peakFlops), LogB = std::log10(D.memBandwidth),
-         LogO = std::log10(std::max(D.kernelOverheadMs, 1e-6));
-  double Span = 2.0; // decades either side
-  for (int Round = 0; Round < 4; ++Round, Span /= 4) {
-    const int Steps = 16;
-    double Best = INFINITY, BP = LogP, BB = LogB, BO = LogO;
-    for (int I = -Steps; I <= Steps; ++I)
-      for (int J = -Steps; J <= Steps; ++J)
-        for (int K = -Steps; K <= Steps; ++K) {
-          DeviceSpec T = D;
-          T.peakFlops = std::pow(10, LogP + Span * I / Steps);
-          T.memBandwidth = std::pow(10, LogB + Span * J / Steps);
-          T.kernelOverheadMs = std::pow(10, LogO + Span * K / Steps);
-          double E = 0;
-          for (const Sample &X : S) {
-            double L = std::log(std::max(rooflineMs(X.work, T), 1e-9) / X.measuredMs);
-            E += L * L;
-          }
-          if (E < Best)
-            Best = E, BP = std::log10(T.peakFlops), BB = std::log10(T.memBandwidth),
-            BO = std::log10(T.kernelOverheadMs);
-        }
-    LogP = BP, LogB = BB, LogO = BO;
-  }
-  D.peakFlops = std::pow(10, LogP);
-  D.memBandwidth = std::pow(10, LogB);
-  D.kernelOverheadMs = std::pow(10, LogO);
-  return D;
+/// The JSON a calibrated platform starts from: the --platform file's own
+/// object, or {"base": preset}.
+Expected<nlohmann::json> basePlatformJson(const std::string &Platform) {
+  std::string Name = Platform.empty() ? std::string("default") : Platform;
+  for (const std::string &P : platformPresetNames())
+    if (P == Name) return nlohmann::json{{"base", Name}};
+  Expected<std::string> Text = readFile(Name, kMaxJsonInputBytes, "a platform file");
+  if (!Text) return Text.takeError();
+  try {
+    nlohmann::json J = nlohmann::json::parse(*Text);
+    if (J.is_object()) return J;
+  } catch (const std::exception &) {}
+  return makeError(Name, ": not a platform file (a JSON object)");
 }
 } // namespace
 
@@ -116,8 +73,24 @@ int runCalibrate(int Argc, char **Argv) {
   App.add_option("--threads", Threads, "--measure: intra-op threads")
       ->check(CLI::Range(1, 1024))
       ->group("Calibration");
+  std::string Target;
+  App.add_option("--target", Target,
+                 "Which device kind of the written platform takes the fit: cpu or acc (default: the kind the "
+                 "profile measured; acc when the platform's accelerators stand for this machine's cores)")
+      ->check(CLI::IsMember({"cpu", "acc"}))
+      ->group("Calibration");
+  CalibrationOptions Fit;
+  bool DeviceOnly = false;
+  App.add_flag("--device-only", DeviceOnly,
+               "Fit only the three device parameters, no per-op-kind efficiencies")
+      ->group("Calibration");
+  App.add_option("--min-kind-samples", Fit.minKindSamples,
+                 "Profiled nodes an op kind needs for its own efficiencies (default 3)")
+      ->check(CLI::Range(1, 1000000))
+      ->group("Calibration");
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
+  Fit.perKind = !DeviceOnly;
   if (O.profile.empty() == Measure.empty())
     return reportError(makeUsageError("calibrate needs exactly one of --profile ORT.json (a profile "
                                       "test/ort/profile.js wrote) and --measure PROFILE.json (run it now)"));
@@ -140,44 +113,65 @@ int runCalibrate(int Argc, char **Argv) {
     std::remove(Emitted.c_str());
     if (Run) return reportError(Run);
     O.profile = Measure;
-    O.profileDevice = "cpu";
+    // The measurement runs on a CPU core; it prices the kind it calibrates
+    // (acc when the platform's accelerators stand for this machine's cores).
+    O.profileDevice = Target == "acc" ? "acc" : "cpu";
   }
   Expected<PassContext> Ctx = loadContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
   if (!Ctx->model) return reportError(makeUsageError("calibrate needs an ONNX model, not a JSON workload"));
   if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
   const bool OnCpu = O.profileDevice == "cpu";
+  const bool ToCpu = Target.empty() ? OnCpu : Target == "cpu";
   const CostGraph &G = Ctx->graph;
-  std::vector<Sample> S;
+  std::vector<CalibrationSample> S;
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(static_cast<int>(V));
     double T = OnCpu ? N.cpuTime : N.accTime;
     if (N.costSource != "profile" || !(T > 0)) continue;
-    S.push_back({nodeWork(G, static_cast<int>(V), *Ctx->model), T});
+    S.push_back({N.op, nodeWork(G, static_cast<int>(V), *Ctx->model), T});
   }
   if (S.size() < 3)
     return reportError(makeError(O.profile, ": only ", S.size(),
                                  " profiled nodes match the model; calibrate needs at least 3"));
-  const DeviceSpec Before = OnCpu ? Ctx->platform.cpu : Ctx->platform.accelerator;
-  const DeviceSpec After = fit(S, Before);
-  FitQuality QB = quality(S, Before), QA = quality(S, After);
+  const DeviceSpec Before = ToCpu ? Ctx->platform.cpu : Ctx->platform.accelerator;
+  const DeviceSpec After = calibrateDevice(S, Before, Fit);
+  FitQuality QB = fitQuality(S, Before), QA = fitQuality(S, After);
 
-  nlohmann::json J;
-  J["base"] = O.platform.empty() ? std::string("default") : O.platform;
-  nlohmann::json &D = J[OnCpu ? "cpu" : "accelerator"];
+  // The platform given, with the fitted device kind replaced: a platform
+  // file's own JSON (its counts and links stay), else its preset as base.
+  Expected<nlohmann::json> Base = basePlatformJson(O.platform);
+  if (!Base) return reportError(Base.takeError());
+  nlohmann::json J = std::move(*Base);
+  nlohmann::json &D = J[ToCpu ? "cpu" : "accelerator"];
+  if (!D.is_object()) D = nlohmann::json::object();
   D["peakFlops"] = After.peakFlops;
   D["memBandwidth"] = After.memBandwidth;
   D["kernelOverheadMs"] = After.kernelOverheadMs;
+  D.erase("opKinds");
+  for (const auto &[Kind, E] : After.opKinds)
+    D["opKinds"][Kind] = {{"flopsEfficiency", E.flopsEfficiency},
+                          {"bandwidthEfficiency", E.bandwidthEfficiency},
+                          {"kernelOverheadMs", E.kernelOverheadMs},
+                          {"samples", E.samples}};
   if (Error E = writeFileAtomically(O.output, J.dump(2) + "\n")) return reportError(E);
 
-  std::cout << "calibrate: " << S.size() << " profiled nodes, device kind " << (OnCpu ? "cpu" : "acc")
-            << "\n";
+  std::cout << "calibrate: " << S.size() << " profiled nodes, measured on " << (OnCpu ? "cpu" : "acc")
+            << ", fitted as the platform's " << (ToCpu ? "cpu" : "accelerator") << "\n";
   std::cout << "  before: peak " << formatNumber(Before.peakFlops) << " FLOP/s, bandwidth "
             << formatNumber(Before.memBandwidth) << " B/s, overhead " << formatNumber(Before.kernelOverheadMs)
             << " ms: Spearman rho " << formatNumber(QB.rho) << ", MAPE " << formatNumber(QB.mape) << "%\n";
   std::cout << "  after:  peak " << formatNumber(After.peakFlops) << " FLOP/s, bandwidth "
             << formatNumber(After.memBandwidth) << " B/s, overhead " << formatNumber(After.kernelOverheadMs)
             << " ms: Spearman rho " << formatNumber(QA.rho) << ", MAPE " << formatNumber(QA.mape) << "%\n";
+  if (!After.opKinds.empty()) {
+    std::cout << "  op kinds (of peak FLOP/s, of bandwidth, overhead; nodes):";
+    for (const auto &[Kind, E] : After.opKinds)
+      std::cout << "\n    " << Kind << ": " << formatNumber(E.flopsEfficiency) << ", "
+                << formatNumber(E.bandwidthEfficiency) << ", " << formatNumber(E.kernelOverheadMs * 1e3)
+                << " us; " << E.samples;
+    std::cout << "\n";
+  }
   std::cout << "  wrote " << O.output << " (use it with --platform)\n";
   return 0;
 }

@@ -190,7 +190,7 @@ void printAgreement(std::ostream &OS, const PassContext &Ctx) {
     const CostNode &N = G.node(V);
     if (N.costSource != "profile") continue;
     Ids.push_back(static_cast<int>(V));
-    Model.push_back(rooflineMs(nodeWork(G, static_cast<int>(V), *Ctx.model), D));
+    Model.push_back(nodeRooflineMs(G, static_cast<int>(V), *Ctx.model, D));
     Measured.push_back(OnCpu ? N.cpuTime : N.accTime);
   }
   if (Ids.size() < 2) return;

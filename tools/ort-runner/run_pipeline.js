@@ -35,8 +35,10 @@
 // says so. `cpuN` stages use the CPU provider.
 //
 // Inputs: micro-batch m gets seeded pseudo-random data (seed S+m; floats in
-// [-1, 1), integers in [0, 16), inputs named like a mask 0 or 1:
-// seeded_random.js); a symbolic dim takes --dim, else the binding the
+// [-1, 1), integers in the range the model gives them -- the rows of the
+// table they index, 0 or 1 for masks, else [0, 16): test/ort/input_ranges.js
+// over the stage models and --original; --int-range NAME=B overrides); a
+// symbolic dim takes --dim, else the binding the
 // partitioner was given (pipeline.json "dims"), else 1, and so does a
 // negative one. One warm-up micro-batch runs through every stage first
 // and is not timed. --input NAME=FILE feeds graph input NAME from a file
@@ -155,13 +157,14 @@ function usage(msg) {
   process.stderr.write(
       'usage: node run_pipeline.js STAGE_DIR [--original MODEL.onnx] [--schedule gpipe|1f1b] ' +
       '[--micro-batches M] [--dim NAME=V]... [--seed S] [--rtol R] [--optimize] [--threads T] ' +
-      '[--ep auto|cpu] [--profile FILE] [--trace FILE] [--json FILE] [--input NAME=FILE.npy|.pb]...\n');
+      '[--ep auto|cpu] [--profile FILE] [--trace FILE] [--json FILE] [--input NAME=FILE.npy|.pb]... ' +
+      '[--int-range NAME=B]...\n');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const a = {dir: '', original: '', schedule: 'gpipe', micro: 8, dims: {}, seed: 1, rtol: 1e-5,
-             optimize: false, threads: 1, ep: 'auto', profile: '', trace: '', json: '', inputs: {}};
+             optimize: false, threads: 1, ep: 'auto', profile: '', trace: '', json: '', inputs: {}, intRanges: {}};
   for (let i = 0; i < argv.length; ++i) {
     const v = argv[i];
     const next = () => {
@@ -189,7 +192,10 @@ function parseArgs(argv) {
       if (eq < 1 || eq === s.length - 1) usage(`--input wants NAME=FILE.npy or NAME=FILE.pb, got '${s}'`);
       a.inputs[s.slice(0, eq)] = s.slice(eq + 1);
     }
-    else if (v === '--dim') {
+    else if (v === '--int-range') {
+      const err = parseIntRange(next(), a.intRanges);
+      if (err) usage(err);
+    } else if (v === '--dim') {
       const s = next(), k = s.split('=')[0], n = Number(s.split('=')[1]);
       if (!k || !Number.isInteger(n) || n < 1) usage(`--dim wants NAME=V with V >= 1, got '${s}'`);
       a.dims[k] = n;
@@ -208,7 +214,10 @@ function parseArgs(argv) {
 
 // The seeded input generator is shared with test/ort/run_stages.js, so both
 // feed the same inputs for the same --seed.
-const {rng, integerBound} = require('../../test/ort/seeded_random');
+const {rng} = require('../../test/ort/seeded_random');
+const {integerRanges, boundOf, parseIntRange, describeRanges} = require('../../test/ort/input_ranges');
+// Integer inputs' ranges, read from the models once in main().
+let ranges = null;
 const {readTensorFile} = require('./tensor_files');
 
 const TYPES = {
@@ -230,7 +239,7 @@ function makeInput(spec, next, dims) {
   const shape = (spec.shape || []).map((d) => concreteDim(d, dims));
   const n = shape.reduce((x, y) => x * y, 1);
   const data = new t[1](n);
-  const bound = integerBound(spec.name);
+  const bound = boundOf(ranges, spec.name);
   for (let i = 0; i < n; ++i) {
     const u = next();
     if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * bound));
@@ -385,6 +394,11 @@ async function main() {
   if (pipeline.format !== 'onnx-partition.pipeline/1') throw new Error(`${pjPath}: not an onnx-partition pipeline`);
   // The partitioner's --dim bindings are the defaults.
   a.dims = {...(pipeline.dims || {}), ...a.dims};
+  // Every stage model (tensors keep their names across stages, so an index
+  // cast in one stage and gathered in the next is traced) and the original.
+  ranges = integerRanges([a.original, ...pipeline.stages.map((st) => path.join(a.dir, st.file))], a.intRanges);
+  describeRanges(ranges, pipeline.graph_inputs.filter((g) => [2, 3, 6, 7].includes(g.elem_type) && !(g.name in a.inputs))
+                             .map((g) => g.name), 'run_pipeline');
   useInputFiles(a, pipeline.graph_inputs);
   const stages = pipeline.stages;
   const S = stages.length, M = a.micro;

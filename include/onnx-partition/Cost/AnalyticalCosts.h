@@ -32,6 +32,13 @@ struct AnalyticalSummary {
 /// backward node, its forward partner's gradient work.
 OpWork nodeWork(const CostGraph &G, int V, const OnnxModel &M);
 
+/// Analytical time of node V on device D: the roofline of its work plus one
+/// overhead per member kernel. On a device calibrated per op kind
+/// (DeviceSpec::opKinds) each member kernel is priced with its own kind's
+/// efficiencies and overhead (a derived backward node with its cost node's
+/// op type).
+double nodeRooflineMs(const CostGraph &G, int V, const OnnxModel &M, const DeviceSpec &D);
+
 /// Prices every node (accTime, cpuTime, flops, bytesAccessed,
 /// workspaceBytes, costSource = "analytical" or "analytical-fallback") and
 /// every edge (commTime). Memory fields are left to accountMemory.

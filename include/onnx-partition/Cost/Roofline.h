@@ -13,6 +13,8 @@
 #include "onnx-partition/Cost/OpWork.h"
 #include "onnx-partition/IR/Platform.h"
 
+#include <string>
+
 namespace onnxp {
 
 struct RooflineTime {
@@ -24,11 +26,15 @@ struct RooflineTime {
 };
 
 /// Time of work W on device D. A device with zero peak FLOP/s (or
-/// bandwidth) contributes no compute (or memory) term.
-RooflineTime rooflineTime(const OpWork &W, const DeviceSpec &D);
+/// bandwidth) contributes no compute (or memory) term. With the op kind
+/// (ONNX op type) of a kernel D was calibrated for (DeviceSpec::opKinds),
+/// its achieved fractions of the peaks and its own overhead apply.
+RooflineTime rooflineTime(const OpWork &W, const DeviceSpec &D, const std::string &Kind = std::string());
 
-/// Shorthand for rooflineTime(W, D).totalMs.
-inline double rooflineMs(const OpWork &W, const DeviceSpec &D) { return rooflineTime(W, D).totalMs; }
+/// Shorthand for rooflineTime(W, D, Kind).totalMs.
+inline double rooflineMs(const OpWork &W, const DeviceSpec &D, const std::string &Kind = std::string()) {
+  return rooflineTime(W, D, Kind).totalMs;
+}
 
 } // namespace onnxp
 

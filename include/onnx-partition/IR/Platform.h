@@ -23,10 +23,21 @@
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/Support/Error.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace onnxp {
+
+/// What `calibrate` measured for one op kind (ONNX op type) on a device
+/// (issue 23): the achieved fractions of the device's peak FLOP/s and
+/// bandwidth, and its own per-kernel overhead.
+struct OpKindEfficiency {
+  double flopsEfficiency = 1;
+  double bandwidthEfficiency = 1;
+  double kernelOverheadMs = 0;
+  int samples = 0; ///< profiled nodes the fit used (informational)
+};
 
 /// Peak rates of one device kind, for the analytical cost model.
 struct DeviceSpec {
@@ -35,6 +46,9 @@ struct DeviceSpec {
   double memBandwidth = 0;     ///< bytes/s
   double kernelOverheadMs = 0; ///< fixed cost per kernel launch
   double memoryBytes = kInfinity;
+  /// Calibrated op kinds (platform file "opKinds"); an op kind not listed
+  /// runs at the peaks above.
+  std::map<std::string, OpKindEfficiency> opKinds;
 };
 
 /// The link a transfer crosses (Platform::linkBetween).

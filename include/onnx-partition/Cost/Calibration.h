@@ -1,0 +1,54 @@
+//===- Cost/Calibration.h - Fit a device's roofline to measured kernels -*- C++ -*-===//
+//
+// Issue 23, item 3: `onnx-partition calibrate` measures a model's kernels in
+// ONNX Runtime and fits the profiled device kind to them. The fit is least
+// squares on the log of predicted/measured time (a ratio error: a 5 us
+// kernel weighs as much as a 50 ms one), first for the device's three
+// roofline parameters (peak FLOP/s, bandwidth, per-kernel overhead), then,
+// per op kind with enough samples, for that kind's achieved fraction of
+// each peak and its own overhead (DeviceSpec::opKinds). Kept apart from the
+// tool so a test can fit a synthetic profile with known efficiencies.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_COST_CALIBRATION_H
+#define ONNXP_COST_CALIBRATION_H
+
+#include "onnx-partition/Cost/OpWork.h"
+#include "onnx-partition/IR/Platform.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+/// One measured kernel: its op kind, analytical work and measured time.
+struct CalibrationSample {
+  std::string kind;
+  OpWork work;
+  double measuredMs = 0;
+};
+
+/// How well a device spec predicts the samples.
+struct FitQuality {
+  double rho = 0;    ///< Spearman's rank correlation, predicted vs measured
+  double mape = 0;   ///< mean absolute percentage error, in percent
+  double logSse = 0; ///< sum of squared log ratios (what the fit minimizes)
+};
+FitQuality fitQuality(const std::vector<CalibrationSample> &S, const DeviceSpec &D);
+
+struct CalibrationOptions {
+  /// Fit per-op-kind efficiencies (else only the three device parameters).
+  bool perKind = true;
+  /// An op kind needs this many samples for its own entry; rarer kinds run
+  /// at the device's fitted peaks.
+  int minKindSamples = 3;
+};
+
+/// Base with its peaks and overhead fitted to S and, with O.perKind, its
+/// opKinds table replaced by the kinds S holds enough samples of.
+DeviceSpec calibrateDevice(const std::vector<CalibrationSample> &S, const DeviceSpec &Base,
+                           const CalibrationOptions &O = CalibrationOptions());
+
+} // namespace onnxp
+
+#endif // ONNXP_COST_CALIBRATION_H

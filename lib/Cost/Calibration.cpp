@@ -1,0 +1,125 @@
+//===- Cost/Calibration.cpp - Fit a device's roofline to measured kernels --===//
+//
+// Both fits minimize sum(log(predicted / measured)^2) over three log-scaled
+// parameters with a grid search refined around the best point: the
+// roofline's max() makes the error piecewise smooth, so a grid is safer
+// than a gradient method, and three parameters keep it cheap (33^3 points
+// per round, four rounds: a final step of 0.2% of a parameter).
+//
+// A kind whose samples are all compute-bound says nothing about its
+// bandwidth (and large kernels say little about the overhead): the error
+// is flat in that direction. A tiny penalty on each parameter's distance
+// from the device-wide fit picks the device value there instead of an
+// arbitrary point of the flat valley; it moves identified parameters by
+// far less than the grid step.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/Calibration.h"
+
+#include "onnx-partition/Cost/RankCorrelation.h"
+#include "onnx-partition/Cost/Roofline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+using namespace onnxp;
+
+namespace {
+constexpr double kTieBreak = 1e-9;
+
+/// Sum of squared log ratios of the roofline with rates Flops, Bw (FLOP/s,
+/// B/s) and overhead OMs over S (the formula of Cost/Roofline.cpp, inlined:
+/// the grid evaluates it some 10^5 times per kind).
+double logSse(const std::vector<const CalibrationSample *> &S, double Flops, double Bw, double OMs) {
+  double E = 0;
+  for (const CalibrationSample *X : S) {
+    double T = OMs + std::max(X->work.flops / Flops, X->work.bytes() / Bw) * 1e3;
+    double L = std::log(std::max(T, 1e-12) / X->measuredMs);
+    E += L * L;
+  }
+  return E;
+}
+
+/// Minimizes Err over three log10 parameters starting at Log, each within
+/// +-2 decades of its start.
+void gridSearch(double Log[3], const std::function<double(const double *)> &Err) {
+  const double Start[3] = {Log[0], Log[1], Log[2]};
+  double Span = 2.0;
+  for (int Round = 0; Round < 4; ++Round, Span /= 4) {
+    const int Steps = 16;
+    double Best = INFINITY, B[3] = {Log[0], Log[1], Log[2]};
+    double T[3];
+    for (int I = -Steps; I <= Steps; ++I)
+      for (int J = -Steps; J <= Steps; ++J)
+        for (int K = -Steps; K <= Steps; ++K) {
+          T[0] = Log[0] + Span * I / Steps;
+          T[1] = Log[1] + Span * J / Steps;
+          T[2] = Log[2] + Span * K / Steps;
+          double E = Err(T);
+          for (int P = 0; P < 3; ++P) E += kTieBreak * (T[P] - Start[P]) * (T[P] - Start[P]);
+          if (E < Best) Best = E, B[0] = T[0], B[1] = T[1], B[2] = T[2];
+        }
+    Log[0] = B[0], Log[1] = B[1], Log[2] = B[2];
+  }
+}
+} // namespace
+
+FitQuality onnxp::fitQuality(const std::vector<CalibrationSample> &S, const DeviceSpec &D) {
+  FitQuality Q;
+  if (S.empty()) return Q;
+  std::vector<double> Pred, Meas;
+  double Ape = 0;
+  for (const CalibrationSample &X : S) {
+    double P = rooflineMs(X.work, D, X.kind);
+    Pred.push_back(P);
+    Meas.push_back(X.measuredMs);
+    Ape += std::fabs(P - X.measuredMs) / X.measuredMs;
+    double L = std::log(std::max(P, 1e-12) / X.measuredMs);
+    Q.logSse += L * L;
+  }
+  Q.rho = S.size() >= 2 ? spearmanRho(Pred, Meas) : 0;
+  Q.mape = 100 * Ape / static_cast<double>(S.size());
+  return Q;
+}
+
+DeviceSpec onnxp::calibrateDevice(const std::vector<CalibrationSample> &S, const DeviceSpec &Base,
+                                  const CalibrationOptions &O) {
+  DeviceSpec D = Base;
+  D.opKinds.clear();
+  std::vector<const CalibrationSample *> All;
+  for (const CalibrationSample &X : S)
+    if (X.measuredMs > 0) All.push_back(&X);
+  if (All.empty()) return D;
+
+  // The device: peak FLOP/s, bandwidth, overhead.
+  double Log[3] = {std::log10(D.peakFlops), std::log10(D.memBandwidth),
+                   std::log10(std::max(D.kernelOverheadMs, 1e-6))};
+  gridSearch(Log, [&](const double *T) {
+    return logSse(All, std::pow(10, T[0]), std::pow(10, T[1]), std::pow(10, T[2]));
+  });
+  D.peakFlops = std::pow(10, Log[0]);
+  D.memBandwidth = std::pow(10, Log[1]);
+  D.kernelOverheadMs = std::pow(10, Log[2]);
+  if (!O.perKind) return D;
+
+  // Each op kind: its fractions of those peaks and its own overhead.
+  std::map<std::string, std::vector<const CalibrationSample *>> ByKind;
+  for (const CalibrationSample *X : All)
+    if (!X->kind.empty()) ByKind[X->kind].push_back(X);
+  for (const auto &KindSamples : ByKind) {
+    // Named, not structured bindings: clang 14 cannot capture those in a lambda.
+    const std::string &Kind = KindSamples.first;
+    const std::vector<const CalibrationSample *> &Ks = KindSamples.second;
+    if (static_cast<int>(Ks.size()) < std::max(1, O.minKindSamples)) continue;
+    double KLog[3] = {0, 0, Log[2]};
+    gridSearch(KLog, [&](const double *T) {
+      return logSse(Ks, D.peakFlops * std::pow(10, T[0]), D.memBandwidth * std::pow(10, T[1]),
+                    std::pow(10, T[2]));
+    });
+    D.opKinds[Kind] = {std::pow(10, KLog[0]), std::pow(10, KLog[1]), std::pow(10, KLog[2]),
+                       static_cast<int>(Ks.size())};
+  }
+  return D;
+}

@@ -1,0 +1,110 @@
+//===- unit/Cost/CalibrationTest.cpp - Per-op-kind calibration fit (issue 23) -===//
+//
+// A synthetic profile made from known per-kind efficiencies: the fit must
+// recover each kind's achieved rates and overhead, and the platform file
+// must carry them to the roofline.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/Calibration.h"
+#include "onnx-partition/Cost/Roofline.h"
+#include "onnx-partition/IR/Platform.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace onnxp;
+
+namespace {
+OpWork work(double Flops, double Bytes) {
+  OpWork W;
+  W.flops = Flops;
+  W.bytesRead = Bytes / 2;
+  W.bytesWritten = Bytes / 2;
+  return W;
+}
+
+// The "true" device: 1e11 FLOP/s, 1e10 B/s peaks; Conv reaches 40% of the
+// FLOP/s and 90% of the bandwidth with 10 us per kernel, Relu 50% of the
+// bandwidth with 2 us, Reshape (no work) costs 1 us.
+double truth(const std::string &Kind, const OpWork &W) {
+  double F = 1e11, B = 1e10, O = 0.005;
+  if (Kind == "Conv") F *= 0.4, B *= 0.9, O = 0.010;
+  if (Kind == "Relu") B *= 0.5, O = 0.002;
+  if (Kind == "Reshape") O = 0.001;
+  return O + std::max(W.flops / F, W.bytes() / B) * 1e3;
+}
+
+std::vector<CalibrationSample> syntheticProfile() {
+  std::vector<CalibrationSample> S;
+  auto Add = [&](const std::string &Kind, double Flops, double Bytes) {
+    OpWork W = work(Flops, Bytes);
+    S.push_back({Kind, W, truth(Kind, W)});
+  };
+  // Conv: compute-bound ones of several sizes and two memory-bound ones.
+  for (double F : {1e6, 1e7, 1e8, 1e9}) Add("Conv", F, F / 50);
+  Add("Conv", 1e6, 4e7);
+  Add("Conv", 2e5, 1e7);
+  for (double B : {1e4, 1e5, 1e6, 1e7}) Add("Relu", B / 8, B);
+  for (int I = 0; I < 4; ++I) Add("Reshape", 0, 0);
+  Add("Softmax", 1e6, 1e6); // one sample: below minKindSamples
+  return S;
+}
+} // namespace
+
+TEST(Calibration, RecoversPerKindEfficienciesOfASyntheticProfile) {
+  DeviceSpec Start{"start", 5e11, 5e9, 0.003, kInfinity, {}};
+  std::vector<CalibrationSample> S = syntheticProfile();
+  DeviceSpec D = calibrateDevice(S, Start);
+
+  ASSERT_EQ(D.opKinds.size(), 3u); // Softmax has one sample only
+  EXPECT_FALSE(D.opKinds.count("Softmax"));
+  const OpKindEfficiency &Conv = D.opKinds.at("Conv"), &Relu = D.opKinds.at("Relu"),
+                         &Reshape = D.opKinds.at("Reshape");
+  // Achieved rates = fitted device peak x kind efficiency, within 2%.
+  EXPECT_NEAR(D.peakFlops * Conv.flopsEfficiency / 4e10, 1, 0.02);
+  EXPECT_NEAR(D.memBandwidth * Conv.bandwidthEfficiency / 9e9, 1, 0.02);
+  EXPECT_NEAR(Conv.kernelOverheadMs / 0.010, 1, 0.02);
+  EXPECT_NEAR(D.memBandwidth * Relu.bandwidthEfficiency / 5e9, 1, 0.02);
+  EXPECT_NEAR(Relu.kernelOverheadMs / 0.002, 1, 0.02);
+  EXPECT_NEAR(Reshape.kernelOverheadMs / 0.001, 1, 0.02);
+  EXPECT_EQ(Conv.samples, 6);
+  // Relu's samples are all memory-bound: its FLOP/s efficiency is not
+  // identified and stays at the device's fitted peak (the tie-break).
+  EXPECT_NEAR(Relu.flopsEfficiency, 1, 0.02);
+
+  // Every per-kind sample is predicted within 2%; the fit is better than
+  // the start and the device-only fit.
+  FitQuality Q = fitQuality(S, D);
+  for (const CalibrationSample &X : S)
+    if (X.kind != "Softmax") EXPECT_NEAR(rooflineMs(X.work, D, X.kind) / X.measuredMs, 1, 0.02) << X.kind;
+  CalibrationOptions DeviceOnly;
+  DeviceOnly.perKind = false;
+  DeviceSpec Coarse = calibrateDevice(S, Start, DeviceOnly);
+  EXPECT_TRUE(Coarse.opKinds.empty());
+  EXPECT_LT(Q.logSse, fitQuality(S, Coarse).logSse);
+  EXPECT_LT(fitQuality(S, Coarse).logSse, fitQuality(S, Start).logSse);
+  EXPECT_GT(Q.rho, 0.95);
+  EXPECT_LT(Q.mape, fitQuality(S, Start).mape);
+}
+
+TEST(Calibration, PlatformFileCarriesOpKindsToTheRoofline) {
+  Expected<Platform> P = parsePlatform(R"({"base": "cpu", "cpu": {"peakFlops": 1e11, "memBandwidth": 1e10,
+    "kernelOverheadMs": 0.005, "opKinds": {"Conv": {"flopsEfficiency": 0.4, "bandwidthEfficiency": 0.9,
+    "kernelOverheadMs": 0.01, "samples": 6}}}})",
+                                       "cal.json");
+  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  OpWork W = work(1e9, 1e6);
+  EXPECT_NEAR(rooflineMs(W, P->cpu, "Conv"), truth("Conv", W), 1e-12);
+  // Another kind, or no kind, runs at the peaks.
+  EXPECT_NEAR(rooflineMs(W, P->cpu, "Relu"), 0.005 + 1e9 / 1e11 * 1e3, 1e-12);
+  EXPECT_NEAR(rooflineMs(W, P->cpu), 0.005 + 1e9 / 1e11 * 1e3, 1e-12);
+  // Bad values are errors naming the field.
+  Expected<Platform> Bad =
+      parsePlatform(R"({"cpu": {"opKinds": {"Conv": {"flopsEfficiency": 0}}}})", "bad.json");
+  ASSERT_FALSE(static_cast<bool>(Bad));
+  EXPECT_NE(Bad.takeError().message().find("opKinds.Conv.flopsEfficiency"), std::string::npos);
+  Expected<Platform> Unknown = parsePlatform(R"({"cpu": {"opKinds": {"Conv": {"speed": 2}}}})", "bad.json");
+  ASSERT_FALSE(static_cast<bool>(Unknown));
+  EXPECT_NE(Unknown.takeError().message().find("unknown field 'speed'"), std::string::npos);
+}
