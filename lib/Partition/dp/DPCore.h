@@ -43,23 +43,28 @@ struct Solution {
 
 /// The run's deadline as the DP loops see it (PartitionOptions::deadline):
 /// tick() looks at the clock every 4096 calls, so it can sit in the
-/// innermost loop.
+/// innermost loop. It starts disarmed: the DP's first walk (from the empty
+/// ideal, one pass over the lattice) always completes, so a run whose
+/// preprocessing ate the budget still has the splits that walk pushes
+/// (all on one device when it fits) rather than none.
 class DPClock {
 public:
   explicit DPClock(std::optional<std::chrono::steady_clock::time_point> At) : At(At) {}
+  void arm() { Armed = true; }
   bool tick() {
-    if (At && !Expired && (++Count & 4095) == 0) Expired = std::chrono::steady_clock::now() >= *At;
+    if (Armed && At && !Expired && (++Count & 4095) == 0) Expired = std::chrono::steady_clock::now() >= *At;
     return Expired;
   }
   /// Looks at the clock now.
   bool expired() {
-    if (At && !Expired) Expired = std::chrono::steady_clock::now() >= *At;
+    if (Armed && At && !Expired) Expired = std::chrono::steady_clock::now() >= *At;
     return Expired;
   }
 
 private:
   std::optional<std::chrono::steady_clock::time_point> At;
   uint32_t Count = 0;
+  bool Armed = false;
   bool Expired = false;
 };
 

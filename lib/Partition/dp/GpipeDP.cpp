@@ -51,8 +51,11 @@ Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P, const Pa
   DeviceSetCost Cost(G, UG, P);
 
   DPClock Clock(O.deadline);
+  bool FirstWalk = true;
   for (int From : L.bySize()) {
     if (From == L.full) continue;
+    if (!FirstWalk) Clock.arm(); // DPClock: the walk from the empty ideal always runs
+    FirstWalk = false;
     if (Clock.expired()) {
       Sol.TimedOut = true;
       break;

@@ -192,8 +192,11 @@ Solution MaxLoadDP::solve(double UpperBound) {
   std::vector<int> Live;
   std::vector<double> PrefixMin(NS);
   DPClock Clock(O.deadline);
+  bool FirstWalk = true;
   for (int From : L.bySize()) {
     if (From == L.full) continue;
+    if (!FirstWalk) Clock.arm(); // DPClock: the walk from the empty ideal always runs
+    FirstWalk = false;
     if (Clock.expired()) {
       Sol.TimedOut = true;
       break;
