@@ -323,11 +323,46 @@ Expected<Plan> onnxp::runChainPlanner(const std::string &Name, const Chain &C, c
 }
 
 namespace {
+/// Issue 20 ("Size"): the largest input each algorithm handles within
+/// seconds of preprocessing, so that --time-limit stays a limit; beyond it a
+/// usage error up front instead of minutes of work (or bad_alloc). Measured
+/// on generated chains (docs/benchmarks.md, issue 20): dp, dpl and
+/// pipedream build their unit graph and lattice in 0.6 s at 20,000 nodes
+/// and 8 s at 50,000; pipeline-pipedream 1.2 s at 20,000 blocks,
+/// pipeline-ilp keeps a 3 s limit at 10,000 blocks (not at 20,000);
+/// offload-weights' greedy is cubic (0.3 s at 300 blocks, 11 s at 1,000).
+/// The IPs share the graph DPs' bound (their first warm start is dp).
+struct SizeLimit {
+  const char *algo;
+  size_t most;
+  bool blocks; ///< counts chain blocks, else cost-graph nodes
+};
+constexpr SizeLimit kSizeLimits[] = {{"auto", 20000, false},        {"dp", 20000, false},
+                                     {"dpl", 20000, false},         {"pipedream", 20000, false},
+                                     {"ip", 20000, false},          {"ip-contig", 20000, false},
+                                     {"latency-ip", 20000, false},  {"pipeline-pipedream", 20000, true},
+                                     {"pipeline-ilp", 10000, true}, {"offload-weights", 500, true}};
+
+Error checkSizeHandled(const std::string &Name, size_t Nodes, size_t Blocks) {
+  for (const SizeLimit &L : kSizeLimits) {
+    if (Name != L.algo) continue;
+    const size_t Have = L.blocks ? Blocks : Nodes;
+    if (Have <= L.most) return Error::success();
+    return makeUsageError(
+        "--algo ", Name, " handles ", L.blocks ? "chains of at most " : "graphs of at most ", L.most,
+        L.blocks ? " blocks" : " nodes", "; this input has ", Have,
+        L.blocks ? " (merge consecutive blocks, or coarsen the model with --granularity)"
+                 : " (contract it with --granularity layer|block|chain, or use --algo pardnn)");
+  }
+  return Error::success();
+}
+
 Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, const Platform &P,
                                   const PartitionOptions &O, const Chain *C) {
   Expected<const PartitionerInfo *> Found = findPartitioner(Name);
   if (!Found) return Found.takeError();
   const PartitionerInfo &Info = **Found;
+  ONNXP_RETURN_IF_ERROR(checkSizeHandled(Name, G.numNodes(), C ? C->size() : 0));
   Expected<Objective> Obj = resolveObjective(Info, O);
   if (!Obj) return Obj.takeError();
   PartitionOptions Resolved = O;
@@ -383,6 +418,7 @@ Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, cons
                           Chainers, ")");
   }
   ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(C, P));
+  ONNXP_RETURN_IF_ERROR(checkSizeHandled(Name, 0, C.size()));
   Expected<Objective> Obj = resolveObjective(Info, O);
   if (!Obj) return Obj.takeError();
   PartitionOptions Resolved = O;

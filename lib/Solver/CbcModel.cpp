@@ -12,9 +12,10 @@
 // Progress comes from a CbcEventHandler: CBC clones the handler into every
 // model copy (the solver's own babModel and one per thread), so the clones
 // share one state block behind a mutex. It hands every improving incumbent
-// of a model CBC did not preprocess to the CbcSink when the sink asks for
-// them: SolverProcess.cpp streams them to the parent process, which keeps
-// the best one when it has to stop CBC from outside (issue 20).
+// to the CbcSink when the sink asks for them, in the model's own columns
+// (NaN where CBC's preprocessing removed one): SolverProcess.cpp streams
+// them to the parent process, which completes, checks and keeps the best
+// one when it has to stop CBC from outside (issue 20).
 //
 // CBC prints a lot; log levels are 0 unless MilpOptions::verbose.
 //
@@ -53,6 +54,25 @@ struct SearchState {
   double now() const { return std::chrono::duration<double>(Clock::now() - Start).count(); }
 };
 
+/// An incumbent of Model (CBC's preprocessed copy or the model itself) in
+/// the original model's NumCols columns, NaN where preprocessing removed a
+/// column; empty when the columns cannot be mapped. Only reads CbcModel::originalColumns (the map CBC's
+/// driver sets on its preprocessed model): post-processing a copy of the solver (CglPreProcess::postProcess)
+/// changes the state the final post-processing reads (wrong final values, seen on the unit IPs). The parent
+/// completes and checks every such vector (MilpOptions::completeIncumbent).
+std::vector<double> inModelColumns(const CbcModel &Model, const double *X, int NumCols) {
+  const int Cols = Model.getNumCols();
+  const int *Orig = Model.originalColumns();
+  if (!Orig) {
+    if (Cols == NumCols) return std::vector<double>(X, X + NumCols);
+    return {}; // a copy whose columns cannot be told apart
+  }
+  std::vector<double> Out(NumCols, std::nan(""));
+  for (int J = 0; J < Cols; ++J)
+    if (Orig[J] >= 0 && Orig[J] < NumCols) Out[Orig[J]] = X[J];
+  return Out;
+}
+
 class ProgressHandler : public CbcEventHandler {
 public:
   explicit ProgressHandler(std::shared_ptr<SearchState> S) : State(std::move(S)) {}
@@ -73,14 +93,10 @@ public:
       State->Incumbent = Obj;
       State->IncumbentSeconds = T;
       if (State->Sink->wantsIncumbents()) {
-        // The incumbent in the model's own columns. Mapping one out of
-        // CBC's preprocessing (postProcessedSolver) changes the state the
-        // final post-processing reads (wrong final values, seen on the unit
-        // IPs), so only an unpreprocessed model's incumbents are streamed;
-        // the parent checks every one against the model anyway.
-        const double *X = nullptr;
-        if (!model_->preProcess() && model_->getNumCols() == State->NumCols) X = model_->bestSolution();
-        if (X) State->Sink->incumbent(Obj, std::vector<double>(X, X + State->NumCols));
+        if (const double *X = model_->bestSolution()) {
+          std::vector<double> Values = inModelColumns(*model_, X, State->NumCols);
+          if (!Values.empty()) State->Sink->incumbent(Obj, Values);
+        }
       }
     }
     const MilpOptions &O = *State->Opts;

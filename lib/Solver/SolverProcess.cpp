@@ -137,6 +137,8 @@ struct ParentState {
   std::vector<double> BestValues;
   std::optional<MilpResult> Final;
   std::optional<std::string> ChildError;
+  int Completed = 0;          ///< incumbents completed by MilpOptions::completeIncumbent
+  bool StopRequested = false; ///< MilpOptions::stopOnIncumbent said so
 
   template <typename T> static T readPod(const char *&P) {
     T V;
@@ -160,14 +162,27 @@ struct ParentState {
       readPod<double>(P);
       std::vector<double> X(Cols);
       if (Cols > 0) std::memcpy(X.data(), P, Cols * sizeof(double));
-      // Trust nothing from the child: round, check, price it here.
-      for (size_t I = 0; I < Cols; ++I)
-        if (M.vars()[I].kind != VarKind::Continuous) X[I] = std::round(X[I]);
-      if (M.maxViolation(X) > 1e-6) return;
+      // Trust nothing from the child: round, complete, check, price it here.
+      bool Partial = false;
+      for (size_t I = 0; I < Cols; ++I) {
+        if (std::isnan(X[I])) Partial = true;
+        else if (M.vars()[I].kind != VarKind::Continuous) X[I] = std::round(X[I]);
+      }
+      if (Partial) {
+        // Found in CBC's preprocessed space: only the caller can complete it.
+        if (!O.completeIncumbent) return;
+        X = O.completeIncumbent(X);
+        if (X.size() != Cols) return;
+        ++Completed;
+      }
+      for (double V : X)
+        if (!std::isfinite(V)) return;
+      if (!(M.maxViolation(X) <= 1e-6)) return;
       double Obj = M.objectiveOf(X);
       if (Obj < BestObjective) {
         BestObjective = Obj;
         BestValues = std::move(X);
+        if (O.stopOnIncumbent && O.stopOnIncumbent(Obj)) StopRequested = true;
       }
     } else if (Type == 'r' && N >= sizeof(int32_t) + 4 * sizeof(double) + 1 + sizeof(int64_t)) {
       MilpResult R;
@@ -193,7 +208,7 @@ struct ParentState {
   void drain() {
     size_t Pos = 0;
     const size_t Header = 1 + sizeof(uint64_t);
-    while (Buffer.size() - Pos >= Header) {
+    while (Buffer.size() - Pos >= Header && !StopRequested) {
       uint64_t Len;
       std::memcpy(&Len, Buffer.data() + Pos + 1, sizeof(Len));
       if (Buffer.size() - Pos - Header < Len) break;
@@ -238,7 +253,7 @@ Expected<MilpResult> solveInChild(const MilpModel &M, const MilpOptions &O) {
   char Chunk[1 << 16];
   while (!Eof) {
     auto Now = SteadyClock::now();
-    if (HasHard && Now >= Hard) {
+    if ((HasHard && Now >= Hard) || S.StopRequested) {
       ::kill(Pid, SIGKILL);
       Killed = true;
       break;
@@ -285,7 +300,7 @@ Expected<MilpResult> solveInChild(const MilpModel &M, const MilpOptions &O) {
   R.seconds = Seconds;
   R.startAccepted = !M.mipStart().empty() && M.maxViolation(M.mipStart()) <= 1e-6;
   if (Killed) {
-    R.interrupted = "the deadline";
+    R.interrupted = S.StopRequested ? "the caller" : "the deadline";
   } else {
     char Why[64];
     if (WIFSIGNALED(WaitStatus))

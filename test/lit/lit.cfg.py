@@ -1,6 +1,7 @@
 # -*- Python -*-  lit configuration for the onnx-partition golden tests.
 import os
 import shutil
+import sys
 
 import lit.formats
 
@@ -16,6 +17,9 @@ config.substitutions.append(("%onnxp", tool))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%shared", config.shared_dir))
 config.substitutions.append(("%srcroot", config.onnxp_source_dir))
+# The Python running lit (CMake's Python3_EXECUTABLE, which has the onnx
+# module the set-up installs), for input generators that need it.
+config.substitutions.append(("%python", sys.executable))
 # Tool names are substituted only as whole words, never inside paths or
 # file names such as "not-onnx.bin".
 for name in ["FileCheck", "not", "count", "split-file"]:

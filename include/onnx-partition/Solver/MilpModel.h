@@ -134,6 +134,17 @@ struct MilpOptions {
   std::function<void(const MilpProgress &)> progress;
   /// Minimum seconds between two "node" progress reports.
   double progressInterval = 5;
+  /// Completes an incumbent CBC found in its preprocessed space: the values
+  /// of the columns preprocessing kept, NaN where it removed one. Returns a
+  /// full assignment (checked against the model before it is kept) or an
+  /// empty vector. Unset: such incumbents are dropped, so a solve stopped
+  /// from outside keeps only complete ones (issue 20).
+  std::function<std::vector<double>(const std::vector<double> &)> completeIncumbent;
+  /// Isolated solves: called with the objective of each incumbent the
+  /// parent keeps; true stops CBC there as the deadline would (interrupted
+  /// "the caller"). Lets a caller stop at a good-enough plan, and a test
+  /// stop a solve at a known point rather than at a time.
+  std::function<bool(double)> stopOnIncumbent;
   /// Extra settings in CBC's command-line syntax ("-proximity on"), applied
   /// after the ones above; for tuning experiments.
   std::vector<std::string> extraArgs;

@@ -15,6 +15,7 @@
 #include "onnx-partition/Partition/dp/IdealDP.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -32,6 +33,39 @@ struct Solution {
   double Value = kInfinity;
   std::vector<Segment> Segments; ///< in stage order
   double Pairs = 0;              ///< (I', I) pairs priced
+  /// The run's deadline stopped the DP (issue 20): Value and Segments are
+  /// the best complete split pushed so far (none if infinite), not the
+  /// optimum. A cell's value is final once the DP has pushed from it (it
+  /// takes ideals by size), so the back pointers of a complete split read
+  /// back a valid one.
+  bool TimedOut = false;
+};
+
+/// The run's deadline as the DP loops see it (PartitionOptions::deadline):
+/// tick() looks at the clock every 4096 calls, so it can sit in the
+/// innermost loop. It starts disarmed: the DP's first walk (from the empty
+/// ideal, one pass over the lattice) always completes, so a run whose
+/// preprocessing ate the budget still has the splits that walk pushes
+/// (all on one device when it fits) rather than none.
+class DPClock {
+public:
+  explicit DPClock(std::optional<std::chrono::steady_clock::time_point> At) : At(At) {}
+  void arm() { Armed = true; }
+  bool tick() {
+    if (Armed && At && !Expired && (++Count & 4095) == 0) Expired = std::chrono::steady_clock::now() >= *At;
+    return Expired;
+  }
+  /// Looks at the clock now.
+  bool expired() {
+    if (Armed && At && !Expired) Expired = std::chrono::steady_clock::now() >= *At;
+    return Expired;
+  }
+
+private:
+  std::optional<std::chrono::steady_clock::time_point> At;
+  uint32_t Count = 0;
+  bool Armed = false;
+  bool Expired = false;
 };
 
 /// Visits every ideal To > From once (canonical DFS up the lattice) with
@@ -40,10 +74,10 @@ struct Solution {
 /// (memory, support, processing <= AccCut) nor a CPU (processing <= Cut)
 /// can hold the set: both only get worse as the set grows. AccCut is Cut
 /// times the most replicas a set may get (App. C.2). Returns the number of
-/// sets priced.
+/// sets priced; stops early (Clock expired) at the run's deadline.
 template <typename Fn>
 double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double Cut, double AccCut,
-                  bool HaveAcc, bool HaveCpu, Fn &&OnPair) {
+                  bool HaveAcc, bool HaveCpu, DPClock &Clock, Fn &&OnPair) {
   struct Frame {
     int Ideal;
     int Added; ///< unit added to reach Ideal, -1 at the root
@@ -53,6 +87,12 @@ double walkUpFrom(const IdealLattice &L, DeviceSetCost &Cost, int From, double C
   double Pairs = 0;
   Stack.push_back({From, -1, L.edgeBegin[From]});
   while (!Stack.empty()) {
+    if (Clock.tick()) {
+      // Out of time: unwind so Cost holds the empty set again.
+      for (auto It = Stack.rbegin(); It != Stack.rend(); ++It)
+        if (It->Added >= 0) Cost.removeUnit(It->Added);
+      break;
+    }
     Frame &F = Stack.back();
     uint32_t End = L.edgeBegin[F.Ideal + 1];
     // Canonical order: only units larger than the one added last.

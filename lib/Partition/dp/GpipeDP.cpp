@@ -50,33 +50,42 @@ Solution onnxp::dp::solveGpipeDP(const CostGraph &G, const Platform &P, const Pa
   Solution Sol;
   DeviceSetCost Cost(G, UG, P);
 
+  DPClock Clock(O.deadline);
+  bool FirstWalk = true;
   for (int From : L.bySize()) {
     if (From == L.full) continue;
+    if (!FirstWalk) Clock.arm(); // DPClock: the walk from the empty ideal always runs
+    FirstWalk = false;
+    if (Clock.expired()) {
+      Sol.TimedOut = true;
+      break;
+    }
     bool Any = false;
     for (int S = 0; S < NS && !Any; ++S) Any = !Cell[size_t(From) * NS + S].empty();
     if (!Any) continue;
     const double AccCut = O.replicate ? Cut * K : Cut;
-    Sol.Pairs += walkUpFrom(L, Cost, From, Cut, AccCut, K > 0, Cpus > 0, [&](int To, bool AccOk, bool CpuOk) {
-      // The stage lands on accelerator A of the device order; its loads
-      // depend on its site there (DeviceSetCost::siteOf).
-      auto AccF = [&](int A, int R) { return Cost.accForwardLoad(R, Cost.siteOf(A, R)); };
-      auto AccB = [&](int A, int R) { return Cost.accBackwardLoad(R, Cost.siteOf(A, R)); };
-      const SetSums &Sums = Cost.sums();
-      for (int S = 0; S < NS; ++S) {
-        const std::vector<Entry> &Src = Cell[size_t(From) * NS + S];
-        int A = S / (Cpus + 1), C = S % (Cpus + 1);
-        for (int E = 0; E < static_cast<int>(Src.size()); ++E) {
-          auto Push = [&](double F, double B, int T, int How) {
-            F = std::max(F, Src[E].F);
-            B = std::max(B, Src[E].B);
-            if (F + B <= Cut) insertPareto(Cell[size_t(To) * NS + T], {F, B, From, S, E, How});
-          };
-          if (AccOk)
-            for (int R = 1; R <= MaxR && A + R <= K; ++R) Push(AccF(A, R), AccB(A, R), Idx(A + R, C), R);
-          if (CpuOk && C < Cpus) Push(Sums.cpuFw, Sums.cpuBw, Idx(A, C + 1), 0);
-        }
-      }
-    });
+    Sol.Pairs +=
+        walkUpFrom(L, Cost, From, Cut, AccCut, K > 0, Cpus > 0, Clock, [&](int To, bool AccOk, bool CpuOk) {
+          // The stage lands on accelerator A of the device order; its loads
+          // depend on its site there (DeviceSetCost::siteOf).
+          auto AccF = [&](int A, int R) { return Cost.accForwardLoad(R, Cost.siteOf(A, R)); };
+          auto AccB = [&](int A, int R) { return Cost.accBackwardLoad(R, Cost.siteOf(A, R)); };
+          const SetSums &Sums = Cost.sums();
+          for (int S = 0; S < NS; ++S) {
+            const std::vector<Entry> &Src = Cell[size_t(From) * NS + S];
+            int A = S / (Cpus + 1), C = S % (Cpus + 1);
+            for (int E = 0; E < static_cast<int>(Src.size()); ++E) {
+              auto Push = [&](double F, double B, int T, int How) {
+                F = std::max(F, Src[E].F);
+                B = std::max(B, Src[E].B);
+                if (F + B <= Cut) insertPareto(Cell[size_t(To) * NS + T], {F, B, From, S, E, How});
+              };
+              if (AccOk)
+                for (int R = 1; R <= MaxR && A + R <= K; ++R) Push(AccF(A, R), AccB(A, R), Idx(A + R, C), R);
+              if (CpuOk && C < Cpus) Push(Sums.cpuFw, Sums.cpuBw, Idx(A, C + 1), 0);
+            }
+          }
+        });
   }
 
   int BestS = -1, BestE = -1;

@@ -191,8 +191,16 @@ Solution MaxLoadDP::solve(double UpperBound) {
   DeviceSetCost Cost(G, UG, P);
   std::vector<int> Live;
   std::vector<double> PrefixMin(NS);
+  DPClock Clock(O.deadline);
+  bool FirstWalk = true;
   for (int From : L.bySize()) {
     if (From == L.full) continue;
+    if (!FirstWalk) Clock.arm(); // DPClock: the walk from the empty ideal always runs
+    FirstWalk = false;
+    if (Clock.expired()) {
+      Sol.TimedOut = true;
+      break;
+    }
     // Push only from states no state with fewer devices of both kinds
     // beats: a dominated state's pushes are dominated too, and the answer
     // is read as the minimum over all device counts.
@@ -208,7 +216,7 @@ Solution MaxLoadDP::solve(double UpperBound) {
     }
     if (Live.empty()) continue;
     Sol.Pairs +=
-        walkUpFrom(L, Cost, From, Cut, O.replicate ? Cut * K : Cut, K > 0, Cpus > 0,
+        walkUpFrom(L, Cost, From, Cut, O.replicate ? Cut * K : Cut, K > 0, Cpus > 0, Clock,
                    [&](int To, bool AccOk, bool CpuOk) { relax(From, To, Live, Cost, AccOk, CpuOk); });
   }
 
@@ -267,18 +275,33 @@ Plan toPlan(const CostGraph &G, const Platform &P, const UnitGraph &UG, const Id
 
 } // namespace
 
+namespace {
+/// Issue 20: the DPs stop at the run's deadline (PartitionOptions::deadline).
+Error timedOutError(size_t Ideals) {
+  return makeError("the time limit stopped the DP over ", Ideals,
+                   " ideals before it found a complete split; a plan may still exist: give a larger "
+                   "--time-limit, or --granularity block or chain to shrink the graph");
+}
+std::string timedOutNote(const std::string &What) {
+  return "the time limit stopped " + What +
+         "; the plan is the best complete split found by then, not proven optimal";
+}
+} // namespace
+
 Expected<Plan> onnxp::dp::solveOnUnits(const CostGraph &G, const Platform &P, const PartitionOptions &O,
                                        const UnitGraph &UG) {
   Expected<IdealLattice> L = buildIdealLattice(UG, O.idealLimit);
   if (!L) return L.takeError();
   Solution Sol = O.objective == Objective::Gpipe ? solveGpipeDP(G, P, O, UG, *L, kInfinity)
                                                  : MaxLoadDP(G, P, O, UG, *L).solve(kInfinity);
+  if (std::isinf(Sol.Value) && Sol.TimedOut) return timedOutError(L->count());
   if (std::isinf(Sol.Value))
     return makeError("no split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
                      " CPU(s) respects the memory limit and accelerator support");
   Plan Pl = toPlan(G, P, UG, *L, Sol);
   Pl.objectiveKind = O.objective.value_or(Objective::MaxLoad);
   Pl.objective = Sol.Value;
+  if (Sol.TimedOut) Pl.notes.push_back(timedOutNote("the DP"));
   Pl.stats["ideals"] = static_cast<double>(L->count());
   Pl.stats["units"] = UG.numUnits();
   return Pl;
@@ -347,6 +370,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
     return Gpipe ? solveGpipeDP(G, P, O, UG, L, UB) : MaxLoadDP(G, P, O, UG, L).solve(UB);
   };
   Solution Best = Solve(Chain, *ChainL, kInfinity);
+  if (Best.TimedOut && std::isinf(Best.Value)) return timedOutError(ChainL->count());
   const UnitGraph *UsedUG = &Chain;
   const IdealLattice *UsedL = &*ChainL;
   double Ideals = static_cast<double>(ChainL->count());
@@ -354,7 +378,10 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
   double Pairs = Best.Pairs;
 
   Expected<IdealLattice> FullL = IdealLattice();
-  if (!Linearize) {
+  bool ExactTimedOut = false;
+  if (!Linearize && Best.TimedOut) {
+    ExactTimedOut = true; // no time left for the exact DP: dpl's split stands
+  } else if (!Linearize) {
     (void)FullCount;
     FullL = buildIdealLattice(Full, O.idealLimit);
     if (!FullL) return FullL.takeError();
@@ -362,6 +389,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
     // dpl's split lies in dp's search space: its value bounds the optimum.
     Solution Exact = Solve(Full, *FullL, Tuning.pruneByBound ? Best.Value : kInfinity);
     Pairs += Exact.Pairs;
+    ExactTimedOut = Exact.TimedOut;
     if (Exact.Value <= Best.Value && !Exact.Segments.empty()) {
       Best = std::move(Exact);
       UsedUG = &Full;
@@ -376,8 +404,14 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
   Plan Pl = toPlan(G, P, *UsedUG, *UsedL, Best);
   Pl.objectiveKind = O.objective.value_or(Objective::MaxLoad);
   Pl.objective = Best.Value;
-  if (!Linearize) Pl.lowerBound = Best.Value; // optimal over contiguous splits
-  if (!Linearize) Pl.lowerBoundScope = "contiguous plans (dp's optimum)";
+  if (!Linearize && !ExactTimedOut) {
+    Pl.lowerBound = Best.Value; // optimal over contiguous splits
+    Pl.lowerBoundScope = "contiguous plans (dp's optimum)";
+  }
+  if (Best.TimedOut) Pl.notes.push_back(timedOutNote(Linearize ? "the DP" : "dpl's DP (dp's warm-up)"));
+  else if (ExactTimedOut)
+    Pl.notes.push_back(timedOutNote("the exact DP over ideals") +
+                       (UsedUG == &Chain ? " (dpl's split, computed first)" : ""));
   Pl.stats["ideals"] = Ideals;
   Pl.stats["units"] = UsedUG->numUnits();
   Pl.stats["pairs"] = Pairs;

@@ -60,6 +60,9 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
                       " nodes");
       continue;
     }
+    // The DPs stop at a deadline they are given; the first warm start runs
+    // to its end, as above, so the IP always starts from a finished plan.
+    Quiet.deadline = Out.empty() ? std::nullopt : O.deadline;
     Expected<Plan> Pl = runPartitioner(Name, G, P, Quiet);
     if (!Pl) {
       Notes.push_back("warm start '" + Name + "' unavailable: " + Pl.takeError().message());

@@ -50,9 +50,11 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/ip/LatencyIp.h"
 
+#include "IpFeasibility.h"
 #include "IpWarmStart.h"
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <algorithm>
@@ -76,6 +78,11 @@ public:
   std::vector<double> startFrom(const Plan &Pl, const LatencySchedule &Sched) const;
   /// Plan (device + stage) from a solution.
   Plan planOf(const std::vector<double> &Values) const;
+  /// A full assignment from an incumbent CBC found in its preprocessed
+  /// space (NaN where preprocessing removed a column): each node goes to
+  /// the slot set to 1, else to a removed (unknown) one, and the rest is
+  /// recomputed from that plan's schedule as for a warm start (issue 20).
+  std::vector<double> completeIncumbent(const std::vector<double> &Partial) const;
   /// Fully sequential time: an upper bound on any schedule's latency.
   double sequentialBound() const;
 
@@ -470,6 +477,40 @@ Plan LatencyIp::planOf(const std::vector<double> &Values) const {
   return Pl;
 }
 
+std::vector<double> LatencyIp::completeIncumbent(const std::vector<double> &Partial) const {
+  Plan Pl;
+  Pl.objectiveKind = Objective::Latency;
+  Pl.device.assign(N, -1);
+  Pl.stage.assign(N, 0);
+  for (int V = 0; V < N; ++V) {
+    // A known 1 wins; else the first unknown slot (or the CPU).
+    int Unknown = -1;
+    for (int Sl = 0; Sl < S && Pl.device[V] < 0; ++Sl) {
+      if (X[V][Sl] < 0) continue;
+      double Val = Partial[X[V][Sl]];
+      if (Val > 0.5) Pl.device[V] = accOf(Sl), Pl.stage[V] = Sl % Q;
+      else if (std::isnan(Val) && Unknown < 0) Unknown = Sl;
+    }
+    if (Pl.device[V] >= 0) continue;
+    double Cpu = XCpu[V] >= 0 ? Partial[XCpu[V]] : 0;
+    if (Cpu > 0.5 || (std::isnan(Cpu) && Unknown < 0)) Pl.device[V] = K;
+    else if (Unknown >= 0) Pl.device[V] = accOf(Unknown), Pl.stage[V] = Unknown % Q;
+    else return {};
+  }
+  // The IP's own slots first; if they do not schedule, the canonical ones.
+  Expected<LatencySchedule> Sc = simulateLatency(G, P, Pl);
+  if (!Sc) {
+    (void)Sc.takeError();
+    Pl.stage.clear();
+    Sc = simulateLatency(G, P, Pl);
+    if (!Sc) {
+      (void)Sc.takeError();
+      return {};
+    }
+  }
+  return startFrom(Pl, *Sc);
+}
+
 } // namespace
 
 Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
@@ -521,11 +562,25 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
   if (!StartValues.empty()) Ip.M.setMipStart(StartValues);
 
   MilpOptions MO = milpOptionsFrom(O, "latency-ip");
+  // Issue 20: incumbents from CBC's preprocessed space, completed here and
+  // checked against the model before one is kept; the plan is priced (and
+  // thereby checked) by the latency evaluator below.
+  MO.completeIncumbent = [&Ip](const std::vector<double> &Partial) { return Ip.completeIncumbent(Partial); };
   Expected<MilpResult> R = solveMilp(Ip.M, MO);
   if (!R) return R.takeError();
 
   Plan Pl;
-  if (R->hasSolution()) {
+  Error Invalid = Error::success();
+  if (R->hasSolution() && !R->interrupted.empty())
+    Invalid = validatePlan(G, P, Ip.planOf(R->values)); // issue 20: a streamed incumbent
+  if (Invalid && Warm) {
+    Pl = *Warm;
+    Pl.objectiveKind = Objective::Latency;
+    Pl.notes.push_back(solverStopNote(*R) + "; its incumbent is not a valid plan (" + Invalid.message() +
+                       "), returning the warm start from '" + Warm->algorithm + "'");
+  } else if (Invalid) {
+    return makeInternalError("latency-ip's incumbent is not a valid plan: ", Invalid.message());
+  } else if (R->hasSolution()) {
     Pl = Ip.planOf(R->values);
     Pl.stats["solver_objective"] = R->objective;
     Pl.stats["solver_gap"] = R->gap();
@@ -546,8 +601,23 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
     Pl.notes.push_back(solverStopNote(*R) + "; the IP found no solution, returning the warm start from '" +
                        Warm->algorithm + "'");
   } else {
-    return makeError("the latency IP found no solution within ", O.timeLimitSeconds,
-                     " s and no warm start fits ", Q, " subgraph(s) per accelerator");
+    {
+      // Issue 20: out of time or infeasible (IpFeasibility.h); a packing must
+      // also keep to q subgraphs per accelerator.
+      auto WithinQ = [&](const Plan &Pl) {
+        Plan Canonical = Pl;
+        Canonical.stage.clear();
+        Expected<LatencySchedule> Sc = simulateLatency(G, P, Canonical);
+        if (!Sc) return (void)Sc.takeError(), false;
+        std::vector<int> PerDevice(P.numDevices(), 0);
+        for (const LatencySubgraph &Sg : Sc->subgraphs)
+          if (++PerDevice[Sg.device] > Q) return false;
+        return true;
+      };
+      return makeError("the latency IP found no solution within ", formatNumber(O.timeLimitSeconds),
+                       " s and no warm start has at most ", Q, " subgraph(s) per accelerator; ",
+                       ipFeasibility(G, P, false, WithinQ));
+    }
   }
   Pl.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
   Pl.lowerBoundScope = "plans of q contiguous subgraphs per accelerator (CBC's bound)";

@@ -53,6 +53,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/ip/MaxLoadIp.h"
 
+#include "IpFeasibility.h"
 #include "IpPolish.h"
 #include "IpWarmStart.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
@@ -79,6 +80,12 @@ public:
   std::vector<double> startFrom(const Plan &Pl) const;
   /// Per-node devices from a solution vector.
   std::vector<int> devicesOf(const std::vector<double> &Values) const;
+  /// A full assignment from an incumbent CBC found in its preprocessed
+  /// space (NaN where preprocessing removed a column): each class goes to
+  /// its device set to 1, else to a removed (unknown) one; the other
+  /// variables are recomputed from the placement as for a warm start.
+  /// Empty when a class has no candidate device.
+  std::vector<double> completeIncumbent(std::vector<double> Partial) const;
 
   MilpModel M;
 
@@ -488,6 +495,17 @@ std::vector<double> MaxLoadIp::startFrom(const Plan &Pl) const {
   return Val;
 }
 
+std::vector<double> MaxLoadIp::completeIncumbent(std::vector<double> Partial) const {
+  // An unknown x ranks between a known 0 and a known 1.
+  for (double &V : Partial)
+    if (std::isnan(V)) V = 0.5;
+  Plan Pl;
+  Pl.device = devicesOf(Partial);
+  for (int V = 0; V < (int)G.numNodes(); ++V)
+    if (Pl.device[V] < 0 || Partial[x(ClassOf[V], Pl.device[V])] < 0.5) return {};
+  return startFrom(Pl);
+}
+
 std::vector<int> MaxLoadIp::devicesOf(const std::vector<double> &Values) const {
   std::vector<int> Dev(G.numNodes(), -1);
   for (size_t V = 0; V < G.numNodes(); ++V) {
@@ -543,6 +561,11 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
     }
   }
 
+  // Issue 20: CBC's incumbents come back from its preprocessed space with
+  // the removed columns unknown; rebuilt from their placement, they are
+  // checked against the model (SolverProcess.cpp) and the plan by the
+  // evaluator (runMaxLoadIp) before one is returned.
+  MO.completeIncumbent = [&Ip](const std::vector<double> &Partial) { return Ip.completeIncumbent(Partial); };
   Expected<MilpResult> R = solveMilp(Ip.M, MO);
   if (!R) return R.takeError();
 
@@ -568,8 +591,8 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
                      " bytes per accelerator", Contiguous ? ", contiguity" : "", ")");
   if (!R->hasSolution()) {
     if (!Warm)
-      return makeError("the IP found no solution within ", O.timeLimitSeconds,
-                       " s and there is no warm start");
+      return makeError("the IP found no solution within ", formatNumber(O.timeLimitSeconds),
+                       " s and there is no warm start; ", ipFeasibility(G, P, Contiguous));
     Result.device = Warm->device;
     Result.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
     Result.notes.push_back(solverStopNote(*R) + (CutoffOnly ? " better than the warm start" : "") +
@@ -620,7 +643,16 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
     // reject the start or stop at a worse incumbent; the evaluator decides.
     Plan Ip = *Pl;
     if (Error E = evaluateInto(G, P, Ip)) return E;
-    if (Ip.objective > Warm->objective * (1 + 1e-9)) {
+    // Issue 20: an incumbent streamed from a stopped CBC is checked by the
+    // validator too (placement, memory, contiguity) before it is returned.
+    ValidationOptions VO;
+    VO.requireContiguous = Contiguous;
+    if (Error E = validatePlan(G, P, Ip, VO)) {
+      Pl->device = Warm->device;
+      Pl->notes.push_back("the IP's incumbent is not a valid plan (" + E.message() +
+                          "); the warm start is kept");
+      Pl->stats["warm_start_kept"] = 1;
+    } else if (Ip.objective > Warm->objective * (1 + 1e-9)) {
       Pl->device = Warm->device;
       Pl->notes.push_back("the IP's incumbent (max-load " + formatNumber(Ip.objective) +
                           ") is worse than its warm start; the warm start is kept");

@@ -144,6 +144,11 @@ void noteDiscretization(const Chain &C, Plan &Pl, const Budget &B, double Makesp
   Pl.notes.push_back(Buf);
 }
 
+std::string defaultLimitNote(const PartitionOptions &O) {
+  return "time limit: " + formatNumber(O.timeLimitSeconds) +
+         " s, the default (--time-limit SECONDS to change)";
+}
+
 Expected<Plan> planActivations(const Chain &C, const Platform &P, const PartitionOptions &O, bool Offload) {
   Expected<Budget> B = optionsFor(C, P, O, Offload);
   if (!B) return B.takeError();
@@ -157,15 +162,29 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
     Rotor.remat.offload = false;
     Rotor.remat.deadline.reset();
     Expected<Plan> Pl = toPlan(C, planRotor(C, Rotor.remat), Rotor);
-    if (!Pl) return Pl;
+    if (!Pl) {
+      // Out of time, not infeasible: offloading may need less than rotor.
+      // (Worded so that MemoryFit's search, which would rerun the DP past
+      // the limit, does not start.)
+      (void)Pl.takeError();
+      return makeError(
+          "offload-activations: the time limit stopped seed 001's DP after ", R->statesExplored,
+          " states, before it finished, and rotor's schedule (no offloading) needs more than the ",
+          humanBytes(B->remat.memoryBytes),
+          " left for activations; a schedule that offloads activations may still exist: give a "
+          "larger --time-limit");
+    }
     Pl->notes.push_back("the time limit stopped seed 001's DP after " + std::to_string(R->statesExplored) +
                         " states; returning rotor's schedule (rematerialization, no offloading)");
     Pl->stats["stopped_by_time_limit"] = 1;
+    if (!O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
     return Pl;
   }
   const double Makespan = R && R->feasible ? R->makespanMs : NAN;
   Expected<Plan> Pl = toPlan(C, std::move(R), *B);
   if (Pl && std::isfinite(Makespan)) noteDiscretization(C, *Pl, *B, Makespan, Planner);
+  // Issue 20: a searching algorithm always runs under a limit; say which.
+  if (Pl && Offload && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
   return Pl;
 }
 

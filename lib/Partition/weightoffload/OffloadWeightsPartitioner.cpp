@@ -67,6 +67,16 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   Out.stage.assign(C.size(), 0);
   Out.objective = Pl->cycleTime;
   if (Bound) Out.lowerBound = Bound->bound;
+  if (Bound && !Bound->optimal) {
+    // Issue 20: a plan always exists here (the planner's); only the bound
+    // was cut short by the clock.
+    Out.notes.push_back("the time limit stopped the §6 MILP after " + formatNumber(Bound->seconds) +
+                        " s: the lower bound is CBC's best bound, not the MILP's optimum" +
+                        (std::isfinite(Bound->objective) ? "" : " (CBC had found no MILP solution)"));
+  }
+  if (Bound && !O.timeLimitGiven)
+    Out.notes.push_back("time limit: " + formatNumber(O.timeLimitSeconds) +
+                        " s, the default (--time-limit SECONDS to change)");
   Out.schedule = offloadReportJson(*I, *Pl, Bound ? &*Bound : nullptr);
   int Chosen = Pl->selection.count(), Layers = 0;
   for (int K = 1; K <= I->L; ++K) Layers += Pl->selection.any(K);

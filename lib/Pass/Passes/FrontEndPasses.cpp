@@ -9,10 +9,12 @@
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Pass/Passes.h"
+#include "onnx-partition/Transforms/StageTypes.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
 #include <algorithm>
 #include <cctype>
+#include <numeric>
 #include <set>
 
 using namespace onnxp;
@@ -136,6 +138,41 @@ public:
   }
 };
 
+/// Issue 20: a stage boundary needs the type of the tensor crossing it
+/// (ExtractStages), and a model with deprecated or unknown ops (an op of an
+/// unknown domain fed by no typed tensor) can leave a tensor with no
+/// element type that no schema implies either. Under --emit-stages, say so
+/// before planning and keep such a tensor's producer and readers on one
+/// device (one colocation class), so that no contiguous plan cuts there (a
+/// plan that leaves the device and comes back still makes two stages of
+/// it). Returns the note, or "" when every edge's tensor has a type.
+std::string colocateUntypedTensors(CostGraph &G, const OnnxModel &M) {
+  std::vector<int> Parent(G.numClasses());
+  std::iota(Parent.begin(), Parent.end(), 0);
+  auto Find = [&](int X) {
+    while (Parent[X] != X) X = Parent[X] = Parent[Parent[X]];
+    return X;
+  };
+  std::set<std::string> Untyped;
+  std::string First, Producer;
+  for (const CostEdge &E : G.edges()) {
+    if (E.tensor.empty()) continue;
+    const TensorInfo *T = M.tensor(E.tensor);
+    if (T && T->elemType != 0) continue;
+    if (Untyped.insert(E.tensor).second && First.empty()) {
+      First = E.tensor;
+      Producer = G.node(E.src).op + " '" + G.node(E.src).name + "'";
+    }
+    Parent[Find(G.classOf(E.src))] = Find(G.classOf(E.dst));
+  }
+  if (Untyped.empty()) return "";
+  for (size_t V = 0; V < G.numNodes(); ++V) G.node(V).colocClass = Find(G.classOf(V));
+  G.normalizeClasses();
+  return "--emit-stages: " + std::to_string(Untyped.size()) + " tensor(s) have no known type (first: '" +
+         First + "', made by " + Producer +
+         "); a stage cannot be cut there, so each stays on its producer's device with its readers";
+}
+
 class ClassifyTrainingPass final : public Pass {
 public:
   const char *name() const override { return "classify-training"; }
@@ -143,6 +180,13 @@ public:
     ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
     ONNXP_RETURN_IF_ERROR(needGraph(Ctx, name()));
     size_t Multi = classifyTrainingGraph(Ctx.graph, *Ctx.model);
+    if (!Ctx.options.stagesDir.empty()) {
+      // Issue 20: element types the op schemas imply first (StageTypes.h);
+      // what stays untyped is kept off every stage boundary.
+      completeElemTypesFromSchemas(*Ctx.model);
+      if (std::string Note = colocateUntypedTensors(Ctx.graph, *Ctx.model); !Note.empty())
+        Ctx.notes.push_back(Note);
+    }
     Ctx.count(name(), "Number of backward nodes", Ctx.graph.countRole(Role::Backward));
     Ctx.count(name(), "Number of optimizer nodes", Ctx.graph.countRole(Role::Optimizer));
     Ctx.count(name(), "Number of colocation classes with more than one node", Multi);

@@ -3,13 +3,18 @@
 // Issue 20: solveMilp runs CBC in a child process killed at the deadline.
 // The same model gives the same answer in and out of process; a deadline
 // that has already passed stops the solve at once and returns the MIP
-// start (checked by the parent) or no solution, saying why. No timed
-// assertions: a past deadline is a deterministic kill.
+// start (checked by the parent) or no solution, saying why. An incumbent
+// CBC finds in its preprocessed space comes back completed by the caller
+// and checked (StoppedSolveKeepsAPreprocessedIncumbent). No timed
+// assertions: a past deadline and a stop at the first incumbent are
+// deterministic kills.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 using namespace onnxp;
 
@@ -62,4 +67,82 @@ TEST(SolverProcess, PastDeadlineWithoutStartHasNoSolution) {
   EXPECT_EQ(R->status, MilpStatus::NoSolution);
   EXPECT_FALSE(R->hasSolution());
   EXPECT_NE(solverStopNote(*R).find("before CBC found a solution"), std::string::npos);
+}
+
+namespace {
+/// A multi-dimensional knapsack CBC does not close at its root (40 items,
+/// three capacity rows), plus 6 columns fixed by their bounds that CBC's
+/// preprocessing removes: its incumbents come back with those unknown.
+MilpModel preprocessedKnapsack(std::vector<int> &Fixed) {
+  MilpModel M;
+  std::vector<int> Items;
+  unsigned Seed = 12345;
+  auto Next = [&] { return (Seed = Seed * 1103515245u + 12345u) >> 16 & 0x7fff; };
+  for (int I = 0; I < 40; ++I) Items.push_back(M.addBinary(-double(50 + Next() % 50)));
+  for (int I = 0; I < 6; ++I) {
+    Fixed.push_back(M.addBinary(-1));
+    M.setBounds(Fixed.back(), 1, 1);
+  }
+  for (int Row = 0; Row < 3; ++Row) {
+    std::vector<LinTerm> Terms;
+    double Sum = 0;
+    for (int V : Items) {
+      double W = 20 + Next() % 80;
+      Terms.push_back({V, W});
+      Sum += W;
+    }
+    for (int V : Fixed) Terms.push_back({V, 5});
+    M.addLe(std::move(Terms), std::floor(Sum / 2) + 30);
+  }
+  return M;
+}
+} // namespace
+
+TEST(SolverProcess, StoppedSolveKeepsAPreprocessedIncumbent) {
+  std::vector<int> Fixed;
+  MilpModel M = preprocessedKnapsack(Fixed);
+  MilpOptions O;
+  O.timeLimitSeconds = MilpModel::Inf;
+  int Partial = 0;
+  O.completeIncumbent = [&](const std::vector<double> &X) {
+    ++Partial;
+    std::vector<double> Full = X;
+    for (size_t I = 0; I < Full.size(); ++I)
+      if (std::isnan(Full[I])) Full[I] = M.vars()[I].lb; // what preprocessing fixed
+    return Full;
+  };
+  double Stopped = MilpModel::Inf;
+  O.stopOnIncumbent = [&](double Obj) {
+    Stopped = Obj;
+    return Partial > 0; // stop at the first incumbent that needed completing
+  };
+  Expected<MilpResult> R = solveMilp(M, O);
+  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_GT(Partial, 0) << "CBC streamed no incumbent from its preprocessed space";
+  EXPECT_EQ(R->interrupted, "the caller");
+  ASSERT_EQ(R->status, MilpStatus::Feasible);
+  EXPECT_LE(M.maxViolation(R->values), 1e-6);
+  EXPECT_DOUBLE_EQ(R->objective, Stopped);
+  EXPECT_DOUBLE_EQ(R->objective, M.objectiveOf(R->values));
+  for (int V : Fixed) EXPECT_EQ(R->values[V], 1);
+}
+
+TEST(SolverProcess, PartialIncumbentsWithoutCompletionAreDropped) {
+  std::vector<int> Fixed;
+  MilpModel M = preprocessedKnapsack(Fixed);
+  MilpOptions O;
+  O.timeLimitSeconds = MilpModel::Inf;
+  // Stop at the first incumbent kept: without completeIncumbent, none from
+  // the preprocessed space is, and the solve ends by itself.
+  O.stopOnIncumbent = [](double) { return true; };
+  Expected<MilpResult> R = solveMilp(M, O);
+  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  if (!R->interrupted.empty()) {
+    // A complete incumbent (found before preprocessing) may stop it: it
+    // must still be a checked solution.
+    EXPECT_EQ(R->interrupted, "the caller");
+    EXPECT_LE(M.maxViolation(R->values), 1e-6);
+  } else {
+    EXPECT_EQ(R->status, MilpStatus::Optimal);
+  }
 }
