@@ -34,7 +34,7 @@ constexpr double Inf = std::numeric_limits<double>::infinity();
 
 class RotorTable {
 public:
-  explicit RotorTable(const SlotChain &S) : S(S), N(S.L + 1), MMax(S.budget) {
+  explicit RotorTable(const SlotChain &S) : N(S.L + 1), MMax(S.budget) {
     // Rotor's arrays, 0-based: block b = layer b+1; block L = the loss.
     Fw.assign(N + 1, 0);
     Bw.assign(N + 1, 0);
@@ -132,7 +132,6 @@ private:
   double at(int M, int I, int J) const { return M < 0 ? Inf : Opt[idx(M, I, J)]; }
   int &what(int M, int I, int J) { return What[idx(M, I, J)]; }
 
-  const SlotChain &S;
   int N, MMax;
   std::vector<double> Fw, Bw;
   std::vector<int> Cw, Cbw, Ftmp, Btmp;
