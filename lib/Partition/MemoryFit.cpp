@@ -53,15 +53,17 @@ std::string onnxp::whatWouldFit(const std::string &Name, const CostGraph &G, con
   } R;
   // The search runs after the plan failed, for at most 60 s or the run's
   // limit, whichever is less: an error path may take up to that beyond the
-  // limit, to say what would fit (docs/cost-model.md). Every trial gets the
-  // search's deadline, not the run's: the budget is checked between trials,
-  // and one trial of a slow algorithm (seed 001's DP on a 200-block chain at
-  // 160 GiB) otherwise ran until the run's default limit of 600 s.
+  // limit, to say what would fit (docs/cost-model.md). Each trial stops at
+  // the earlier of the run's deadline and the search's end: the budget is
+  // checked only between trials, and one trial of a slow algorithm (seed
+  // 001's DP on a 200-block chain at 160 GiB) otherwise ran until the run's
+  // default limit of 600 s. When the run's deadline has passed, a trial does
+  // what its algorithm always does (its first warm start), as before.
   Clock Budget(Deadline::after(O.timeLimitGiven ? std::min(60.0, O.timeLimitSeconds) : 60.0));
   PartitionOptions Quiet = O;
   Quiet.progress = nullptr;
   Quiet.verbose = false;
-  Quiet.deadline = Budget.end.at();
+  Quiet.deadline = O.deadline ? std::min(*O.deadline, *Budget.end.at()) : *Budget.end.at();
   int Trial = 0;
   auto Fits = [&](const Platform &Q) {
     ++Trial;
