@@ -431,10 +431,13 @@ Expected<Plan> runWithSharedParameters(const PartitionerInfo &Info, const CostGr
   for (const ReplicatedParameter &R : Reps) {
     std::string Devs;
     for (int Dev : R.devices) Devs += (Devs.empty() ? "" : ", ") + P.deviceName(Dev);
-    B->notes.push_back("shared parameter '" + R.name + "' replicated on " + Devs + ": gradient all-reduce " +
-                       formatNumber(ringAllReduceMs(P, R.gradientBytes, R.devices)) + " ms per iteration, " +
-                       std::to_string(B->iterationMicrobatches) +
-                       " micro-batch(es) per iteration (--microbatches)");
+    std::string Note = "shared parameter '" + R.name + "' replicated on " + Devs;
+    if (R.gradientBytes > 0)
+      Note += ": gradient all-reduce " + formatNumber(ringAllReduceMs(P, R.gradientBytes, R.devices)) +
+              " ms per iteration of " + std::to_string(B->iterationMicrobatches) +
+              " micro-batch(es) (--microbatches)";
+    else Note += ": a copy on each, no gradient to all-reduce";
+    B->notes.push_back(Note);
   }
   B->notes.push_back("replicating shared parameters: " + formatNumber(B->objective) + " " + G.timeUnit +
                      " against " + formatNumber(A->objective) + " colocated");
