@@ -361,7 +361,9 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
     FO.chain = C;
     FO.chainSimulator = Info.price;
     FO.blockPlan = &*BlockPlan;
-  } else if (!G.sharedParameters.empty()) {
+  } else if (!G.sharedParameters.empty() && Name != "auto" && Name != "all") {
+    // (auto and all run each candidate through runPartitioner, which
+    // chooses for it.)
     return runWithSharedParameters(Info, G, P, Resolved, FO, Start);
   } else {
     Pl = runUnderLiveness(Info, G, P, Resolved, FO);
@@ -401,8 +403,7 @@ Expected<Plan> runWithSharedParameters(const PartitionerInfo &Info, const CostGr
   Expected<Plan> A = runUnderLiveness(Info, Colocated, P, O, FO);
   if (A) ONNXP_RETURN_IF_ERROR(finishGraphPlan(Info, G, P, O, FO, *A, Start));
   const bool Priced = *O.objective == Objective::MaxLoad || *O.objective == Objective::Gpipe;
-  if (!Priced || !usesLiveness(G, O) || O.replicate || Name == "auto" || Name == "all" || Name == "single")
-    return A;
+  if (!Priced || !usesLiveness(G, O) || O.replicate || Name == "single") return A;
   auto StartB = std::chrono::steady_clock::now();
   Expected<Plan> B = runUnderLiveness(Info, G, P, O, FO);
   Error BErr = B ? finishGraphPlan(Info, G, P, O, FO, *B, StartB) : B.takeError();
