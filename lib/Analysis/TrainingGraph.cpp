@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Analysis/TrainingGraph.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -162,7 +163,12 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M) {
     if (G.node(V).partner >= 0) UF.unite(V, G.node(V).partner);
   std::map<std::string, std::vector<int>> Users; // parameter -> nodes reading it
   std::set<std::string> ParamNames;
-  for (const ParameterInfo &P : findParameters(M)) ParamNames.insert(P.name);
+  std::map<std::string, double> ParamBytes;
+  for (const ParameterInfo &P : findParameters(M)) {
+    ParamNames.insert(P.name);
+    ParamBytes[P.name] = P.bytes;
+  }
+  G.sharedParameters.clear();
   for (size_t V = 0; V < G.numNodes(); ++V)
     for (int O : G.node(V).onnxNodes)
       for (const std::string &In : OG.node(O).input()) {
@@ -176,8 +182,55 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M) {
               if (ParamNames.count(P)) Users[P].push_back(V);
             }
       }
-  for (auto &[P, Vs] : Users)
+  // Issue 22, item 4: a parameter whose forward readers fall into several
+  // classes (a tied embedding) is not forced onto one device; it becomes a
+  // SharedParameter the planners may replicate (Partition/eval/TiedWeights.h).
+  // Other parameters join their readers as before, first, so a parameter is
+  // only shared when its readers are apart after every other constraint.
+  auto ForwardReaders = [&](const std::vector<int> &Vs) {
+    std::vector<int> Out;
+    for (int V : Vs)
+      if (G.node(V).isForwardSide()) Out.push_back(V);
+    return Out;
+  };
+  std::vector<std::string> Candidates;
+  for (auto &[P, Vs] : Users) {
+    if (ForwardReaders(Vs).size() >= 2) {
+      Candidates.push_back(P);
+      continue;
+    }
     for (size_t I = 1; I < Vs.size(); ++I) UF.unite(Vs[0], Vs[I]);
+  }
+  std::map<std::string, int> GradProducer; // P_grad -> the node producing it
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    for (int O : G.node(V).onnxNodes)
+      for (const std::string &Out : OG.node(O).output())
+        if (endsWith(Out, "_grad") && ParamNames.count(Out.substr(0, Out.size() - 5)))
+          GradProducer[Out.substr(0, Out.size() - 5)] = static_cast<int>(V);
+  for (const std::string &P : Candidates) {
+    const std::vector<int> &Vs = Users[P];
+    std::vector<int> Fw = ForwardReaders(Vs);
+    std::set<int> Roots;
+    for (int V : Fw) Roots.insert(UF.find(V));
+    if (Roots.size() < 2) {
+      for (size_t I = 1; I < Vs.size(); ++I) UF.unite(Vs[0], Vs[I]);
+      continue;
+    }
+    SharedParameter SP;
+    SP.name = P;
+    SP.weightBytes = ParamBytes[P];
+    for (int V : Vs) {
+      if (G.node(V).role == Role::Optimizer) SP.sinks.push_back(V);
+      else SP.readers.push_back(V);
+    }
+    // ORT's AccumulateGrad Sum of the partial gradients (forward role, no
+    // partner): each copy sums its local partials.
+    auto It = GradProducer.find(P);
+    if (It != GradProducer.end() && G.node(It->second).op == "Sum") SP.sinks.push_back(It->second);
+    std::sort(SP.sinks.begin(), SP.sinks.end());
+    SP.sinks.erase(std::unique(SP.sinks.begin(), SP.sinks.end()), SP.sinks.end());
+    G.sharedParameters.push_back(std::move(SP));
+  }
 
   std::map<int, int> Size;
   for (size_t V = 0; V < G.numNodes(); ++V) ++Size[UF.find(V)];

@@ -12,6 +12,8 @@
 
 #include "UnionFind.h"
 
+#include "onnx-partition/Partition/eval/TiedWeights.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -222,6 +224,7 @@ ContractedGraph onnxp::contractGraph(const CostGraph &G, const Grouping &Gr) {
   }
   Out.graph.sourceName = G.sourceName;
   Out.graph.timeUnit = G.timeUnit;
+  mapSharedParameters(G, Final.groupOf, Out.graph); // issue 22, item 4
   Out.groupOf = std::move(Final.groupOf);
   return Out;
 }

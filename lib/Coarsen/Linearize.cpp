@@ -13,12 +13,14 @@
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace onnxp;
@@ -358,7 +360,13 @@ int chooseCut(const CostGraph &G, const CoreOrder &C, const std::vector<double> 
 
 } // namespace
 
-Expected<Linearization> onnxp::linearizeGraph(const CostGraph &G, const LinearizeOptions &O) {
+Expected<Linearization> onnxp::linearizeGraph(const CostGraph &GIn, const LinearizeOptions &O) {
+  // Issue 22: the chain planners' simulators do not price replicated shared
+  // parameters, so a chain keeps every shared parameter with its readers
+  // (one block); node ids are unchanged.
+  std::optional<CostGraph> Colocated;
+  if (!GIn.sharedParameters.empty()) Colocated = colocateSharedParameters(GIn);
+  const CostGraph &G = Colocated ? *Colocated : GIn;
   const int N = static_cast<int>(G.numNodes());
   if (N == 0) return makeError(G.sourceName, ": cannot linearize an empty graph");
   Expected<std::vector<int>> OrderOr = G.topologicalOrder();

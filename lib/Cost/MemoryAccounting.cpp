@@ -67,6 +67,23 @@ void onnxp::accountMemory(CostGraph &G, const OnnxModel *M, OptimizerKind Opt, b
       if (It != TrainableBytes.end() && Owned.insert(In).second) OwnedTrainable[I] += It->second;
     }
 
+  // Issue 22, item 4: what one more copy of a shared parameter holds, and
+  // which node's terms hold the first copy (the first reader owns).
+  for (SharedParameter &SP : G.sharedParameters) {
+    auto It = TrainableBytes.find(SP.name);
+    const double Trainable = Training && It != TrainableBytes.end() ? It->second : 0;
+    SP.gradBytes = Trainable;
+    SP.optimizerBytes = optimizerStateFactor(Opt) * Trainable;
+    SP.owner = -1;
+    int First = OG.node_size();
+    for (int I = 0; I < OG.node_size() && First == OG.node_size(); ++I)
+      for (const std::string &In : OG.node(I).input())
+        if (In == SP.name) First = I;
+    for (size_t V = 0; V < G.numNodes(); ++V)
+      for (int O : G.node(V).onnxNodes)
+        if (O == First) SP.owner = static_cast<int>(V);
+  }
+
   for (size_t V = 0; V < G.numNodes(); ++V) {
     CostNode &N = G.node(V);
     N.gradBytes = N.optimizerBytes = N.savedBytes = 0;
@@ -231,6 +248,19 @@ std::vector<DeviceMemory> onnxp::livenessMemory(const CostGraph &G, const std::v
     M.gradients += N.gradBytes;
     M.optimizerState += N.optimizerBytes;
     SavedSum[Device[V]] += N.savedBytes;
+  }
+  // Issue 22, item 4: a shared parameter whose readers sit on several
+  // devices has a copy on each; its owner's terms hold the first.
+  for (const SharedParameter &SP : G.sharedParameters) {
+    std::set<int> Devs;
+    for (int V : SP.readers) Devs.insert(Device[V]);
+    if (Devs.size() < 2) continue;
+    for (int Dev : Devs) {
+      if (SP.owner >= 0 && Device[SP.owner] == Dev) continue;
+      Out[Dev].weights += SP.weightBytes;
+      Out[Dev].gradients += SP.gradBytes;
+      Out[Dev].optimizerState += SP.optimizerBytes;
+    }
   }
   std::vector<double> Best(NumDevices, -1);
   for (size_t S = 0; S < Order.size(); ++S) {

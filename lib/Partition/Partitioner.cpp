@@ -9,6 +9,7 @@
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
+#include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include "MemoryFit.h"
 
@@ -273,6 +274,12 @@ FinalizeOptions onnxp::finalizeOptionsFor(const PartitionerInfo &Info) {
 namespace {
 Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, const Platform &P,
                                   const PartitionOptions &O, const Chain *C);
+Error finishGraphPlan(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
+                      const PartitionOptions &O, const FinalizeOptions &FO, Plan &Pl,
+                      std::chrono::steady_clock::time_point Start);
+Expected<Plan> runWithSharedParameters(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
+                                       const PartitionOptions &O, const FinalizeOptions &FO,
+                                       std::chrono::steady_clock::time_point Start);
 Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, const Platform &P,
                                    const PartitionOptions &O);
 
@@ -389,20 +396,95 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
     FO.chain = C;
     FO.chainSimulator = Info.price;
     FO.blockPlan = &*BlockPlan;
+  } else if (!G.sharedParameters.empty() && Name != "auto" && Name != "all") {
+    // (auto and all run each candidate through runPartitioner, which
+    // chooses for it.)
+    return runWithSharedParameters(Info, G, P, Resolved, FO, Start);
   } else {
     Pl = runUnderLiveness(Info, G, P, Resolved, FO);
   }
   if (!Pl) return Pl.takeError();
+  ONNXP_RETURN_IF_ERROR(finishGraphPlan(Info, G, P, Resolved, FO, *Pl, Start));
+  return Pl;
+}
+
+Error finishGraphPlan(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
+                      const PartitionOptions &O, const FinalizeOptions &FO, Plan &Pl,
+                      std::chrono::steady_clock::time_point Start) {
   double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
-  Pl->algorithm = Name;
-  Pl->accelerators = P.accelerators;
-  Pl->cpus = P.cpus;
-  if (Pl->solveSeconds == 0) Pl->solveSeconds = Seconds;
+  Pl.algorithm = Info.name;
+  Pl.accelerators = P.accelerators;
+  Pl.cpus = P.cpus;
+  if (Pl.solveSeconds == 0) Pl.solveSeconds = Seconds;
   // The plan is priced under the objective it was made for, whatever the
   // algorithm wrote (its own value may stay in stats for comparison).
-  Pl->objectiveKind = *Obj;
-  ONNXP_RETURN_IF_ERROR(finalizePlan(G, P, *Pl, FO));
-  return Pl;
+  Pl.objectiveKind = *O.objective;
+  Pl.iterationMicrobatches = std::max(1, O.iterationMicrobatches);
+  return finalizePlan(G, P, Pl, FO);
+}
+
+/// Issue 22, item 4: colocate or replicate each shared parameter, by cost.
+/// The algorithm plans twice: on the graph whose shared parameters join
+/// their readers' classes (no replica: today's plans), and, where the
+/// objective prices replication (max-load, gpipe; liveness memory), on the
+/// graph that leaves them apart. Both plans are priced on G by finalizePlan
+/// (the all-reduce and the copies included); the cheaper is kept, with a
+/// note saying what was chosen and what the other cost.
+Expected<Plan> runWithSharedParameters(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
+                                       const PartitionOptions &O, const FinalizeOptions &FO,
+                                       std::chrono::steady_clock::time_point Start) {
+  const std::string Name = Info.name;
+  const CostGraph Colocated = colocateSharedParameters(G);
+  Expected<Plan> A = runUnderLiveness(Info, Colocated, P, O, FO);
+  if (A) ONNXP_RETURN_IF_ERROR(finishGraphPlan(Info, G, P, O, FO, *A, Start));
+  const bool Priced = *O.objective == Objective::MaxLoad || *O.objective == Objective::Gpipe;
+  if (!Priced || !usesLiveness(G, O) || O.replicate || Name == "single") return A;
+  auto StartB = std::chrono::steady_clock::now();
+  Expected<Plan> B = runUnderLiveness(Info, G, P, O, FO);
+  Error BErr = B ? finishGraphPlan(Info, G, P, O, FO, *B, StartB) : B.takeError();
+  if (BErr) {
+    // A broken plan is a bug to surface; otherwise (memory) the colocated
+    // plan stands and A's error, if any, is what the user sees.
+    if (BErr.kind() == Error::Kind::Internal) return BErr;
+    return A;
+  }
+  const std::vector<ReplicatedParameter> Reps = replicatedParameters(G, B->device);
+  if (!A) {
+    (void)A.takeError();
+    if (Reps.empty()) return B;
+    B->notes.push_back("shared parameters replicated: only the replicating plan was found");
+    return B;
+  }
+  if (!std::isnan(A->lowerBound) && A->lowerBoundScope != Plan::kAnyPlan && !A->lowerBoundScope.empty())
+    A->lowerBoundScope += " that colocate shared parameters";
+  if (Reps.empty() || !(B->objective < A->objective * (1 - 1e-12))) {
+    if (!Reps.empty())
+      A->notes.push_back("shared parameters colocated with all their readers: replicating them (" +
+                         Reps.front().name + " on " + std::to_string(Reps.front().devices.size()) +
+                         " devices) gave " + formatNumber(B->objective) + " " + G.timeUnit);
+    return A;
+  }
+  for (const ReplicatedParameter &R : Reps) {
+    std::string Devs;
+    for (int Dev : R.devices) Devs += (Devs.empty() ? "" : ", ") + P.deviceName(Dev);
+    std::string Note = "shared parameter '" + R.name + "' replicated on " + Devs;
+    if (R.gradientBytes > 0)
+      Note += ": gradient all-reduce " + formatNumber(ringAllReduceMs(P, R.gradientBytes, R.devices)) +
+              " ms per iteration of " + std::to_string(B->iterationMicrobatches) +
+              " micro-batch(es) (--microbatches)";
+    else Note += ": a copy on each, no gradient to all-reduce";
+    B->notes.push_back(Note);
+  }
+  B->notes.push_back("replicating shared parameters: " + formatNumber(B->objective) + " " + G.timeUnit +
+                     " against " + formatNumber(A->objective) + " colocated");
+  // The algorithm priced its plan without the replicas' all-reduce and sink
+  // copies: its own bound is not one for this objective.
+  if (!std::isnan(B->lowerBound) && B->lowerBoundScope != Plan::kAnyPlan) {
+    B->lowerBound = NAN;
+    B->lowerBoundScope.clear();
+  }
+  B->solveSeconds += A->solveSeconds;
+  return B;
 }
 
 Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, const Platform &P,

@@ -247,6 +247,11 @@ nlohmann::json StageExtractor::pipelineHeader() const {
                  {"objective_kind", O.prediction.objectiveKind},
                  {"objective", O.prediction.objective},
                  {"time_unit", O.prediction.timeUnit}};
+  if (!O.replicatedParameters.empty()) {
+    J["replicated_parameters"] = nlohmann::json::array();
+    for (const auto &[Name, Devs] : O.replicatedParameters)
+      J["replicated_parameters"].push_back({{"name", Name}, {"all_reduce_gradient_between", Devs}});
+  }
   J["dims"] = nlohmann::json::object();
   for (const auto &[Name, V] : O.dimBindings) J["dims"][Name] = V;
   J["stages"] = nlohmann::json::array();

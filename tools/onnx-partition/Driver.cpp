@@ -2,6 +2,7 @@
 #include "Driver.h"
 
 #include "onnx-partition/Import/InputLoader.h"
+#include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Pass/PassManager.h"
 
@@ -31,7 +32,7 @@ OutputOptions onnxp::tool::outputOptions(const ToolOptions &O) {
   R.memorySweep = O.memorySweep;
   R.sweepPoints = O.sweepPoints;
   R.schedule = O.schedule;
-  R.microbatches = O.microbatches;
+  R.microbatches = O.microbatches > 0 ? O.microbatches : 8;
   R.timings = O.timings;
   R.emitStages = O.emitStages;
   R.emitRecomputeCheck = O.emitRecomputeCheck;
@@ -75,6 +76,14 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.ortOptimizations = O.ortOptimizations;
   Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
+  // --microbatches prices --schedule's pipeline; for a graph planner it also
+  // divides a shared parameter's all-reduce (issue 22); a chain planner
+  // without --schedule has no use for it.
+  if (O.microbatches > 0 && O.schedule.empty()) {
+    Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);
+    if (Info && (*Info)->input == PlannerInput::Chain)
+      return makeUsageError("--microbatches requires --schedule with chain planner '", O.algo, "'");
+  }
   if (!O.granularity.empty()) Ctx.options.granularity = O.granularity;
   Ctx.options.loadPlan = O.loadPlan;
   Ctx.options.outputPath = O.output;
@@ -89,6 +98,8 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   // Progress (issue 20): the tool's ProgressTicker, set up in main, is
   // already in O.partition.progress.
   Ctx.options.partition.optimizer = O.optimizer;
+  // Issue 22, item 4: once-per-iteration costs per sample.
+  if (O.microbatches > 0) Ctx.options.partition.iterationMicrobatches = O.microbatches;
 
   InputLoadOptions LO;
   LO.chainRecipe = O.chainRecipe.empty() ? "separators" : O.chainRecipe;

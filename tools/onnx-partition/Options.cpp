@@ -249,10 +249,13 @@ void onnxp::tool::addOutputOptions(CLI::App &App, ToolOptions &O) {
           ->type_name("gpipe|1f1b")
           ->check(CLI::IsMember({"gpipe", "1f1b"}))
           ->group("Output");
-  App.add_option("--microbatches", O.microbatches, "--schedule: micro-batches per iteration (default 8)")
+  (void)Schedule;
+  App.add_option("--microbatches", O.microbatches,
+                 "Micro-batches per training iteration: --schedule's pipeline (default 8), and the "
+                 "graph planners' charge per sample of the once-per-iteration gradient all-reduce of a "
+                 "replicated shared parameter (default 1)")
       ->type_name("M")
       ->check(CLI::Range(1, 100000))
-      ->needs(Schedule)
       ->group("Output");
   App.add_flag(
          "--timings", O.timings,

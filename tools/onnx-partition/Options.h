@@ -64,7 +64,7 @@ struct ToolOptions {
   std::string memorySweep; ///< --memory-sweep OUT.svg (pipeline-ilp)
   int sweepPoints = 6;     ///< --sweep-points
   std::string schedule;    ///< --schedule gpipe|1f1b: price the plan's stages (ScheduleOutput.h)
-  int microbatches = 8;    ///< --microbatches M for --schedule
+  int microbatches = 0;    ///< --microbatches M (0: not given; --schedule then uses 8)
   bool timings = false;    ///< --timings: add the solve time to --report (not byte-reproducible)
   // Write-back and plan loading (WriteBackOptions.cpp).
   std::string emitStages;         ///< --emit-stages DIR

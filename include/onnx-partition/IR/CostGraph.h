@@ -73,6 +73,25 @@ struct CostEdge {
   double commTime = 0; ///< time to move it between an accelerator and host RAM
 };
 
+/// Issue 22, item 4: a parameter read by forward nodes of different
+/// colocation classes (a tied embedding: lookup and LM head). Its readers
+/// need not share a device: a plan that spreads them over several devices
+/// replicates the parameter there (a copy on each, memory charged on each)
+/// and all-reduces its gradient once per iteration
+/// (Partition/eval/TiedWeights.h). Node ids are this graph's.
+struct SharedParameter {
+  std::string name;
+  std::vector<int> readers; ///< forward readers and their backward partners (any class)
+  /// Nodes that sum the readers' partial gradients or update the parameter
+  /// (ORT's AccumulateGrad Sum, optimizer nodes): under replication each
+  /// device holding a copy runs them on its local partial gradients.
+  std::vector<int> sinks;
+  double weightBytes = 0;    ///< one copy of the parameter
+  double gradBytes = 0;      ///< its gradient buffer (training)
+  double optimizerBytes = 0; ///< its optimizer state (training)
+  int owner = -1;            ///< the node whose memory terms already hold the parameter
+};
+
 class CostGraph {
 public:
   int addNode(CostNode N);
@@ -116,6 +135,8 @@ public:
   std::string sourceName;
   /// Whether the costs are in milliseconds or the workload's own unit.
   std::string timeUnit = "ms";
+  /// Tied parameters whose readers may be replicated (issue 22, item 4).
+  std::vector<SharedParameter> sharedParameters;
 
 private:
   std::vector<CostNode> Nodes;

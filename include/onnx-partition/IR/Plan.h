@@ -90,6 +90,10 @@ struct Plan {
   /// data-parallel replicas (seed 004 App. C.2). Empty means one each; a
   /// device lent to another as a replica holds no node and has 0.
   std::vector<int> replicas;
+  /// Micro-batches (samples of the graph's batch) per training iteration:
+  /// per-sample objectives divide once-per-iteration costs by it (issue 22,
+  /// item 4: the gradient all-reduce of replicated shared parameters).
+  int iterationMicrobatches = 1;
 
   double objective = NAN;
   /// The algorithm's own bound, valid only for the plans lowerBoundScope

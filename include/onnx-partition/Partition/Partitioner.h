@@ -41,7 +41,11 @@ struct PartitionOptions {
   /// does not optimise and sets it before calling the algorithm, so inside
   /// an algorithm it is always engaged.
   std::optional<Objective> objective;
-  bool replicate = false;        ///< dp: stages may be replicated (App. C.2)
+  bool replicate = false; ///< dp: stages may be replicated (App. C.2)
+  /// --microbatches: micro-batches per training iteration; the gradient
+  /// all-reduce of a replicated shared parameter is charged 1/M per sample
+  /// (issue 22, item 4; Plan::iterationMicrobatches).
+  int iterationMicrobatches = 1;
   size_t idealLimit = 2000000;   ///< dp: more ideals than this -> suggest dpl
   double timeLimitSeconds = 600; ///< ip*: solver time limit
   /// The user gave --time-limit: auto and all then include the IPs, and

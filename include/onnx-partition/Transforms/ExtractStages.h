@@ -46,6 +46,10 @@ struct ExtractOptions {
     double objective = 0;
     std::vector<double> stageTime; ///< per stage id: compute time of its nodes
   } prediction;
+  /// Issue 22, item 4: each shared parameter the plan replicates, with the
+  /// devices (names) that hold a copy and all-reduce its gradient once per
+  /// iteration (pipeline.json "replicated_parameters").
+  std::vector<std::pair<std::string, std::vector<std::string>>> replicatedParameters;
   /// Symbolic dims the partitioner bound (--dim), recorded for runners.
   std::map<std::string, int64_t> dimBindings;
   /// Type of a tensor that ONNX shape inference could not give (e.g. the

@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
+#include "onnx-partition/Partition/eval/TiedWeights.h"
+
 #include <algorithm>
 #include <map>
 
@@ -74,10 +76,12 @@ std::vector<PricedTransfer> onnxp::planTransfers(const CostGraph &G, const Platf
                                                  const TransferGroups &T, const std::vector<int> &Device) {
   std::vector<PricedTransfer> Out;
   std::vector<int> Seen;
+  const std::vector<char> Local = replicaLocalEdges(G, Device);
   for (size_t Grp = 0; Grp < T.size(); ++Grp) {
     int From = Device[T.src[Grp]];
     Seen.clear();
     for (int EId : T.edges[Grp]) {
+      if (Local[EId]) continue; // issue 22: read by the sink's copy beside it
       int To = Device[G.edge(EId).dst];
       if (To == From || std::find(Seen.begin(), Seen.end(), To) != Seen.end()) continue;
       Seen.push_back(To);
@@ -158,6 +162,20 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P, 
     Part.memory += P.isAccelerator(Dev) ? N.memBytes : 0;
   }
 
+  // Issue 22, item 4: replicated shared parameters. Each device holding a
+  // copy runs the sinks (gradient sums) on its own partials, which then
+  // cross no link, and takes part in the gradient all-reduce once per
+  // iteration (TiedWeights.h): sends and receives, on the backward side.
+  const std::vector<char> Local = replicaLocalEdges(G, Pl.device);
+  const ReplicaLoad Rep = replicaLoad(G, P, Pl.device, Pl.iterationMicrobatches);
+  for (int Dev = 0; Dev < D; ++Dev) {
+    U[Dev].Fw.compute += Rep.sinkForward[Dev];
+    U[Dev].Bw.compute += Rep.sinkBackward[Dev];
+    if (!P.isAccelerator(Dev)) continue;
+    U[Dev].Bw.commIn += Rep.allReduce[Dev];
+    U[Dev].Bw.commOut += Rep.allReduce[Dev];
+  }
+
   TransferGroups T = computeTransferGroups(G);
   for (size_t Grp = 0; Grp < T.size(); ++Grp) {
     int Src = T.src[Grp];
@@ -166,6 +184,7 @@ Expected<Evaluation> onnxp::evaluatePlan(const CostGraph &G, const Platform &P, 
     double Out = 0;           // the slowest link the group crosses
     std::map<int, bool> Recv; // device -> read by a forward-side node
     for (int EId : T.edges[Grp]) {
+      if (Local[EId]) continue;
       int Dst = G.edge(EId).dst;
       int To = Pl.device[Dst];
       if (To == From) continue;

@@ -10,6 +10,7 @@
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
@@ -97,6 +98,22 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
         return Fail("nodes '", G.node(ClassNode[C]).name, "' and '", G.node(V).name,
                     "' share colocation class ", C, " but sit on ", P.deviceName(It->second), " and ",
                     P.deviceName(Pl.device[V]));
+    }
+  }
+
+  if (O.checkColocation) {
+    // Issue 22, item 4: replicating a shared parameter is priced by the
+    // max-load model (eval/PlanEvaluator, both objectives) and charged by
+    // the liveness memory model; elsewhere it would be free.
+    std::vector<ReplicatedParameter> Reps = replicatedParameters(G, Pl.device);
+    if (!Reps.empty()) {
+      std::string Devs;
+      for (int Dev : Reps.front().devices) Devs += (Devs.empty() ? "" : ", ") + P.deviceName(Dev);
+      const bool Priced = Pl.objectiveKind == Objective::MaxLoad || Pl.objectiveKind == Objective::Gpipe;
+      if (!Priced || Pl.memoryModel != MemoryModel::Liveness || !Pl.replicas.empty())
+        return Fail("its readers of shared parameter '", Reps.front().name, "' sit on ", Devs,
+                    "; replicating a shared parameter is priced only under max-load and gpipe with the "
+                    "liveness memory model and without data-parallel replicas");
     }
   }
 

@@ -190,6 +190,8 @@ public:
     Ctx.count(name(), "Number of backward nodes", Ctx.graph.countRole(Role::Backward));
     Ctx.count(name(), "Number of optimizer nodes", Ctx.graph.countRole(Role::Optimizer));
     Ctx.count(name(), "Number of colocation classes with more than one node", Multi);
+    Ctx.count(name(), "Number of shared parameters (readers in several classes; issue 22)",
+              Ctx.graph.sharedParameters.size());
     return true;
   }
 };

@@ -15,6 +15,7 @@
 // inference and the writer's verifier on every model made).
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Pass/Passes.h"
 
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
@@ -189,6 +190,12 @@ public:
             Ctx.platform.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
       }
     }
+    if (Pl.device.size() == Ctx.graph.numNodes())
+      for (const ReplicatedParameter &R : replicatedParameters(Ctx.graph, Pl.device)) {
+        std::vector<std::string> Devs;
+        for (int D : R.devices) Devs.push_back(Ctx.platform.deviceName(D));
+        EO.replicatedParameters.emplace_back(R.name, std::move(Devs));
+      }
     EO.dimBindings = M.dimBindings;
     EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
     Expected<StagePipeline> SP = extractStages(*Ctx.annotated, *Ctx.placement, Ctx.transfers, EO);

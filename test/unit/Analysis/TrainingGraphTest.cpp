@@ -1,6 +1,7 @@
 //===- unit/Analysis/TrainingGraphTest.cpp - Roles, partners, classes ---===//
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
+#include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include <gtest/gtest.h>
 
@@ -53,11 +54,23 @@ TEST(TrainingGraph, RolesPartnersParametersAndClasses) {
   EXPECT_EQ(G->node(3).partner, 2);
   EXPECT_EQ(G->node(4).partner, 1);
   EXPECT_EQ(G->node(5).role, Role::Optimizer);
-  // mm1 and mm2 share W; the grad sits with mm2; the accumulator with W.
-  EXPECT_EQ(G->classOf(0), G->classOf(1));
+  // mm1 and mm2 share W (issue 22, item 4): a shared parameter, its
+  // readers apart; the grad sits with mm2; the accumulator is W's sink.
+  EXPECT_NE(G->classOf(0), G->classOf(1));
   EXPECT_EQ(G->classOf(4), G->classOf(1));
-  EXPECT_EQ(G->classOf(5), G->classOf(0));
   EXPECT_NE(G->classOf(2), G->classOf(0));
+  ASSERT_EQ(G->sharedParameters.size(), 1u);
+  EXPECT_EQ(G->sharedParameters[0].name, "W");
+  EXPECT_EQ(G->sharedParameters[0].readers, (std::vector<int>{0, 1}));
+  EXPECT_EQ(G->sharedParameters[0].sinks, (std::vector<int>{5}));
+  EXPECT_EQ(G->sharedParameters[0].weightBytes, 64);
+  // Colocating them gives the classes of before.
+  CostGraph C = colocateSharedParameters(*G);
+  EXPECT_EQ(C.classOf(0), C.classOf(1));
+  EXPECT_EQ(C.classOf(4), C.classOf(1));
+  EXPECT_EQ(C.classOf(5), C.classOf(0));
+  EXPECT_NE(C.classOf(2), C.classOf(0));
+  EXPECT_TRUE(C.sharedParameters.empty());
   std::vector<ParameterInfo> P = findParameters(*M);
   ASSERT_EQ(P.size(), 1u);
   EXPECT_EQ(P[0].name, "W");

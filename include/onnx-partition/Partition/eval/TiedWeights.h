@@ -1,0 +1,73 @@
+//===- Partition/eval/TiedWeights.h - Replicated shared parameters -*- C++ -*-===//
+//
+// Issue 22, item 4. A shared (tied) parameter (IR/CostGraph.h
+// SharedParameter) whose readers a plan places on several devices is
+// replicated, as Megatron-LM's embedding group does: every device holding a
+// reader keeps a copy (its weights, gradient buffer and optimizer state are
+// charged on each: Cost/MemoryAccounting.h livenessMemory), sums its local
+// partial gradients with its own copy of the parameter's sink nodes, and the
+// copies all-reduce the gradient once per iteration over the links between
+// them. The all-reduce is a ring (2(n-1) steps of bytes/n each, the slowest
+// ring link per step); per-sample objectives (max-load, gpipe) charge it
+// divided by the micro-batches of one iteration (Plan::iterationMicrobatches).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_EVAL_TIEDWEIGHTS_H
+#define ONNXP_PARTITION_EVAL_TIEDWEIGHTS_H
+
+#include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/Platform.h"
+
+#include <string>
+#include <vector>
+
+namespace onnxp {
+
+/// One shared parameter a placement replicates.
+struct ReplicatedParameter {
+  int index = -1; ///< into CostGraph::sharedParameters
+  std::string name;
+  std::vector<int> devices; ///< the devices holding a copy, ascending (>= 2)
+  double gradientBytes = 0; ///< bytes all-reduced per iteration
+};
+
+/// Devices holding a reader of shared parameter SP under Device.
+std::vector<int> readerDevices(const SharedParameter &SP, const std::vector<int> &Device);
+
+/// The shared parameters of G that Device replicates (readers on >= 2
+/// devices), in sharedParameters order.
+std::vector<ReplicatedParameter> replicatedParameters(const CostGraph &G, const std::vector<int> &Device);
+
+/// Per edge of G: true when Device replicates a shared parameter and the edge
+/// carries a partial gradient from a device holding a copy into one of its
+/// sinks placed on a device holding a copy: that device's own copy of the
+/// sink reads it, nothing crosses a link.
+std::vector<char> replicaLocalEdges(const CostGraph &G, const std::vector<int> &Device);
+
+/// Per device: the extra compute (ms, from Platform::nodeTimeMs) of the sink
+/// copies the devices holding a copy run, split by forward side / backward
+/// role of the sink, and the all-reduce time per sample (divided by
+/// Microbatches). Index [device].
+struct ReplicaLoad {
+  std::vector<double> sinkForward, sinkBackward, allReduce;
+};
+ReplicaLoad replicaLoad(const CostGraph &G, const Platform &P, const std::vector<int> &Device,
+                        int Microbatches);
+
+/// Ring all-reduce of Bytes among Devices (ascending): 2(n-1) steps, each
+/// moving Bytes/n over every ring link at once, so the slowest link prices a
+/// step. 0 for fewer than two devices.
+double ringAllReduceMs(const Platform &P, double Bytes, const std::vector<int> &Devices);
+
+/// G with every shared parameter's readers and sinks joined into one
+/// colocation class: the plans that never replicate (today's behaviour).
+CostGraph colocateSharedParameters(const CostGraph &G);
+
+/// Maps the shared parameters of G through a node map (contraction:
+/// OldToNew[v] is v's group in the new graph) into Out. A sink stays a sink
+/// only when its group holds nothing but sinks of that parameter.
+void mapSharedParameters(const CostGraph &G, const std::vector<int> &OldToNew, CostGraph &Out);
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_EVAL_TIEDWEIGHTS_H

@@ -1,0 +1,135 @@
+//===- Partition/eval/TiedWeights.cpp - Replicated shared parameters ------===//
+//
+// See TiedWeights.h. Megatron-LM's embedding group (Shoeybi et al. 2019;
+// Narayanan et al. 2021 §2.2) is the reference: a copy of the tied
+// embedding on the first and the last stage, its gradient all-reduced
+// between them once per iteration.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/eval/TiedWeights.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+using namespace onnxp;
+
+std::vector<int> onnxp::readerDevices(const SharedParameter &SP, const std::vector<int> &Device) {
+  std::set<int> Devs;
+  for (int V : SP.readers)
+    if (V >= 0 && static_cast<size_t>(V) < Device.size()) Devs.insert(Device[V]);
+  return {Devs.begin(), Devs.end()};
+}
+
+std::vector<ReplicatedParameter> onnxp::replicatedParameters(const CostGraph &G,
+                                                             const std::vector<int> &Device) {
+  std::vector<ReplicatedParameter> Out;
+  if (Device.size() != G.numNodes()) return Out;
+  for (size_t I = 0; I < G.sharedParameters.size(); ++I) {
+    const SharedParameter &SP = G.sharedParameters[I];
+    std::vector<int> Devs = readerDevices(SP, Device);
+    if (Devs.size() < 2) continue;
+    ReplicatedParameter R;
+    R.index = static_cast<int>(I);
+    R.name = SP.name;
+    R.devices = std::move(Devs);
+    R.gradientBytes = SP.gradBytes;
+    Out.push_back(std::move(R));
+  }
+  return Out;
+}
+
+namespace {
+bool holds(const std::vector<int> &Devs, int D) { return std::binary_search(Devs.begin(), Devs.end(), D); }
+} // namespace
+
+std::vector<char> onnxp::replicaLocalEdges(const CostGraph &G, const std::vector<int> &Device) {
+  std::vector<char> Local(G.numEdges(), 0);
+  for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
+    const SharedParameter &SP = G.sharedParameters[R.index];
+    for (int S : SP.sinks) {
+      if (!holds(R.devices, Device[S])) continue;
+      for (int EId : G.inEdges(S))
+        if (holds(R.devices, Device[G.edge(EId).src])) Local[EId] = 1;
+    }
+  }
+  return Local;
+}
+
+ReplicaLoad onnxp::replicaLoad(const CostGraph &G, const Platform &P, const std::vector<int> &Device,
+                               int Microbatches) {
+  const int D = P.numDevices();
+  ReplicaLoad L{std::vector<double>(D, 0), std::vector<double>(D, 0), std::vector<double>(D, 0)};
+  const double M = std::max(1, Microbatches);
+  for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
+    const SharedParameter &SP = G.sharedParameters[R.index];
+    for (int S : SP.sinks) {
+      if (!holds(R.devices, Device[S])) continue;
+      for (int Dev : R.devices) {
+        if (Dev == Device[S]) continue; // charged where the plan puts it
+        (G.node(S).isBackward() ? L.sinkBackward : L.sinkForward)[Dev] += P.nodeTimeMs(G.node(S), Dev);
+      }
+    }
+    // Once per iteration, so 1/M of it per sample.
+    const double Ms = ringAllReduceMs(P, R.gradientBytes, R.devices) / M;
+    for (int Dev : R.devices) L.allReduce[Dev] += Ms;
+  }
+  return L;
+}
+
+double onnxp::ringAllReduceMs(const Platform &P, double Bytes, const std::vector<int> &Devices) {
+  const size_t N = Devices.size();
+  if (N < 2 || Bytes <= 0) return 0;
+  // Patarasuk & Yuan 2009: reduce-scatter then all-gather, n-1 steps each.
+  double Step = 0;
+  for (size_t I = 0; I < N; ++I)
+    Step = std::max(Step, P.linkMs(P.linkBetween(Devices[I], Devices[(I + 1) % N]), Bytes / N));
+  return 2.0 * static_cast<double>(N - 1) * Step;
+}
+
+CostGraph onnxp::colocateSharedParameters(const CostGraph &G) {
+  CostGraph Out = G;
+  if (G.sharedParameters.empty()) return Out;
+  Out.normalizeClasses();
+  const int K = Out.numClasses();
+  std::vector<int> Parent(K);
+  std::iota(Parent.begin(), Parent.end(), 0);
+  auto Find = [&](int X) {
+    while (Parent[X] != X) X = Parent[X] = Parent[Parent[X]];
+    return X;
+  };
+  for (const SharedParameter &SP : G.sharedParameters) {
+    std::vector<int> All = SP.readers;
+    All.insert(All.end(), SP.sinks.begin(), SP.sinks.end());
+    for (size_t I = 1; I < All.size(); ++I) {
+      int A = Find(Out.classOf(All[0])), B = Find(Out.classOf(All[I]));
+      if (A != B) Parent[std::max(A, B)] = std::min(A, B);
+    }
+  }
+  for (size_t V = 0; V < Out.numNodes(); ++V) Out.node(V).colocClass = Find(Out.classOf(V));
+  Out.normalizeClasses();
+  Out.sharedParameters.clear(); // nothing left to replicate
+  return Out;
+}
+
+void onnxp::mapSharedParameters(const CostGraph &G, const std::vector<int> &OldToNew, CostGraph &Out) {
+  Out.sharedParameters.clear();
+  for (const SharedParameter &SP : G.sharedParameters) {
+    SharedParameter M = SP;
+    auto Map = [&](const std::vector<int> &Vs) {
+      std::set<int> S;
+      for (int V : Vs) S.insert(OldToNew[V]);
+      return std::vector<int>(S.begin(), S.end());
+    };
+    M.readers = Map(SP.readers);
+    std::set<int> SinkOld(SP.sinks.begin(), SP.sinks.end());
+    std::set<int> Mixed;
+    for (size_t V = 0; V < OldToNew.size(); ++V)
+      if (!SinkOld.count(static_cast<int>(V))) Mixed.insert(OldToNew[V]);
+    M.sinks.clear();
+    for (int S : Map(SP.sinks))
+      if (!Mixed.count(S) && !std::count(M.readers.begin(), M.readers.end(), S)) M.sinks.push_back(S);
+    M.owner = SP.owner >= 0 ? OldToNew[SP.owner] : -1;
+    Out.sharedParameters.push_back(std::move(M));
+  }
+}
