@@ -59,6 +59,7 @@ AnalyticalSummary onnxp::applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, 
     N.cpuTime = rooflineMs(W, P.cpu) + (Kernels - 1) * P.cpu.kernelOverheadMs;
     N.flops = W.flops;
     N.bytesAccessed = W.bytes();
+    N.kernels = Kernels;
     N.workspaceBytes = W.workspaceBytes;
     N.costSource = W.fallback ? "analytical-fallback" : "analytical";
     if (W.fallback) {

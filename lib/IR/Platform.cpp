@@ -135,7 +135,15 @@ double Platform::nodeTimeOnKind(const CostNode &N, int Kind) const {
   };
   double RefRoof = Roof(Ref);
   double Ratio = RefRoof > 0 ? Roof(On) / RefRoof : Ref.peakFlops / On.peakFlops;
-  return N.accTime * Ratio;
+  // Kernel launches are a fixed cost per kernel on each kind (Cost/Roofline:
+  // overhead + max(FLOPs / peak, bytes / bandwidth)), not a rate: only the
+  // roofline part is rescaled. Rescaling the whole time priced a graph of
+  // small kernels on the second kind by the bandwidth ratio of its launches,
+  // and made every per-kind time depend on which kind came first.
+  double Launches = std::min(N.accTime, N.kernels * Ref.kernelOverheadMs);
+  double LaunchesOn = Ref.kernelOverheadMs > 0 ? Launches / Ref.kernelOverheadMs * On.kernelOverheadMs
+                                               : N.kernels * On.kernelOverheadMs;
+  return (N.accTime - Launches) * Ratio + LaunchesOn;
 }
 
 double Platform::nodeTimeMs(const CostNode &N, int D) const {
