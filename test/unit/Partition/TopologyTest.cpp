@@ -281,3 +281,21 @@ TEST(Topology, KernelLaunchesAreNotRescaledAcrossKinds) {
   CostNode Shape = Priced(AV, 0, 0);
   EXPECT_DOUBLE_EQ(AV.nodeTimeMs(Shape, 1), 2 * AV.specOf(1).kernelOverheadMs);
 }
+
+// --devices 4 --nodes 2 on an 8-GPU machine: two GPUs on each node, not
+// four on node 0; an uneven split or an overfull node is refused.
+TEST(Topology, DevicesSpreadOverTheNodesAsked) {
+  Platform P = machine("dgx-a100", 2, 4);
+  EXPECT_EQ(P.accelerators, 4);
+  EXPECT_EQ(P.acceleratorsPerNode, 2);
+  EXPECT_EQ(P.nodeOf(1), 0);
+  EXPECT_EQ(P.nodeOf(2), 1);
+  EXPECT_EQ(P.linkBetween(1, 2), LinkKind::Network);
+  for (int Devices : {3, 32}) {
+    PlatformRequest R;
+    R.platform = "dgx-a100";
+    R.nodes = 2;
+    R.devices = Devices;
+    EXPECT_FALSE(static_cast<bool>(resolvePlatform(R, nullptr))) << Devices;
+  }
+}
