@@ -115,19 +115,28 @@ void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const
     if (V < P.stage.size()) Stages[P.device[V]].insert(P.stage[V]);
   }
   const bool Makespan = P.objectiveKind == Objective::Makespan;
-  OS << "    " << pad("device", 8) << pad("stage", 7) << pad("nodes", 7) << pad("compute", 12)
-     << pad("transfers", 12) << pad(Makespan ? "busy" : "load", 12) << pad("memory", 12) << "(times in "
-     << Unit << ")\n";
+  // Issue 21: on several nodes, each device's node and the part of its
+  // transfers that crosses nodes.
+  const std::vector<double> Net = networkMsByDevice(G, Ctx.platform, P);
+  OS << "    " << pad("device", 8) << (Net.empty() ? "" : pad("node", 6)) << pad("stage", 7)
+     << pad("nodes", 7) << pad("compute", 12) << pad("transfers", 12)
+     << (Net.empty() ? "" : pad("network", 12)) << pad(Makespan ? "busy" : "load", 12) << pad("memory", 12)
+     << "(times in " << Unit << ")\n";
   for (auto &[D, N] : Count) {
     std::string Stage = "-";
     if (Stages.count(D) && !Stages[D].empty()) {
       Stage.clear();
       for (int S : Stages[D]) Stage += (Stage.empty() ? "" : ",") + std::to_string(S);
     }
-    OS << "    " << pad(Ctx.platform.deviceName(D), 8) << pad(Stage, 7) << pad(std::to_string(N), 7);
+    OS << "    " << pad(Ctx.platform.deviceName(D), 8)
+       << (Net.empty()
+               ? ""
+               : pad(Ctx.platform.isAccelerator(D) ? std::to_string(Ctx.platform.nodeOf(D)) : "host", 6))
+       << pad(Stage, 7) << pad(std::to_string(N), 7);
     if (D < (int)P.usage.size()) {
       const DeviceUsage &U = P.usage[D];
-      OS << pad(time3(U.compute), 12) << pad(time3(U.commIn + U.commOut), 12) << pad(time3(U.load), 12)
+      OS << pad(time3(U.compute), 12) << pad(time3(U.commIn + U.commOut), 12)
+         << (Net.empty() ? "" : pad(Net[D] > 0 ? time3(Net[D]) : "-", 12)) << pad(time3(U.load), 12)
          << humanBytes(U.memory);
     }
     OS << "\n";

@@ -34,10 +34,13 @@ std::string dirOf(const std::string &Path) {
 
 std::string onnxp::ortLayerAssignmentFor(const ModelPlacement &P) {
   std::vector<std::string> Used;
+  std::vector<int> Local;
   for (int D : P.stageDevice)
-    if (D >= 0 && std::find(Used.begin(), Used.end(), P.deviceNames[D]) == Used.end())
+    if (D >= 0 && std::find(Used.begin(), Used.end(), P.deviceNames[D]) == Used.end()) {
       Used.push_back(P.deviceNames[D]);
-  return fitsOneOrtSession(Used) ? ortLayerAssignmentSettings(Used) : std::string();
+      Local.push_back(D < static_cast<int>(P.localDeviceId.size()) ? P.localDeviceId[D] : -1);
+    }
+  return fitsOneOrtSession(Used) ? ortLayerAssignmentSettings(Used, Local) : std::string();
 }
 
 Error onnxp::checkStagesDir(const std::string &Dir) {
@@ -72,8 +75,15 @@ Error onnxp::writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, O
   if (!O.output.empty()) {
     // How to run the annotated model in one ONNX Runtime session, if it can.
     std::string Settings = ortLayerAssignmentFor(*Ctx.placement);
+    // Issue 21: on several nodes, the machine whose GPU the session uses.
+    std::string OnNode;
+    const ModelPlacement &MP = *Ctx.placement;
+    if (MP.multiNode)
+      for (int D : MP.stageDevice)
+        if (D >= 0 && D < static_cast<int>(MP.localDeviceId.size()) && MP.localDeviceId[D] >= 0)
+          OnNode = " on node " + std::to_string(MP.deviceNode[D]);
     Ctx.notes.push_back(!Settings.empty()
-                            ? "ONNX Runtime: run " + O.output +
+                            ? "ONNX Runtime: run " + O.output + OnNode +
                                   " with session.layer_assignment_settings=" + Settings
                             : "ONNX Runtime: one session holds at most one GPU; run this plan's stage models "
                               "(--emit-stages) with tools/ort-runner (onnx-partition-run)");

@@ -166,6 +166,7 @@ ContractedGraph onnxp::contractGraph(const CostGraph &G, const Grouping &Gr) {
         C.cpuTime += Nd.cpuTime;
         C.accSupported &= Nd.accSupported;
         C.flops += Nd.flops;
+        C.kernels += Nd.accTime > 0 ? Nd.kernels : 0; // folded and fused members launch nothing
         C.paramBytes += Nd.paramBytes;
         C.outputBytes += Nd.outputBytes;
         C.workspaceBytes = std::max(C.workspaceBytes, Nd.workspaceBytes);

@@ -79,6 +79,7 @@ AnalyticalSummary onnxp::applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, 
     N.cpuTime = pricedMs(G, static_cast<int>(V), M, P.cpu, W);
     N.flops = W.flops;
     N.bytesAccessed = W.bytes();
+    N.kernels = Kernels;
     N.workspaceBytes = W.workspaceBytes;
     N.costSource = W.fallback ? "analytical-fallback" : "analytical";
     if (W.fallback) {

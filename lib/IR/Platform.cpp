@@ -135,7 +135,15 @@ double Platform::nodeTimeOnKind(const CostNode &N, int Kind) const {
   };
   double RefRoof = Roof(Ref);
   double Ratio = RefRoof > 0 ? Roof(On) / RefRoof : Ref.peakFlops / On.peakFlops;
-  return N.accTime * Ratio;
+  // Kernel launches are a fixed cost per kernel on each kind (Cost/Roofline:
+  // overhead + max(FLOPs / peak, bytes / bandwidth)), not a rate: only the
+  // roofline part is rescaled. Rescaling the whole time priced a graph of
+  // small kernels on the second kind by the bandwidth ratio of its launches,
+  // and made every per-kind time depend on which kind came first.
+  double Launches = std::min(N.accTime, N.kernels * Ref.kernelOverheadMs);
+  double LaunchesOn = Ref.kernelOverheadMs > 0 ? Launches / Ref.kernelOverheadMs * On.kernelOverheadMs
+                                               : N.kernels * On.kernelOverheadMs;
+  return (N.accTime - Launches) * Ratio + LaunchesOn;
 }
 
 double Platform::nodeTimeMs(const CostNode &N, int D) const {
@@ -476,6 +484,19 @@ Expected<Platform> onnxp::resolvePlatform(const PlatformRequest &R, const Platfo
     if (Out.acceleratorsPerNode > 0 && R.devices < 0) Out.accelerators = R.nodes * Out.acceleratorsPerNode;
   }
   if (R.devices >= 0) Out.accelerators = R.devices;
+  // --devices D --nodes N together: D accelerators spread over the N nodes,
+  // D / N on each (the user asked for N machines; filling node 0 first would
+  // leave the others empty), at most as many per node as the machine holds.
+  if (R.nodes >= 1 && R.devices >= 1) {
+    if (R.devices % R.nodes != 0)
+      return makeUsageError("--devices ", R.devices, " do not split evenly over --nodes ", R.nodes);
+    const int PerNode = R.devices / R.nodes;
+    if (Out.acceleratorsPerNode > 0 && PerNode > Out.acceleratorsPerNode)
+      return makeUsageError("--devices ", R.devices, " over --nodes ", R.nodes, " puts ", PerNode,
+                            " accelerators on a node of platform '", Out.name, "', which holds ",
+                            Out.acceleratorsPerNode);
+    Out.acceleratorsPerNode = PerNode;
+  }
   if (R.cpus >= 0) Out.cpus = R.cpus;
   if (!R.memory.empty()) {
     Expected<double> M = parseByteSize(R.memory);

@@ -135,6 +135,10 @@ private:
   void indexStages();
   Error findReaders();
   nlohmann::json pipelineHeader() const;
+  /// Device D's CUDA id on its node (-1 for CPUs or an old placement).
+  int localId(int D) const {
+    return D >= 0 && D < static_cast<int>(P.localDeviceId.size()) ? P.localDeviceId[D] : -1;
+  }
   Error extractStage(int St, nlohmann::json &J, StagePipeline &R) const;
   StageModel stageShell(int St) const;
   std::set<std::string> copyNodes(int St, onnx::GraphProto &OG) const;
@@ -235,12 +239,15 @@ nlohmann::json StageExtractor::pipelineHeader() const {
   // The annotated model in one ONNX Runtime session: its layer_ann values
   // are the used devices' names.
   std::vector<std::string> Used;
+  std::vector<int> Local;
   for (int St = 0; St < S; ++St)
     if (P.stageDevice[St] >= 0 &&
-        std::find(Used.begin(), Used.end(), P.deviceNames[P.stageDevice[St]]) == Used.end())
+        std::find(Used.begin(), Used.end(), P.deviceNames[P.stageDevice[St]]) == Used.end()) {
       Used.push_back(P.deviceNames[P.stageDevice[St]]);
+      Local.push_back(localId(P.stageDevice[St]));
+    }
   J["ort"] = {{"annotation_key", "layer_ann"},
-              {"layer_assignment_settings", ortLayerAssignmentSettings(Used)},
+              {"layer_assignment_settings", ortLayerAssignmentSettings(Used, Local)},
               {"one_session", fitsOneOrtSession(Used)}};
   if (!O.prediction.algorithm.empty())
     J["plan"] = {{"algorithm", O.prediction.algorithm},
@@ -433,18 +440,21 @@ void StageExtractor::addInternalTypes(const StageModel &SM, const std::set<std::
 /// pipeline.json's entry for a stage: what ONNX Runtime needs to run it
 /// on its device, and its boundary tensors.
 nlohmann::json StageExtractor::stageJson(const StageModel &SM, const StageLists &L) const {
-  OrtDevice Ort = ortDeviceFor(P.deviceNames[SM.device]);
-  nlohmann::json Stage = {
-      {"id", SM.stage},
-      {"name", SM.name},
-      {"device", P.deviceNames[SM.device]},
-      {"file", SM.fileName},
-      {"nodes", SM.numNodes},
-      {"execution_provider", Ort.executionProvider},
-      {"device_id", Ort.deviceId},
-      {"layer_assignment_settings", ortLayerAssignmentSettings({P.deviceNames[SM.device]})},
-      {"inputs", L.inputs},
-      {"outputs", L.outputs}};
+  // Issue 21: on several nodes, the stage's node and its GPU's id there.
+  OrtDevice Ort = ortDeviceFor(P.deviceNames[SM.device], localId(SM.device));
+  nlohmann::json Stage = {{"id", SM.stage},
+                          {"name", SM.name},
+                          {"device", P.deviceNames[SM.device]},
+                          {"file", SM.fileName},
+                          {"nodes", SM.numNodes},
+                          {"execution_provider", Ort.executionProvider},
+                          {"device_id", Ort.deviceId},
+                          {"layer_assignment_settings",
+                           ortLayerAssignmentSettings({P.deviceNames[SM.device]}, {localId(SM.device)})},
+                          {"inputs", L.inputs},
+                          {"outputs", L.outputs}};
+  if (P.multiNode && SM.device < static_cast<int>(P.deviceNode.size()))
+    Stage["node"] = P.deviceNode[SM.device];
   if (!L.constants.empty()) Stage["constants"] = L.constants;
   if (SM.stage < static_cast<int>(O.prediction.stageTime.size()))
     Stage["predicted_time"] = O.prediction.stageTime[SM.stage];

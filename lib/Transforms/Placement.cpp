@@ -119,7 +119,14 @@ Expected<ModelPlacement> onnxp::placementFromPlan(const OnnxModel &M, const Cost
                                                   const Platform &Pl) {
   const onnx::GraphProto &OG = M.graph();
   ModelPlacement Out;
-  for (int D = 0; D < Pl.numDevices(); ++D) Out.deviceNames.push_back(Pl.deviceName(D));
+  for (int D = 0; D < Pl.numDevices(); ++D) {
+    Out.deviceNames.push_back(Pl.deviceName(D));
+    Out.deviceNode.push_back(Pl.nodeOf(D));
+    const int PerNode =
+        Pl.multiNode() && Pl.acceleratorsPerNode > 0 ? Pl.acceleratorsPerNode : Pl.accelerators;
+    Out.localDeviceId.push_back(Pl.isAccelerator(D) ? D % PerNode : -1);
+  }
+  Out.multiNode = Pl.multiNode();
   Out.device.assign(OG.node_size(), -1);
   Out.inserted.assign(OG.node_size(), 0);
   if (P.device.size() != G.numNodes())

@@ -44,3 +44,9 @@ config.environment["ONNXP_SHARED"] = config.shared_dir
 # No progress lines (issue 20): a run slowed by a sanitizer past 2 s would
 # otherwise add lines to what a test checks. Tests of the lines unset it.
 config.environment["ONNX_PARTITION_QUIET"] = "1"
+# Tests that take seconds here but many minutes under ASan/UBSan (issue 21's
+# Llama-2 runs: about 10 s each in Release, 9.5 min together in the sanitizer
+# build) declare `UNSUPPORTED: sanitized`; the Release suite runs them.
+_cache = os.path.join(config.onnxp_binary_dir, "CMakeCache.txt")
+if os.path.isfile(_cache) and "ONNXP_SANITIZE:BOOL=ON" in open(_cache).read():
+    config.available_features.add("sanitized")

@@ -55,6 +55,11 @@ struct CostNode {
   double gradBytes = 0;      ///< gradients of the trainable parameters it owns
   double optimizerBytes = 0; ///< optimizer state of those parameters
   double savedBytes = 0;     ///< activations kept for the backward pass
+  /// Kernel launches accTime includes, each at the reference accelerator's
+  /// kernelOverheadMs (the analytical model's count; a contracted node sums
+  /// its members'). 0: unknown, accTime is rescaled as a whole on other
+  /// accelerator kinds (Platform::nodeTimeOnKind, issue 21).
+  double kernels = 0;
 
   std::vector<int> onnxNodes; ///< indices into the model's graph.node
   int64_t externalId = -1;    ///< node id in the source workload file, or -1

@@ -30,13 +30,17 @@ struct OrtDevice {
 
 /// Device names are the platform's: "acc<i>" (accelerator i, CUDA device i)
 /// and "cpu<j>" (a core of the host: ORT's CPU provider).
-OrtDevice ortDeviceFor(const std::string &DeviceName);
+/// LocalId >= 0: the accelerator's CUDA device id on its own node (issue 21:
+/// on several nodes acc<i> is not GPU i of any machine).
+OrtDevice ortDeviceFor(const std::string &DeviceName, int LocalId = -1);
 
 /// `session.layer_assignment_settings` for a model whose nodes carry
 /// `layer_ann` = one of Devices (only the used ones need be listed): one
 /// entry per designator, every annotation with `=` (exact match), e.g.
 /// "gpu:0(=acc0);cpu(=cpu0,=cpu1)".
-std::string ortLayerAssignmentSettings(const std::vector<std::string> &Devices);
+/// LocalIds, when given, are the devices' CUDA ids on their nodes (same order).
+std::string ortLayerAssignmentSettings(const std::vector<std::string> &Devices,
+                                       const std::vector<int> &LocalIds = {});
 
 /// Whether one ONNX Runtime session can honour the whole placement: at most
 /// one GPU among Devices.

@@ -30,6 +30,11 @@ namespace onnxp {
 struct ModelPlacement {
   /// Every device of the platform; a device id indexes this list.
   std::vector<std::string> deviceNames;
+  /// Per device: its node (issue 21; CPU cores are the host of node 0) and
+  /// its CUDA device id on that node (accelerators are numbered node-major,
+  /// so acc9 of 8-GPU nodes is GPU 1 of node 1; -1 for CPUs).
+  std::vector<int> deviceNode, localDeviceId;
+  bool multiNode = false;
   /// Per node of the main graph, in graph order.
   std::vector<int> device;
   std::vector<int> stage;

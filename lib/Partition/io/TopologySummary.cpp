@@ -10,6 +10,7 @@
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -23,6 +24,33 @@ bool onnxp::wantsTopologySummary(const CostGraph &G, const Platform &P) {
     if (E.bytes > 0) return true;
   return false;
 }
+
+namespace {
+std::string percentOf(double Part, double Whole) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), "%.1f%%", 100 * Part / Whole);
+  return Buf;
+}
+
+/// Where the gap between the busiest device's load and the universal bound
+/// goes, measured on the plan: the bound counts no transfer, so with loads
+/// that add compute and transfers (no --overlap-comm) the gap is the busiest
+/// device's compute above the bound (granularity, contiguity, imbalance)
+/// plus its transfers, split into network and the other links.
+void printBoundGap(std::ostream &OS, const CostGraph &G, const Plan &Pl, int Busiest, double Net) {
+  const DeviceUsage &U = Pl.usage[Busiest];
+  const double Comm = U.commIn + U.commOut;
+  if (std::isnan(Pl.universalBound) || std::fabs(U.compute + Comm - U.load) > 1e-9 * std::max(1.0, U.load))
+    return; // overlapped or replicated loads do not add up this way
+  const double Over = U.compute - Pl.universalBound, Other = Comm - Net;
+  OS << "  gap to the universal bound " << formatNumber(Pl.universalBound) << " on "
+     << "the busiest device: compute " << formatNumber(U.compute) << " (" << (Over >= 0 ? "+" : "")
+     << formatNumber(Over) << ", " << percentOf(Over, U.load)
+     << " of its load: granularity, contiguity, imbalance), network " << formatNumber(Net) << " ("
+     << percentOf(Net, U.load) << "), other links " << formatNumber(Other) << " (" << percentOf(Other, U.load)
+     << ") " << G.timeUnit << "\n";
+}
+} // namespace
 
 void onnxp::printTopologySummary(std::ostream &OS, const CostGraph &G, const Platform &P, const Plan &Pl) {
   OS << "  topology: " << P.describeTopology() << "\n";
@@ -64,9 +92,27 @@ void onnxp::printTopologySummary(std::ostream &OS, const CostGraph &G, const Pla
     if (Busiest < 0 || Pl.usage[D].load > Pl.usage[Busiest].load) Busiest = D;
   if (Busiest >= 0 && Pl.usage[Busiest].load > 0) {
     double Net = NetIn[Busiest] + NetOut[Busiest];
+
     char Buf[32];
     std::snprintf(Buf, sizeof(Buf), "%.1f%%", 100 * Net / Pl.usage[Busiest].load);
     OS << "  network share of the busiest device (" << P.deviceName(Busiest) << "): " << formatNumber(Net)
        << " of " << formatNumber(Pl.usage[Busiest].load) << " " << G.timeUnit << " (" << Buf << ")\n";
+    printBoundGap(OS, G, Pl, Busiest, Net);
   }
+}
+
+std::vector<double> onnxp::networkMsByDevice(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  if (!P.multiNode() || Pl.device.size() != G.numNodes()) return {};
+  for (int Dv : Pl.device)
+    if (Dv < 0 || Dv >= P.numDevices()) return {};
+  TransferGroups T = computeTransferGroups(G);
+  std::vector<double> Net(P.numDevices(), 0);
+  std::map<int, double> GroupNet;
+  for (const PricedTransfer &X : planTransfers(G, P, T, Pl.device)) {
+    if (X.link != LinkKind::Network) continue;
+    Net[X.to] += X.ms;
+    GroupNet[X.group] = std::max(GroupNet[X.group], X.ms);
+  }
+  for (auto &[Grp, Ms] : GroupNet) Net[Pl.device[T.src[Grp]]] += Ms;
+  return Net;
 }

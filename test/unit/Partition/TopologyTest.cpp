@@ -246,3 +246,56 @@ TEST(Topology, MixedDevicesGetWorkByTheirSpeed) {
   EXPECT_LE(Hi, 1.1 * Lo);
   EXPECT_NEAR(Pl->objective, 20, 1e-9);
 }
+
+// Issue 21: a kernel launch is a fixed cost per kernel on each kind, not a
+// rate. A node the analytical model priced on one kind costs, on another,
+// that kind's launches plus its own roofline, whichever kind is listed
+// first; and a shape-only node costs the launch alone on every kind.
+TEST(Topology, KernelLaunchesAreNotRescaledAcrossKinds) {
+  auto Mixed = [](const std::string &First, const std::string &Second) {
+    Expected<Platform> P =
+        parsePlatform(R"({"acceleratorKinds": [{"preset": ")" + First + R"(", "count": 1}, {"preset": ")" +
+                          Second + R"(", "count": 1}]})",
+                      "mixed.json");
+    EXPECT_TRUE(static_cast<bool>(P));
+    return *P;
+  };
+  Platform AV = Mixed("a100", "v100"), VA = Mixed("v100", "a100");
+  ASSERT_EQ(AV.specOf(0).name, VA.specOf(1).name);
+  // Analytical pricing on a platform's reference kind (Cost/Roofline), two
+  // kernels (a contracted node).
+  auto Priced = [](const Platform &P, double Flops, double Bytes) {
+    CostNode N;
+    N.flops = Flops;
+    N.bytesAccessed = Bytes;
+    N.kernels = 2;
+    const DeviceSpec &S = P.accelerator;
+    N.accTime = 2 * S.kernelOverheadMs + std::max(Flops / S.peakFlops, Bytes / S.memBandwidth) * 1e3;
+    return N;
+  };
+  for (auto [Flops, Bytes] : {std::pair{2e9, 1e6}, std::pair{1e6, 4e8}, std::pair{0.0, 0.0}}) {
+    CostNode OnAV = Priced(AV, Flops, Bytes), OnVA = Priced(VA, Flops, Bytes);
+    EXPECT_NEAR(AV.nodeTimeMs(OnAV, 1), OnVA.accTime, 1e-12) << Flops << " " << Bytes;
+    EXPECT_NEAR(VA.nodeTimeMs(OnVA, 1), OnAV.accTime, 1e-12) << Flops << " " << Bytes;
+  }
+  CostNode Shape = Priced(AV, 0, 0);
+  EXPECT_DOUBLE_EQ(AV.nodeTimeMs(Shape, 1), 2 * AV.specOf(1).kernelOverheadMs);
+}
+
+// --devices 4 --nodes 2 on an 8-GPU machine: two GPUs on each node, not
+// four on node 0; an uneven split or an overfull node is refused.
+TEST(Topology, DevicesSpreadOverTheNodesAsked) {
+  Platform P = machine("dgx-a100", 2, 4);
+  EXPECT_EQ(P.accelerators, 4);
+  EXPECT_EQ(P.acceleratorsPerNode, 2);
+  EXPECT_EQ(P.nodeOf(1), 0);
+  EXPECT_EQ(P.nodeOf(2), 1);
+  EXPECT_EQ(P.linkBetween(1, 2), LinkKind::Network);
+  for (int Devices : {3, 32}) {
+    PlatformRequest R;
+    R.platform = "dgx-a100";
+    R.nodes = 2;
+    R.devices = Devices;
+    EXPECT_FALSE(static_cast<bool>(resolvePlatform(R, nullptr))) << Devices;
+  }
+}

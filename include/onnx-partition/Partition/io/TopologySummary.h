@@ -15,6 +15,7 @@
 #include "onnx-partition/IR/Platform.h"
 
 #include <iosfwd>
+#include <vector>
 
 namespace onnxp {
 
@@ -27,6 +28,12 @@ bool wantsTopologySummary(const CostGraph &G, const Platform &P);
 /// acc8 (node 1): 2 transfers, 33.6 MB, 1.35 ms") and the network's share of
 /// the busiest device's load.
 void printTopologySummary(std::ostream &OS, const CostGraph &G, const Platform &P, const Plan &Pl);
+
+/// Per device, the time of its transfers that cross nodes, in + out (the
+/// sender pays its dearest network transfer of a tensor once), the part of
+/// the device table's transfer column the network carries. Empty when the
+/// platform has one node or the plan is not over G's nodes.
+std::vector<double> networkMsByDevice(const CostGraph &G, const Platform &P, const Plan &Pl);
 
 } // namespace onnxp
 
