@@ -79,7 +79,7 @@ AnalyticalSummary onnxp::applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, 
     N.cpuTime = pricedMs(G, static_cast<int>(V), M, P.cpu, W);
     N.flops = W.flops;
     N.bytesAccessed = W.bytes();
-    N.kernels = Kernels;
+    N.kernels = static_cast<double>(std::max<size_t>(1, N.onnxNodes.size())); // launches (issue 21)
     N.workspaceBytes = W.workspaceBytes;
     N.costSource = W.fallback ? "analytical-fallback" : "analytical";
     if (W.fallback) {
