@@ -27,6 +27,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -125,22 +127,49 @@ namespace onnxp {
 /// Issue 22: when rounding to memory slots costs more than 1% against 4x
 /// the steps on the same memory, say so.
 void noteDiscretization(const Chain &C, Plan &Pl, const Budget &B, double Makespan,
-                        Expected<RematPlan> (*Planner)(const Chain &, const RematOptions &)) {
+                        Expected<RematPlan> (*Planner)(const Chain &, const RematOptions &),
+                        double PlanSeconds) {
   RematOptions Fine = B.remat;
   if (Fine.slotBytes > 0 || Fine.memorySteps > 25000) return;
   Fine.memorySteps *= 4;
+  // The check may take at most twice what the plan took (at least 1 s):
+  // seed 001's DP at 4x the slots costs about 16x, and on vgg16 at 10 GB the
+  // check was most of a three-minute run.
+  const auto CheckEnd =
+      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                             std::chrono::duration<double>(std::max(1.0, 2 * PlanSeconds)));
+  Fine.deadline = Fine.deadline ? std::min(*Fine.deadline, CheckEnd) : CheckEnd;
   Expected<RematPlan> R = Planner(C, Fine);
+  std::string What = "in the planner's model";
+  double Coarse = Makespan;
+  if (R && R->stoppedByDeadline && B.remat.offload) {
+    // Too slow with offloading: compare rotor's schedules at both slot
+    // counts instead (milliseconds), the same discretization without the
+    // transfers, and say that this is what was compared.
+    RematOptions RotorCoarse = B.remat, RotorFine = Fine;
+    RotorCoarse.offload = RotorFine.offload = false;
+    RotorCoarse.deadline.reset();
+    RotorFine.deadline.reset();
+    Expected<RematPlan> RC = planRotor(C, RotorCoarse);
+    R = planRotor(C, RotorFine);
+    if (!RC || !RC->feasible) {
+      if (!RC) (void)RC.takeError();
+      if (!R) (void)R.takeError();
+      return;
+    }
+    Coarse = RC->makespanMs;
+    What = "in rotor's schedules: the check with offloading would take longer than the plan";
+  }
   if (!R) {
     (void)R.takeError();
     return;
   }
-  if (R->stoppedByDeadline || !R->feasible || !(R->makespanMs < Makespan * 0.99)) return;
-  char Buf[320];
+  if (R->stoppedByDeadline || !R->feasible || !(R->makespanMs < Coarse * 0.99)) return;
+  char Buf[400];
   std::snprintf(Buf, sizeof Buf,
-                "warning: %d memory slots cost %.1f%% against %d (%.6g vs %.6g ms in the planner's model); "
-                "try --memory-steps %d",
-                B.remat.memorySteps, 100.0 * (Makespan - R->makespanMs) / R->makespanMs, Fine.memorySteps,
-                Makespan, R->makespanMs, Fine.memorySteps);
+                "warning: %d memory slots cost %.1f%% against %d (%.6g vs %.6g ms %s); try --memory-steps %d",
+                B.remat.memorySteps, 100.0 * (Coarse - R->makespanMs) / R->makespanMs, Fine.memorySteps,
+                Coarse, R->makespanMs, What.c_str(), Fine.memorySteps);
   Pl.notes.push_back(Buf);
 }
 
@@ -154,7 +183,10 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
   if (!B) return B.takeError();
   auto Planner = Offload ? &planOffloadRemat : &planRotor;
   if (Offload && O.progress) O.progress("offload-activations: seed 001's DP");
+  const auto PlanStart = std::chrono::steady_clock::now();
   Expected<RematPlan> R = Planner(C, B->remat);
+  const double PlanSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - PlanStart).count();
   if (Offload && R && R->stoppedByDeadline) {
     // Issue 20: out of time. Rotor's table (no offloading; seconds where the
     // offloading DP takes minutes) is the best plan at hand.
@@ -182,7 +214,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
   }
   const double Makespan = R && R->feasible ? R->makespanMs : NAN;
   Expected<Plan> Pl = toPlan(C, std::move(R), *B);
-  if (Pl && std::isfinite(Makespan)) noteDiscretization(C, *Pl, *B, Makespan, Planner);
+  if (Pl && std::isfinite(Makespan)) noteDiscretization(C, *Pl, *B, Makespan, Planner, PlanSeconds);
   // Issue 20: a searching algorithm always runs under a limit; say which.
   if (Pl && Offload && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
   return Pl;
