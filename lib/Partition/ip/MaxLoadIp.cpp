@@ -70,6 +70,21 @@ using namespace onnxp;
 
 namespace {
 
+/// Calls F(First, Count) for each run of interchangeable devices: the
+/// accelerators of one node and one kind, then the CPUs. Symmetry breaking
+/// and the warm start's renumbering must agree on these groups.
+template <typename Fn> void forEachInterchangeableGroup(const Platform &P, Fn F) {
+  const int K = P.accelerators;
+  for (int First = 0; First < K;) {
+    int Last = First;
+    while (Last + 1 < K && P.nodeOf(Last + 1) == P.nodeOf(First) && P.kindOf(Last + 1) == P.kindOf(First))
+      ++Last;
+    F(First, Last - First + 1);
+    First = Last + 1;
+  }
+  F(K, P.cpus);
+}
+
 class MaxLoadIp {
 public:
   MaxLoadIp(const CostGraph &G, const Platform &P, bool Contiguous)
@@ -154,14 +169,7 @@ Error MaxLoadIp::build() {
   addLoads();
   Pre.assign(C, std::vector<int>(D, -1));
   // Accelerators are interchangeable within a node and a kind only.
-  for (int First = 0; First < K;) {
-    int Last = First;
-    while (Last + 1 < K && P.nodeOf(Last + 1) == P.nodeOf(First) && P.kindOf(Last + 1) == P.kindOf(First))
-      ++Last;
-    addSymmetryBreaking(First, Last - First + 1);
-    First = Last + 1;
-  }
-  addSymmetryBreaking(K, P.cpus);
+  forEachInterchangeableGroup(P, [&](int First, int Count) { addSymmetryBreaking(First, Count); });
   if (Contiguous) addContiguity();
   return Error::success();
 }
@@ -427,14 +435,7 @@ std::vector<double> MaxLoadIp::startFrom(const Plan &Pl) const {
     std::stable_sort(Order.begin(), Order.end(), [&](int A, int B) { return FirstRank[A] < FirstRank[B]; });
     for (int I = 0; I < Count; ++I) Perm[Order[I]] = First + I;
   };
-  for (int First = 0; First < K;) {
-    int Last = First;
-    while (Last + 1 < K && P.nodeOf(Last + 1) == P.nodeOf(First) && P.kindOf(Last + 1) == P.kindOf(First))
-      ++Last;
-    Renumber(First, Last - First + 1);
-    First = Last + 1;
-  }
-  Renumber(K, P.cpus);
+  forEachInterchangeableGroup(P, Renumber);
 
   std::vector<double> Val(M.numVars(), 0);
   std::vector<std::vector<char>> On(C, std::vector<char>(D, 0));
