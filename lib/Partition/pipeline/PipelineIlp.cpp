@@ -528,14 +528,19 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   Plan.stats["warm_start_accepted"] = R->startAccepted ? 1 : 0;
   if (R->status == MilpStatus::Infeasible)
     return makeError("no 1F1B pattern on ", O.numGpus, " GPUs fits in ", O.memoryBytes, " bytes per GPU");
-  if (!R->hasSolution()) {
-    if (!Warm) return noPatternError(Tasks, O);
+  // The warm start (replayed by the simulator when it was made) in place of
+  // the solver's pattern, with the solver's statistics and a note why.
+  auto WarmInstead = [&](double Bound, const std::string &Why) {
     PipelinePlan Fallback = std::move(*Warm);
     Fallback.algorithm = "pipeline-ilp";
     Fallback.stats.insert(Plan.stats.begin(), Plan.stats.end());
-    Fallback.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
-    Fallback.notes.push_back(solverStopNote(*R) + "; returning the warm start");
+    Fallback.lowerBound = Bound;
+    Fallback.notes.push_back(Why + "; returning the warm start");
     return Fallback;
+  };
+  if (!R->hasSolution()) {
+    if (!Warm) return noPatternError(Tasks, O);
+    return WarmInstead(std::isfinite(R->bound) ? R->bound : NAN, solverStopNote(*R));
   }
   Plan.pattern = Ilp.patternOf(R->values);
   Plan.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
@@ -570,17 +575,10 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
       Plan.pattern = std::move(Stretched);
       Sim = std::move(Again);
     } else if (Warm) {
-      // The warm start was replayed by the simulator when it was made.
-      PipelinePlan Fallback = std::move(*Warm);
-      Fallback.algorithm = "pipeline-ilp";
-      Fallback.stats.insert(Plan.stats.begin(), Plan.stats.end());
-      Fallback.lowerBound = Plan.lowerBound;
-      Fallback.notes.push_back(
-          std::string("the solver's pattern ") +
-          (Sim ? "needs " + formatNumber(Sim->peakMemory) + " bytes on a GPU in the replay"
-               : "fails the replay (" + Sim.takeError().message() + ")") +
-          "; returning the warm start");
-      return Fallback;
+      return WarmInstead(Plan.lowerBound,
+                         std::string("the solver's pattern ") +
+                             (Sim ? "needs " + formatNumber(Sim->peakMemory) + " bytes on a GPU in the replay"
+                                  : "fails the replay (" + Sim.takeError().message() + ")"));
     }
   }
   if (!Sim)
