@@ -23,6 +23,7 @@
 #include "onnx-partition/Partition/ActivationScheduleSimulator.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/Remat.h"
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include <nlohmann/json.hpp>
@@ -135,9 +136,7 @@ void noteDiscretization(const Chain &C, Plan &Pl, const Budget &B, double Makesp
   // The check may take at most twice what the plan took (at least 1 s):
   // seed 001's DP at 4x the slots costs about 16x, and on vgg16 at 10 GB the
   // check was most of a three-minute run.
-  const auto CheckEnd =
-      std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                             std::chrono::duration<double>(std::max(1.0, 2 * PlanSeconds)));
+  const SteadyClock::time_point CheckEnd = pointAfter(SteadyClock::now(), std::max(1.0, 2 * PlanSeconds));
   Fine.deadline = Fine.deadline ? std::min(*Fine.deadline, CheckEnd) : CheckEnd;
   Expected<RematPlan> R = Planner(C, Fine);
   std::string What = "in the planner's model";
