@@ -64,6 +64,23 @@ void gridSearch(double Log[3], const std::function<double(const double *)> &Err)
     Log[0] = B[0], Log[1] = B[1], Log[2] = B[2];
   }
 }
+/// The one efficiency E (a fraction of both of D's peaks, D's overhead)
+/// that fits S best: a 1-D version of gridSearch over log10 E in [-4, 1].
+double fitOneEfficiency(const std::vector<const CalibrationSample *> &S, const DeviceSpec &D) {
+  double Center = -1.5, Span = 2.5;
+  for (int Round = 0; Round < 5; ++Round, Span /= 8) {
+    double Best = INFINITY, BestAt = Center;
+    for (int I = -32; I <= 32; ++I) {
+      double T = std::min(1.0, std::max(-4.0, Center + Span * I / 32));
+      double E =
+          logSse(S, D.peakFlops * std::pow(10, T), D.memBandwidth * std::pow(10, T), D.kernelOverheadMs);
+      E += kTieBreak * T * T;
+      if (E < Best) Best = E, BestAt = T;
+    }
+    Center = BestAt;
+  }
+  return std::pow(10, Center);
+}
 } // namespace
 
 FitQuality onnxp::fitQuality(const std::vector<CalibrationSample> &S, const DeviceSpec &D) {
@@ -112,7 +129,14 @@ DeviceSpec onnxp::calibrateDevice(const std::vector<CalibrationSample> &S, const
     // Named, not structured bindings: clang 14 cannot capture those in a lambda.
     const std::string &Kind = KindSamples.first;
     const std::vector<const CalibrationSample *> &Ks = KindSamples.second;
-    if (static_cast<int>(Ks.size()) < std::max(1, O.minKindSamples)) continue;
+    if (static_cast<int>(Ks.size()) < std::max(1, O.minKindSamples)) {
+      // Too few samples for three parameters, but one or two still say how
+      // far off the kind runs: a single efficiency on both peaks, with the
+      // device's overhead (AlexNet's two LRNs ran 29x their roofline).
+      double Scale = fitOneEfficiency(Ks, D);
+      D.opKinds[Kind] = {Scale, Scale, D.kernelOverheadMs, static_cast<int>(Ks.size())};
+      continue;
+    }
     double KLog[3] = {0, 0, Log[2]};
     gridSearch(KLog, [&](const double *T) {
       return logSse(Ks, D.peakFlops * std::pow(10, T[0]), D.memBandwidth * std::pow(10, T[1]),

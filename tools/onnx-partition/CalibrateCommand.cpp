@@ -169,7 +169,9 @@ int runCalibrate(int Argc, char **Argv) {
     for (const auto &[Kind, E] : After.opKinds)
       std::cout << "\n    " << Kind << ": " << formatNumber(E.flopsEfficiency) << ", "
                 << formatNumber(E.bandwidthEfficiency) << ", " << formatNumber(E.kernelOverheadMs * 1e3)
-                << " us; " << E.samples;
+                << " us; " << E.samples
+                << (E.samples < Fit.minKindSamples ? " (one efficiency, the device's overhead: too few nodes)"
+                                                   : "");
     std::cout << "\n";
   }
   std::cout << "  wrote " << O.output << " (use it with --platform)\n";

@@ -39,13 +39,14 @@ FitQuality fitQuality(const std::vector<CalibrationSample> &S, const DeviceSpec 
 struct CalibrationOptions {
   /// Fit per-op-kind efficiencies (else only the three device parameters).
   bool perKind = true;
-  /// An op kind needs this many samples for its own entry; rarer kinds run
-  /// at the device's fitted peaks.
+  /// An op kind needs this many samples for its own three parameters; a
+  /// rarer kind gets one efficiency (the same fraction of both peaks) and
+  /// the device's overhead.
   int minKindSamples = 3;
 };
 
 /// Base with its peaks and overhead fitted to S and, with O.perKind, its
-/// opKinds table replaced by the kinds S holds enough samples of.
+/// opKinds table replaced by one entry per kind S holds samples of.
 DeviceSpec calibrateDevice(const std::vector<CalibrationSample> &S, const DeviceSpec &Base,
                            const CalibrationOptions &O = CalibrationOptions());
 
