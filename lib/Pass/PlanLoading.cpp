@@ -61,7 +61,16 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   if (Ctx.options.partition.objective) P->objectiveKind = *Ctx.options.partition.objective;
   FinalizeOptions FO;
   FO.memoryIsUsersProblem = true;
-  ONNXP_RETURN_IF_ERROR(finalizePlan(Ctx.graph, Ctx.platform, *P, FO).withContext("--load-plan " + File));
+  if (Error E = finalizePlan(Ctx.graph, Ctx.platform, *P, FO)) {
+    // The validator reports a partitioner's invalid plan as a bug of ours;
+    // a loaded plan that breaks a rule (colocation, a split tied weight,
+    // contiguity) is the file's fault, and the user's to fix.
+    std::string Why = E.message();
+    size_t At = Why.find("is invalid: ");
+    if (E.kind() != Error::Kind::Internal || At == std::string::npos)
+      return E.withContext("--load-plan " + File);
+    return makeError("--load-plan ", File, ": the plan is invalid for this model: ", Why.substr(At + 12));
+  }
   Ctx.plan = std::move(*P);
   return Error::success();
 }
