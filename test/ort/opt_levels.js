@@ -28,8 +28,7 @@ const path = require('path');
 const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
 const {rng} = require('./seeded_random');
 const {integerRanges, boundOf} = require('./input_ranges');
-
-const TYPES = {float32: Float32Array, float64: Float64Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array};
+const {randomTensorData, compareTensors: compare} = require('./input_data');
 
 function parseArgs(argv) {
   const a = {model: '', dims: {}, micro: 8, seed: 1, intBound: 0, stages: ''};
@@ -51,29 +50,8 @@ function parseArgs(argv) {
 
 function makeInput(meta, next, a) {
   const shape = meta.shape.map((d) => typeof d === 'number' && d >= 0 ? d : (a.dims[d] || 1));
-  const n = shape.reduce((x, y) => x * y, 1);
-  const T = TYPES[meta.type];
-  if (!T) throw new Error(`input '${meta.name}' has type ${meta.type}, not supported here`);
-  const data = new T(n);
-  const bound = a.intBound || boundOf(a.ranges, meta.name);
-  for (let i = 0; i < n; ++i) {
-    const u = next();
-    if (meta.type === 'int64') data[i] = BigInt(Math.floor(u * bound));
-    else if (meta.type === 'int32') data[i] = Math.floor(u * bound);
-    else if (meta.type === 'bool') data[i] = u < 0.5 ? 1 : 0;
-    else data[i] = 2 * u - 1;
-  }
-  return new ort.Tensor(meta.type, data, shape);
-}
-
-function compare(ref, got) {
-  let abs = 0, rel = 0;
-  for (let i = 0; i < ref.data.length; ++i) {
-    const r = Number(ref.data[i]), e = Math.abs(r - Number(got.data[i]));
-    abs = Math.max(abs, e);
-    rel = Math.max(rel, e / Math.max(Math.abs(r), 1));
-  }
-  return {abs, rel};
+  const t = randomTensorData(meta.name, meta.type, shape, next, a.intBound || boundOf(a.ranges, meta.name));
+  return new ort.Tensor(t.type, t.data, t.dims);
 }
 
 const open = (file, level) => ort.InferenceSession.create(file, {graphOptimizationLevel: level, intraOpNumThreads: 1,

@@ -29,6 +29,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const {integerRanges, boundOf, parseIntRange, describeRanges} = require('./input_ranges');
+const {rng} = require('./seeded_random');
+const {randomTensorData} = require('./input_data');
 
 function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);
@@ -69,17 +71,6 @@ function parseArgs(argv) {
   return a;
 }
 
-// A small deterministic generator (mulberry32): same inputs every run.
-function rng(seed) {
-  let t = seed >>> 0;
-  return () => {
-    t = (t + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), 1 | t);
-    r ^= r + Math.imul(r ^ (r >>> 7), 61 | r);
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function makeInput(ort, meta, next, bound) {
   if (!meta.isTensor) throw new Error(`input '${meta.name}' is not a tensor`);
   const dims = meta.shape.map((d) => {
@@ -87,15 +78,8 @@ function makeInput(ort, meta, next, bound) {
       throw new Error(`input '${meta.name}' has symbolic dim '${d}'; bind it (onnx-partition profile --dim ... --emit-onnx)`);
     return d;
   });
-  const n = dims.reduce((p, d) => p * d, 1);
-  switch (meta.type) {
-    case 'float32': return new ort.Tensor('float32', Float32Array.from({length: n}, () => next() - 0.5), dims);
-    case 'float64': return new ort.Tensor('float64', Float64Array.from({length: n}, () => next() - 0.5), dims);
-    case 'int64': return new ort.Tensor('int64', BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * bound))), dims);
-    case 'int32': return new ort.Tensor('int32', Int32Array.from({length: n}, () => Math.floor(next() * bound)), dims);
-    case 'bool': return new ort.Tensor('bool', Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)), dims);
-    default: throw new Error(`input '${meta.name}' has unsupported type ${meta.type}`);
-  }
+  const t = randomTensorData(meta.name, meta.type, dims, next, bound);
+  return new ort.Tensor(t.type, t.data, t.dims);
 }
 
 async function main() {

@@ -73,43 +73,16 @@ function parseArgs(argv) {
 
 const {rng} = require('./seeded_random');
 const {integerRanges, boundOf, parseIntRange, describeRanges} = require('./input_ranges');
-
-// ONNX TensorProto.DataType -> onnxruntime-node tensor type and array.
-const TYPES = {
-  1: ['float32', Float32Array], 11: ['float64', Float64Array], 6: ['int32', Int32Array],
-  7: ['int64', BigInt64Array], 9: ['bool', Uint8Array],
-};
+const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare} = require('./input_data');
 
 function makeInput(ort, spec, next, dims, ranges) {
-  const t = TYPES[spec.elem_type];
-  if (!t) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
+  const type = ELEM_TYPE_NAMES[spec.elem_type];
+  if (!type) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
   // Unknown dims -- a symbol, null, or the -1 some exporters write -- take
   // --dim or the partitioner's binding (pipeline.json "dims"), else 1.
   const shape = (spec.shape || []).map(d => typeof d === 'number' && d >= 0 ? d : ((typeof d === 'string' && dims[d]) || 1));
-  const n = shape.reduce((x, y) => x * y, 1);
-  const data = new t[1](n);
-  const bound = boundOf(ranges, spec.name);
-  for (let i = 0; i < n; ++i) {
-    const u = next();
-    if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * bound));
-    else if (t[0] === 'int32') data[i] = Math.floor(u * bound);
-    else if (t[0] === 'bool') data[i] = u < 0.5 ? 1 : 0;
-    else data[i] = 2 * u - 1;
-  }
-  return new ort.Tensor(t[0], data, shape);
-}
-
-function compare(ref, got) {
-  if (ref.dims.join('x') !== got.dims.join('x')) return {abs: Infinity, rel: Infinity};
-  let abs = 0, rel = 0;
-  for (let i = 0; i < ref.data.length; ++i) {
-    const r = Number(ref.data[i]), g = Number(got.data[i]);
-    const e = Math.abs(r - g);
-    if (Number.isNaN(e)) return {abs: Infinity, rel: Infinity};
-    abs = Math.max(abs, e);
-    rel = Math.max(rel, e / Math.max(Math.abs(r), 1));
-  }
-  return {abs, rel};
+  const t = randomTensorData(spec.name, type, shape, next, boundOf(ranges, spec.name));
+  return new ort.Tensor(t.type, t.data, t.dims);
 }
 
 async function main() {

@@ -212,18 +212,14 @@ function parseArgs(argv) {
   return a;
 }
 
-// The seeded input generator is shared with test/ort/run_stages.js, so both
-// feed the same inputs for the same --seed.
+// The seeded input generator and the output comparison are shared with
+// test/ort/run_stages.js, so both feed the same inputs for the same --seed.
 const {rng} = require('../../test/ort/seeded_random');
+const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare} = require('../../test/ort/input_data');
 const {integerRanges, boundOf, parseIntRange, describeRanges} = require('../../test/ort/input_ranges');
 // Integer inputs' ranges, read from the models once in main().
 let ranges = null;
 const {readTensorFile} = require('./tensor_files');
-
-const TYPES = {
-  1: ['float32', Float32Array], 11: ['float64', Float64Array], 6: ['int32', Int32Array],
-  7: ['int64', BigInt64Array], 9: ['bool', Uint8Array], 2: ['uint8', Uint8Array], 3: ['int8', Int8Array],
-};
 
 /// A dim of pipeline.json's graph_inputs: a number >= 0, or a symbol, null
 /// or a negative number (unknown) -> --dim binding or 1.
@@ -234,33 +230,10 @@ function concreteDim(d, dims) {
 }
 
 function makeInput(spec, next, dims) {
-  const t = TYPES[spec.elem_type];
-  if (!t) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
+  const type = ELEM_TYPE_NAMES[spec.elem_type];
+  if (!type) throw new Error(`graph input '${spec.name}' has element type ${spec.elem_type}, not supported here`);
   const shape = (spec.shape || []).map((d) => concreteDim(d, dims));
-  const n = shape.reduce((x, y) => x * y, 1);
-  const data = new t[1](n);
-  const bound = boundOf(ranges, spec.name);
-  for (let i = 0; i < n; ++i) {
-    const u = next();
-    if (t[0] === 'int64') data[i] = BigInt(Math.floor(u * bound));
-    else if (t[0] === 'int32' || t[0] === 'int8' || t[0] === 'uint8') data[i] = Math.floor(u * bound);
-    else if (t[0] === 'bool') data[i] = u < 0.5 ? 1 : 0;
-    else data[i] = 2 * u - 1;
-  }
-  return {type: t[0], data, dims: shape};
-}
-
-function compare(ref, got) {
-  if (ref.dims.join('x') !== got.dims.join('x')) return {abs: Infinity, rel: Infinity};
-  let abs = 0, rel = 0;
-  for (let i = 0; i < ref.data.length; ++i) {
-    const r = Number(ref.data[i]), g = Number(got.data[i]);
-    const e = Math.abs(r - g);
-    if (Number.isNaN(e)) return (Number.isNaN(r) && Number.isNaN(g)) ? {abs, rel} : {abs: Infinity, rel: Infinity};
-    abs = Math.max(abs, e);
-    rel = Math.max(rel, e / Math.max(Math.abs(r), 1));
-  }
-  return {abs, rel};
+  return randomTensorData(spec.name, type, shape, next, boundOf(ranges, spec.name));
 }
 
 /// Whether this onnxruntime-node install carries the CUDA provider library

@@ -1,0 +1,55 @@
+// test/ort/input_data.js - seeded input tensors and output comparison.
+//
+// One copy for the ORT scripts (run_stages.js, profile.js, opt_levels.js)
+// and the runner (tools/ort-runner/run_pipeline.js), so that for the same
+// --seed they feed the same data and judge outputs by the same rule. The
+// generator is seeded_random.js; the range of each integer input comes from
+// the model (input_ranges.js).
+'use strict';
+
+// ONNX TensorProto.DataType -> onnxruntime-node tensor type.
+const ELEM_TYPE_NAMES = {1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 7: 'int64', 9: 'bool', 11: 'float64'};
+const ARRAYS = {
+  float32: Float32Array, float64: Float64Array, uint8: Uint8Array, int8: Int8Array,
+  int32: Int32Array, int64: BigInt64Array, bool: Uint8Array,
+};
+
+/// {type, data, dims} for an input NAME of onnxruntime-node TYPE and shape
+/// DIMS: floats uniform in [-1, 1), integers in [0, BOUND), bools 0 or 1,
+/// drawn from NEXT in row-major order. Throws naming the input on a type
+/// the scripts do not generate.
+function randomTensorData(name, type, dims, next, bound) {
+  const Array = ARRAYS[type];
+  if (!Array) throw new Error(`input '${name}' has type ${type}, not supported here`);
+  const n = dims.reduce((x, y) => x * y, 1);
+  const data = new Array(n);
+  for (let i = 0; i < n; ++i) {
+    const u = next();
+    if (type === 'int64') data[i] = BigInt(Math.floor(u * bound));
+    else if (type === 'bool') data[i] = u < 0.5 ? 1 : 0;
+    else if (type === 'float32' || type === 'float64') data[i] = 2 * u - 1;
+    else data[i] = Math.floor(u * bound);
+  }
+  return {type, data, dims};
+}
+
+/// Largest absolute and relative (to max(|ref|, 1)) difference of two
+/// tensors ({data, dims}); Infinity for other shapes or a NaN on one side
+/// only (NaN on both sides is equal: the original computes it too).
+function compareTensors(ref, got) {
+  if (ref.dims.join('x') !== got.dims.join('x')) return {abs: Infinity, rel: Infinity};
+  let abs = 0, rel = 0;
+  for (let i = 0; i < ref.data.length; ++i) {
+    const r = Number(ref.data[i]), g = Number(got.data[i]);
+    const e = Math.abs(r - g);
+    if (Number.isNaN(e)) {
+      if (Number.isNaN(r) && Number.isNaN(g)) continue;
+      return {abs: Infinity, rel: Infinity};
+    }
+    abs = Math.max(abs, e);
+    rel = Math.max(rel, e / Math.max(Math.abs(r), 1));
+  }
+  return {abs, rel};
+}
+
+module.exports = {ELEM_TYPE_NAMES, randomTensorData, compareTensors};
