@@ -139,6 +139,9 @@ struct OffloadScheduleOptions {
   bool oneAhead = false;
   /// Try every cut point (Algorithm 2); false tries only cut 0.
   bool allCuts = true;
+  /// --time-limit (issue 20): scheduleBestCut stops trying cuts once it has
+  /// passed and one schedule exists.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 /// Algorithm 2 for one cut point: Cut prefetches of the B phase (in order of
@@ -149,8 +152,10 @@ std::optional<OffloadSchedule> scheduleOffloads(const OffloadInstance &I, const 
 /// Number of cut points worth trying: 0..(number of (k,1) choices).
 int numCutPoints(const OffloadSelection &S);
 /// Algorithm 2: the best schedule over all cut points (or cut 0 only).
+/// *Stopped (if given) says whether O.deadline left cuts untried.
 std::optional<OffloadSchedule> scheduleBestCut(const OffloadInstance &I, const OffloadSelection &S,
-                                               const OffloadScheduleOptions &O = {}, int *BestCut = nullptr);
+                                               const OffloadScheduleOptions &O = {}, int *BestCut = nullptr,
+                                               bool *Stopped = nullptr);
 
 /// Algorithm 1. Discount = false gives Greedy*'s selection.
 Expected<OffloadSelection> selectGreedy(const OffloadInstance &I, bool Discount = true);
@@ -167,6 +172,10 @@ struct OffloadPlan {
   /// Per layer, idle time of the compute stream right before F_k and B_k:
   /// what waiting for w_k or for memory cost there.
   std::vector<double> idleBeforeF, idleBeforeB;
+  /// The greedy family under --time-limit: candidates (selection and cut
+  /// points) scheduled before the deadline, of how many there were; the
+  /// plan is the best of those. Equal when the clock stopped nothing.
+  int candidatesTried = 0, candidates = 0;
 };
 
 /// Static checks of §5 of the issue: an instance below minimumMemory() is an
@@ -180,8 +189,14 @@ Error checkOffloadFeasible(const OffloadInstance &I);
 /// Margins = false is the paper's greedy alone (Algorithm 1 at M_GPU); true
 /// also tries Algorithm 1 with memory left for transfer buffers and every
 /// useful choice, and keeps the best schedule.
-Expected<OffloadPlan> planGreedyOffload(const OffloadInstance &I, bool Margins = true);
-Expected<OffloadPlan> planGreedyStarOffload(const OffloadInstance &I, bool Margins = true);
+/// Deadline: the run's --time-limit; past it no further candidate is
+/// selected or scheduled, but the first (the paper's Algorithm 1 at M_GPU,
+/// all its cuts up to the deadline) always is.
+Expected<OffloadPlan> planGreedyOffload(const OffloadInstance &I, bool Margins = true,
+                                        std::optional<std::chrono::steady_clock::time_point> Deadline = {});
+Expected<OffloadPlan>
+planGreedyStarOffload(const OffloadInstance &I, bool Margins = true,
+                      std::optional<std::chrono::steady_clock::time_point> Deadline = {});
 Expected<OffloadPlan> planL2LOffload(const OffloadInstance &I);
 /// Every selection of useful choices x every cut point, scheduled by
 /// Algorithm 2 (with the discount): the exact optimum over that space.

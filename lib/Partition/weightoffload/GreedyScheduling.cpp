@@ -210,10 +210,15 @@ std::optional<OffloadSchedule> onnxp::scheduleOffloads(const OffloadInstance &I,
 }
 
 std::optional<OffloadSchedule> onnxp::scheduleBestCut(const OffloadInstance &I, const OffloadSelection &S,
-                                                      const OffloadScheduleOptions &O, int *BestCut) {
+                                                      const OffloadScheduleOptions &O, int *BestCut,
+                                                      bool *Stopped) {
   std::optional<OffloadSchedule> Best;
   int Cuts = O.allCuts ? numCutPoints(S) : 1;
   for (int C = 0; C < Cuts; ++C) {
+    if (Best && O.deadline && std::chrono::steady_clock::now() >= *O.deadline) {
+      if (Stopped) *Stopped = true;
+      break;
+    }
     std::optional<OffloadSchedule> Sch = scheduleOffloads(I, S, C, O);
     if (Sch && (!Best || Sch->cycleTime < Best->cycleTime * (1 - 1e-12))) {
       Best = std::move(Sch);

@@ -75,10 +75,15 @@ static OffloadSelection allUsefulChoices(const OffloadInstance &I) {
 }
 
 static Expected<OffloadPlan> planGreedyFamily(const OffloadInstance &I, bool Discount, bool Margins,
-                                              const char *Name) {
+                                              const char *Name,
+                                              std::optional<std::chrono::steady_clock::time_point> Deadline) {
   ONNXP_RETURN_IF_ERROR(checkOffloadFeasible(I));
   OffloadScheduleOptions O;
   O.discount = Discount;
+  O.deadline = Deadline;
+  // Issue 20: every candidate after the first is optional; on 500 blocks
+  // the nine take about 3 s.
+  auto Passed = [&] { return Deadline && std::chrono::steady_clock::now() >= *Deadline; };
   // Candidate selections: Algorithm 1 at M_GPU, then (with Margins) at
   // M_GPU - j max|w| for j = 1..3 and finally every useful choice. Algorithm 1
   // makes the op peaks fit and nothing more, so Algorithm 2 may find no room
@@ -95,43 +100,62 @@ static Expected<OffloadPlan> planGreedyFamily(const OffloadInstance &I, bool Dis
   std::vector<OffloadSelection> Candidates;
   std::vector<bool> Scorings{Discount};
   if (Margins && Discount) Scorings.push_back(false);
+  int Planned = 0; // candidates the options call for
   for (bool Scoring : Scorings) {
     for (int J = 0; J <= (Margins ? 3 : 0); ++J) {
       OffloadInstance Reduced = I;
       Reduced.memory = I.memory - J * WMax;
       if (J > 0 && Reduced.memory < I.minimumMemory()) break;
+      ++Planned;
+      if (!Candidates.empty() && Passed()) continue;
       Expected<OffloadSelection> Sel = selectGreedy(Reduced, Scoring);
       if (!Sel) return Sel.takeError();
       Candidates.push_back(*Sel);
     }
   }
-  if (Margins) Candidates.push_back(allUsefulChoices(I));
+  if (Margins) {
+    ++Planned;
+    if (!Passed()) Candidates.push_back(allUsefulChoices(I));
+  }
   std::optional<OffloadSchedule> Best;
   OffloadSelection BestSel(I.L);
-  int BestCut = 0;
+  int BestCut = 0, Tried = 0;
+  bool CutsStopped = false;
   for (size_t Q = 0; Q < Candidates.size(); ++Q) {
+    if (Q > 0 && Passed()) break;
+    ++Tried;
     bool Seen = false;
     for (size_t R = 0; R < Q; ++R)
       Seen |= Candidates[R].afterForward == Candidates[Q].afterForward &&
               Candidates[R].afterBackward == Candidates[Q].afterBackward;
     if (Seen) continue;
     int Cut = 0;
-    std::optional<OffloadSchedule> Sch = scheduleBestCut(I, Candidates[Q], O, &Cut);
+    std::optional<OffloadSchedule> Sch = scheduleBestCut(I, Candidates[Q], O, &Cut, &CutsStopped);
     if (Sch && (!Best || Sch->cycleTime < Best->cycleTime * (1 - 1e-12))) {
       Best = std::move(Sch);
       BestSel = Candidates[Q];
       BestCut = Cut;
     }
   }
-  return finish(I, Name, BestSel, std::move(Best), BestCut);
+  Expected<OffloadPlan> Out = finish(I, Name, BestSel, std::move(Best), BestCut);
+  if (Out) {
+    Out->candidates = Planned;
+    // A candidate whose cut points the clock cut short counts as not tried.
+    Out->candidatesTried = CutsStopped ? Tried - 1 : Tried;
+  }
+  return Out;
 }
 
-Expected<OffloadPlan> onnxp::planGreedyOffload(const OffloadInstance &I, bool Margins) {
-  return planGreedyFamily(I, /*Discount=*/true, Margins, Margins ? "greedy" : "greedy-paper");
+Expected<OffloadPlan>
+onnxp::planGreedyOffload(const OffloadInstance &I, bool Margins,
+                         std::optional<std::chrono::steady_clock::time_point> Deadline) {
+  return planGreedyFamily(I, /*Discount=*/true, Margins, Margins ? "greedy" : "greedy-paper", Deadline);
 }
 
-Expected<OffloadPlan> onnxp::planGreedyStarOffload(const OffloadInstance &I, bool Margins) {
-  return planGreedyFamily(I, /*Discount=*/false, Margins, Margins ? "greedy*" : "greedy*-paper");
+Expected<OffloadPlan>
+onnxp::planGreedyStarOffload(const OffloadInstance &I, bool Margins,
+                             std::optional<std::chrono::steady_clock::time_point> Deadline) {
+  return planGreedyFamily(I, /*Discount=*/false, Margins, Margins ? "greedy*" : "greedy*-paper", Deadline);
 }
 
 Expected<OffloadPlan> onnxp::planL2LOffload(const OffloadInstance &I) {

@@ -39,9 +39,9 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
       makeUsageError("--offload-planner must be greedy, greedy-paper, greedy-star, l2l or "
                      "exhaustive, not '",
                      Which, "'");
-  if (Which == "greedy") Pl = planGreedyOffload(*I);
-  else if (Which == "greedy-paper") Pl = planGreedyOffload(*I, /*Margins=*/false);
-  else if (Which == "greedy-star") Pl = planGreedyStarOffload(*I);
+  if (Which == "greedy") Pl = planGreedyOffload(*I, /*Margins=*/true, O.deadline);
+  else if (Which == "greedy-paper") Pl = planGreedyOffload(*I, /*Margins=*/false, O.deadline);
+  else if (Which == "greedy-star") Pl = planGreedyStarOffload(*I, /*Margins=*/true, O.deadline);
   else if (Which == "l2l") Pl = planL2LOffload(*I);
   else if (Which == "exhaustive") Pl = planExhaustiveOffload(*I);
   if (!Pl) return Pl.takeError();
@@ -74,6 +74,11 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
                         " s: the lower bound is CBC's best bound, not the MILP's optimum" +
                         (std::isfinite(Bound->objective) ? "" : " (CBC had found no MILP solution)"));
   }
+  if (Pl->candidatesTried < Pl->candidates)
+    Out.notes.push_back("the time limit stopped the " + Pl->algorithm + " planner after " +
+                        std::to_string(Pl->candidatesTried) + " of its " + std::to_string(Pl->candidates) +
+                        " candidate selections were scheduled at every cut point: the plan is the best "
+                        "schedule found; give a larger --time-limit for all of them");
   if (Bound && !O.timeLimitGiven)
     Out.notes.push_back("time limit: " + formatNumber(O.timeLimitSeconds) +
                         " s, the default (--time-limit SECONDS to change)");
