@@ -81,10 +81,13 @@ public:
     for (int I = 0; I < OG.node_size(); ++I) matchLayerNorm(I);
     for (int I = 0; I < OG.node_size(); ++I) matchSimplifiedLayerNorm(I);
     for (int I = 0; I < OG.node_size(); ++I) matchAttention(I);
+    for (int I = 0; I < OG.node_size(); ++I) matchGptAttention(I);
     for (int I = 0; I < OG.node_size(); ++I) matchBiasGelu(I);
     for (int I = 0; I < OG.node_size(); ++I) matchSkipLayerNorm(I);
     for (int I = 0; I < OG.node_size(); ++I) matchFastGelu(I);
     for (int I = 0; I < OG.node_size(); ++I) matchQuickGelu(I);
+    for (int I = 0; I < OG.node_size(); ++I) matchMatMulScale(I);
+    for (int I = 0; I < OG.node_size(); ++I) matchDivMul(I);
     for (int I = 0; I < OG.node_size(); ++I) matchBiasGelu(I);
     return std::move(Sum);
   }
@@ -209,19 +212,22 @@ private:
     return I >= 0 && I < OG.node_size() && Eligible[I] && node(I).op_type() == Op &&
            node(I).domain() == "com.microsoft";
   }
-  /// Softmax's axis; its default is 1 before opset 13 and -1 from 13 on.
-  int64_t softmaxAxis(int I) const {
+  std::optional<int64_t> intAttr(int I, const char *Name) const {
     for (const auto &A : node(I).attribute())
-      if (A.name() == "axis") return A.i();
-    for (const auto &O : M.proto.opset_import())
-      if ((O.domain().empty() || O.domain() == "ai.onnx") && O.version() < 13) return 1;
-    return -1;
+      if (A.name() == Name) return A.i();
+    return std::nullopt;
   }
-  std::vector<int64_t> perm(int I) const {
+  std::vector<int64_t> intsAttr(int I, const char *Name) const {
     for (const auto &A : node(I).attribute())
-      if (A.name() == "perm") return std::vector<int64_t>(A.ints().begin(), A.ints().end());
+      if (A.name() == Name) return std::vector<int64_t>(A.ints().begin(), A.ints().end());
     return {};
   }
+  int64_t defaultOpset() const {
+    for (const auto &O : M.proto.opset_import())
+      if (O.domain().empty() || O.domain() == "ai.onnx") return O.version();
+    return 0;
+  }
+  std::vector<int64_t> perm(int I) const { return intsAttr(I, "perm"); }
 
   /// layer_norm_fusion.cc: ReduceMean(x) -> Sub(x, mean) -> Pow(., 2) ->
   /// ReduceMean -> Add(eps) -> Sqrt -> Div(sub, sqrt) -> Mul(scale) -> Add(bias).
@@ -282,13 +288,35 @@ private:
     int SqrtN = soleConsumer(AddEps);
     if (!isOp(SqrtN, "Sqrt")) return;
     int DivN = soleConsumer(SqrtN);
-    if (!isOp(DivN, "Div") || node(DivN).input(0) != X || node(DivN).input(1) != node(SqrtN).output(0))
-      return;
-    int MulN = soleConsumer(DivN);
+    if (!isOp(DivN, "Div") || node(DivN).input(1) != node(SqrtN).output(0)) return;
+    std::vector<int> Members = {Mean, AddEps, SqrtN, DivN};
+    int Normed = DivN;
+    if (node(DivN).input(0) != X) { // Div(1, sqrt) -> Mul(x, .): DivMulFusion (Level 1) made it Div(x, sqrt)
+      int XMul = soleConsumer(DivN);
+      if (!reciprocal(DivN) || !isOp(XMul, "Mul") || otherInput(XMul, DivN) != X) return;
+      Members.push_back(XMul);
+      Normed = XMul;
+    }
+    int MulN = soleConsumer(Normed);
     if (!isOp(MulN, "Mul")) return;
-    const TensorInfo *Scale = info(otherInput(MulN, DivN));
+    const TensorInfo *Scale = info(otherInput(MulN, Normed));
     if (!Scale || !Scale->hasShape || Scale->dims.size() != 1) return;
-    group(PowN, {Mean, AddEps, SqrtN, DivN, MulN}, "SimplifiedLayerNormalization");
+    Members.push_back(MulN);
+    group(PowN, Members, "SimplifiedLayerNormalization");
+  }
+
+  /// div_mul_fusion.cc's condition: Div(1, x) (a one-element constant of
+  /// exactly 1) whose only reader is a Mul.
+  bool reciprocal(int DivN) const {
+    if (!isOp(DivN, "Div") || node(DivN).input_size() != 2) return false;
+    std::optional<double> One = Values.scalar(node(DivN).input(0));
+    return One && *One == 1.0 && isOp(soleConsumer(DivN), "Mul");
+  }
+
+  /// div_mul_fusion.cc (a Level 1 rewrite): Div(1, x) -> Mul(y, .) becomes
+  /// Div(y, x), one kernel.
+  void matchDivMul(int DivN) {
+    if (reciprocal(DivN)) group(DivN, {soleConsumer(DivN)}, "DivMul");
   }
 
   /// quick_gelu_fusion.cc: x * Sigmoid(alpha * x) or x * Sigmoid(x) (SiLU,
@@ -310,6 +338,49 @@ private:
     if (!isOp(MulN, "Mul") || otherInput(MulN, Sig) != X) return;
     Members.push_back(MulN);
     group(First, Members, "QuickGelu");
+  }
+
+  /// A Mul or Div of J by a one-element constant (the divisor in slot 1),
+  /// no higher in rank than the other operand: returns the other operand.
+  std::string scaled(int J) const {
+    if (J < 0 || !Eligible[J] || !onnxDomain(node(J)) || node(J).input_size() != 2) return "";
+    bool Div = node(J).op_type() == "Div";
+    if (!Div && node(J).op_type() != "Mul") return "";
+    for (int Slot = Div ? 1 : 0; Slot < 2; ++Slot) {
+      const TensorInfo *C = info(node(J).input(Slot)), *X = info(node(J).input(1 - Slot));
+      std::optional<double> N = C ? C->numElements() : std::nullopt;
+      if (constant(node(J).input(Slot)) && N && *N == 1 && X && X->hasShape &&
+          C->dims.size() <= X->dims.size())
+        return node(J).input(1 - Slot);
+    }
+    return "";
+  }
+
+  /// matmul_scale_fusion.cc: a MatMul whose only reader multiplies or
+  /// divides it by a scalar constant, or whose operand is such a scaled
+  /// tensor, becomes one FusedMatMul (the scale is its alpha). A scaling
+  /// node that feeds others stays and the FusedMatMul reads its input.
+  void matchMatMulScale(int I) {
+    if (!isOp(I, "MatMul") || node(I).input_size() != 2) return;
+    const TensorInfo *A = info(node(I).input(0));
+    static const std::set<int32_t> Types = {onnx::TensorProto::FLOAT, onnx::TensorProto::DOUBLE,
+                                            onnx::TensorProto::FLOAT16, onnx::TensorProto::BFLOAT16};
+    if (!A || !Types.count(A->elemType)) return;
+    std::vector<int> Members;
+    bool Scaled = false;
+    for (int Slot = 0; Slot < 2; ++Slot) {
+      int In = parent(I, Slot);
+      if (!free(In)) continue;
+      const TensorInfo *X = info(scaled(In));
+      if (!X || !X->hasShape || X->dims.empty()) continue; // the scaled operand must not be a scalar
+      Scaled = true;
+      if (readOnlyBy(node(In).output(0), {I}) &&
+          std::find(Members.begin(), Members.end(), In) == Members.end())
+        Members.push_back(In);
+    }
+    if (int Out = soleConsumer(I); free(Out) && !scaled(Out).empty()) Scaled = true, Members.push_back(Out);
+    if (!Scaled) return;
+    group(I, Members, "FusedMatMul");
   }
 
   /// gelu_fusion.cc: Div(x, sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5),
@@ -496,7 +567,6 @@ private:
     // Path v, up from the residual Add's first input.
     int OutBias = parent(Residual, 0), OutMm = parent(OutBias, 0), OutRs = parent(OutMm, 0),
         OutTr = parent(OutRs, 0), Qkv = parent(OutTr, 0);
-    auto is = [&](int X, const char *Op) { return X >= 0 && node(X).op_type() == Op && onnxDomain(node(X)); };
     if (!is(OutBias, "Add") || !is(OutMm, "MatMul") || !isOp(OutRs, "Reshape") || !isOp(OutTr, "Transpose") ||
         !isOp(Qkv, "MatMul") || perm(OutTr) != std::vector<int64_t>{0, 2, 1, 3})
       return;
@@ -512,12 +582,21 @@ private:
     // The mask: Softmax(Add(Div(MatMul(q, k), sqrt H), mask)).
     int Soft = parent(Qkv, 0), MaskAdd = parent(Soft, 0), Scale = parent(MaskAdd, 0), Qk = parent(Scale, 0);
     if (!isOp(Soft, "Softmax") || !isOp(MaskAdd, "Add") || !isOp(Scale, "Div") || !isOp(Qk, "MatMul")) return;
-    if (softmaxAxis(Soft) != 3 && softmaxAxis(Soft) != -1) return;
+    // MatchInputMaskSubgraph: Softmax with the attribute axis = 3, its Add
+    // reading Mul(Sub(1, [Cast](Unsqueeze<axes 2>(Unsqueeze<axes 1>(mask)))),
+    // -10000) in slot 1; the Add, Sub, Cast and Unsqueezes read once. ORT
+    // matches Unsqueeze only at versions 1 and 11 and Cast at 9, so the form
+    // exists only up to opset 12 (an opset-13 export is not fused).
+    if (defaultOpset() > 12 || intAttr(Soft, "axis") != std::optional<int64_t>(3)) return;
     int MaskMul = parent(MaskAdd, 1), MaskSub = parent(MaskMul, 0);
-    if (!is(MaskMul, "Mul") || !is(MaskSub, "Sub")) return;
+    if (!is(MaskMul, "Mul") || !is(MaskSub, "Sub") || soleConsumer(MaskSub) != MaskMul) return;
+    if (!Values.is(node(MaskSub).input(0), 1.0) || !Values.is(node(MaskMul).input(1), -10000.0)) return;
     int Up = parent(MaskSub, 1);
-    if (is(Up, "Cast")) Up = parent(Up, 0);
-    if (!is(Up, "Unsqueeze") || !is(parent(Up, 0), "Unsqueeze")) return;
+    if (is(Up, "Cast") && soleConsumer(Up) == MaskSub) Up = parent(Up, 0);
+    int Up1 = parent(Up, 0);
+    if (!is(Up, "Unsqueeze") || !is(Up1, "Unsqueeze") || soleConsumer(Up1) != Up || soleConsumer(Up) < 0 ||
+        intsAttr(Up, "axes") != std::vector<int64_t>{2} || intsAttr(Up1, "axes") != std::vector<int64_t>{1})
+      return;
     Nodes.insert(Nodes.end(), {Soft, MaskAdd, Scale, Qk});
     if (!projection(Qk, 0, L, W, {0, 2, 1, 3}, Heads, Nodes) ||
         !projection(Qk, 1, L, W, {0, 2, 3, 1}, Heads, Nodes))
@@ -532,6 +611,105 @@ private:
     int Anchor = *Group.begin(); // the first in graph order
     Nodes.erase(std::find(Nodes.begin(), Nodes.end(), Anchor));
     group(Anchor, Nodes, "Attention");
+  }
+
+  /// attention_fusion_helper.h, MatchGemmSubgraph: Reshape -> Gemm ->
+  /// Reshape ending at node Last; the Gemm's weight W x Cols and bias Cols
+  /// are constant. Returns {first Reshape, Gemm} or {-1, -1}.
+  std::pair<int, int> gemmSubgraph(int Last, int64_t W, int64_t Cols) const {
+    int G = parent(Last, 0), First = parent(G, 0);
+    if (!is(Last, "Reshape") || !is(G, "Gemm") || !is(First, "Reshape") || node(G).input_size() != 3)
+      return {-1, -1};
+    if (intAttr(G, "transA").value_or(0) || intAttr(G, "transB").value_or(0)) return {-1, -1};
+    if (!constantOfDims(node(G).input(1), {W, Cols}) || !constantOfDims(node(G).input(2), {Cols}))
+      return {-1, -1};
+    return {First, G};
+  }
+  bool is(int X, const char *Op) const { return X >= 0 && node(X).op_type() == Op && onnxDomain(node(X)); }
+  /// Whether every reader of T other than the nodes in Group is folded (a
+  /// folded Shape does not read the tensor when the graph runs).
+  bool readOnlyByOrFolded(const std::string &T, const std::set<int> &Group) const {
+    if (GraphOutputs.count(T)) return false;
+    auto C = Consumers.find(T);
+    if (C == Consumers.end()) return false;
+    for (int U : C->second)
+      if (!Group.count(U) && Sum.marks[U] != "folded") return false;
+    return true;
+  }
+
+  /// attention_fusion_helper.h, FuseGptAttention without past state or an
+  /// input mask (GPT-2 exports): LN (input from an Add A0; read by one
+  /// Reshape and otherwise only by Shapes) -> Reshape -> Gemm(W x 3W) ->
+  /// Reshape -> Split into q, k, v, each -> Reshape -> Transpose (k as
+  /// 0,2,3,1); MatMul(q, k) -> Div(sqrt H) -> Where(causal mask, ., c) ->
+  /// Softmax -> MatMul(., v) -> Transpose(0,2,1,3) -> Reshape -> Reshape ->
+  /// Gemm(W x W) -> Reshape -> the Add that also reads A0. Everything from
+  /// the first Reshape to the Reshape before the output Gemm is one
+  /// Attention kernel, anchored on the QKV Gemm; the causal mask is
+  /// constant once the dims are bound, so it is folded. H is the last dim of
+  /// q's Reshape (ORT reads it from that Reshape's shape constant).
+  void matchGptAttention(int I) {
+    if (I < 0 || !Eligible[I] || node(I).output_size() < 1) return;
+    const std::string &L = node(I).output(0);
+    if (!isOp(I, "LayerNormalization") && !LnOutputs.count(L)) return;
+    const TensorInfo *LI = info(L);
+    if (!LI || !LI->hasShape || LI->dims.empty() || LI->dims.back() <= 0) return;
+    int64_t W = LI->dims.back();
+    auto Users = Consumers.find(L);
+    if (Users == Consumers.end() || Users->second.size() < 2 || Users->second.size() > 6) return;
+    int Reshapes = 0, Shapes = 0;
+    for (int U : Users->second) Reshapes += is(U, "Reshape"), Shapes += is(U, "Shape");
+    if (Reshapes != 1 || (Shapes != 1 && Shapes != 3) ||
+        Reshapes + Shapes != static_cast<int>(Users->second.size()))
+      return;
+    int A0 = producer(node(I).input(0)), After = -1;
+    if (!is(A0, "Add")) return;
+    for (int U : Consumers.at(node(A0).output(0)))
+      if (is(U, "Add")) {
+        After = U;
+        break;
+      }
+    if (After < 0) return;
+    auto [OutFirst, OutGemm] = gemmSubgraph(parent(After, 1), W, W);
+    if (OutFirst < 0) return;
+    int Merge = parent(OutFirst, 0), Tr = parent(Merge, 0), Qkv = parent(Tr, 0);
+    if (!isOp(Merge, "Reshape") || !isOp(Tr, "Transpose") || perm(Tr) != std::vector<int64_t>{0, 2, 1, 3} ||
+        !isOp(Qkv, "MatMul"))
+      return;
+    std::vector<int> Nodes = {Merge, Tr, Qkv};
+    int SplitN = -1;
+    auto head = [&](int Tip, int Slot, int Output, const std::vector<int64_t> &Perm) {
+      int T = parent(Tip, Slot), R = parent(T, 0), S = parent(R, 0);
+      if (!isOp(T, "Transpose") || perm(T) != Perm || !isOp(R, "Reshape") || !isOp(S, "Split") ||
+          node(S).output_size() != 3 || node(R).input(0) != node(S).output(Output) ||
+          (SplitN >= 0 && S != SplitN))
+        return false;
+      SplitN = S;
+      Nodes.insert(Nodes.end(), {R, T});
+      return true;
+    };
+    if (!head(Qkv, 1, 2, {0, 2, 1, 3})) return;
+    int Soft = parent(Qkv, 0), Mask = parent(Soft, 0), Scale = parent(Mask, 1), Qk = parent(Scale, 0);
+    if (!isOp(Soft, "Softmax") || !isOp(Mask, "Where") || !isOp(Scale, "Div") || !isOp(Qk, "MatMul")) return;
+    if (!constant(node(Mask).input(0)) || !Values.is(node(Mask).input(2), -10000.0)) return;
+    Nodes.insert(Nodes.end(), {Soft, Mask, Scale, Qk});
+    if (!head(Qk, 0, 0, {0, 2, 1, 3}) || !head(Qk, 1, 1, {0, 2, 3, 1})) return;
+    const TensorInfo *Q = info(node(parent(parent(Qk, 0), 0)).output(0));
+    if (!Q || !Q->hasShape || Q->dims.size() != 4 || Q->dims[3] <= 0 ||
+        !Values.is(node(Scale).input(1), std::sqrt(static_cast<double>(Q->dims[3]))))
+      return;
+    auto [InFirst, InGemm] = gemmSubgraph(parent(SplitN, 0), W, 3 * W);
+    if (InFirst < 0 || node(InFirst).input(0) != L) return;
+    Nodes.insert(Nodes.end(), {SplitN, parent(SplitN, 0), InGemm, InFirst});
+    std::set<int> Group(Nodes.begin(), Nodes.end());
+    if (Group.size() != Nodes.size()) return;
+    for (int X : Nodes) {
+      if (!free(X)) return;
+      for (const std::string &O : node(X).output())
+        if (X != Merge && !O.empty() && !readOnlyByOrFolded(O, Group)) return;
+    }
+    Nodes.erase(std::find(Nodes.begin(), Nodes.end(), InGemm));
+    group(InGemm, Nodes, "Attention");
   }
 
   /// A rank-3 tensor of known dims (the operands skip_layer_norm_fusion.cc
@@ -609,7 +787,11 @@ private:
     if (!Members.empty()) group(ConvN, Members, Kind);
   }
 
-  /// matmul_add_fusion.cc (2-D MatMul plus a constant bias -> Gemm), then
+  /// Whether ORT sees every shape static: the model has no symbolic dims.
+  bool staticModel() const { return M.dimBindings.empty() && M.unboundDims.empty(); }
+
+  /// matmul_add_fusion.cc (MatMul plus a constant bias -> Gemm; an N-D
+  /// input of a static model through Reshapes, which are views), then
   /// gemm_activation_fusion.cc.
   void matchMatMulOrGemm(int I) {
     std::vector<int> Members;
@@ -619,10 +801,16 @@ private:
       const TensorInfo *A = M.tensor(node(I).input(0));
       const TensorInfo *B = node(I).input_size() > 1 ? M.tensor(node(I).input(1)) : nullptr;
       int AddN = soleConsumer(I);
-      if (!A || !B || A->dims.size() != 2 || B->dims.size() != 2 || !isOp(AddN, "Add")) return;
+      if (!A || !B || B->dims.size() != 2 || !isOp(AddN, "Add")) return;
       std::string Bias = otherInput(AddN, I);
       const TensorInfo *BI = M.tensor(Bias);
       if (!constant(Bias) || !BI || BI->dims.empty() || BI->dims.size() > 2) return;
+      // An N-D input is reshaped to 2-D around the Gemm, which ORT does
+      // only when the input's shape is static in the model it loads (not
+      // after our --dim bindings) and the bias is 1-D.
+      if (A->dims.size() != 2 && (!staticModel() || !A->fullyKnown() || !B->fullyKnown() ||
+                                  BI->dims.size() != 1 || BI->dims[0] != B->dims[1]))
+        return;
       Members.push_back(AddN);
       Kind = "MatMul+Add";
       Cur = AddN;
