@@ -106,6 +106,17 @@ private:
 
   bool free(int I) const { return I >= 0 && I < OG.node_size() && Eligible[I] && Sum.marks[I].empty(); }
   const onnx::NodeProto &node(int I) const { return OG.node(I); }
+  /// Output 0 of node I, or "" when it has none.
+  const std::string &out(int I) const {
+    static const std::string None;
+    return node(I).output_size() ? node(I).output(0) : None;
+  }
+  /// Input K of node I, or "" when it has fewer inputs (a malformed node
+  /// matches nothing instead of reading past its inputs).
+  const std::string &arg(int I, int K) const {
+    static const std::string None;
+    return K < node(I).input_size() ? node(I).input(K) : None;
+  }
   bool isOp(int I, const char *Op) const { return free(I) && node(I).op_type() == Op && onnxDomain(node(I)); }
 
   /// The only consumer of node I's output 0, or -1 (several, none, or a graph output).
@@ -235,7 +246,7 @@ private:
   /// for Div; ORT fuses that form as well.
   void matchLayerNorm(int Mean1) {
     if (!isOp(Mean1, "ReduceMean")) return;
-    const std::string &X = node(Mean1).input(0), &Mean = node(Mean1).output(0);
+    const std::string &X = arg(Mean1, 0), &Mean = out(Mean1);
     auto Users = Consumers.find(Mean);
     if (GraphOutputs.count(Mean) || Users == Consumers.end() || Users->second.empty() ||
         Users->second.size() > 2)
@@ -243,14 +254,14 @@ private:
     int PowN = -1, DivN = -1;
     std::vector<int> Subs;
     for (int SubN : Users->second) {
-      if (!isOp(SubN, "Sub") || node(SubN).input(0) != X || node(SubN).input(1) != Mean) return;
+      if (!isOp(SubN, "Sub") || arg(SubN, 0) != X || arg(SubN, 1) != Mean) return;
       if (std::find(Subs.begin(), Subs.end(), SubN) != Subs.end()) return;
       Subs.push_back(SubN);
-      auto SubUsers = Consumers.find(node(SubN).output(0));
-      if (GraphOutputs.count(node(SubN).output(0)) || SubUsers == Consumers.end()) return;
+      auto SubUsers = Consumers.find(out(SubN));
+      if (GraphOutputs.count(out(SubN)) || SubUsers == Consumers.end()) return;
       for (int U : SubUsers->second) {
         if (PowN < 0 && isOp(U, "Pow")) PowN = U;
-        else if (DivN < 0 && isOp(U, "Div") && node(U).input(0) == node(SubN).output(0)) DivN = U;
+        else if (DivN < 0 && isOp(U, "Div") && arg(U, 0) == out(SubN)) DivN = U;
         else return; // x - mean read by anything else: ORT keeps it
       }
     }
@@ -270,7 +281,7 @@ private:
       if (int AddB = soleConsumer(MulN); isOp(AddB, "Add")) Members.push_back(AddB), Last = AddB;
     }
     group(Mean1, Members, "LayerNormalization");
-    LnOutputs.insert(node(Last).output(0));
+    LnOutputs.insert(out(Last));
   }
 
   /// layer_norm_fusion.cc, SimplifiedLayerNormFusion (RMSNorm): Pow(x) ->
@@ -280,7 +291,7 @@ private:
   /// Cast-wrapped fp16 forms (GPU only) are not matched.
   void matchSimplifiedLayerNorm(int PowN) {
     if (!isOp(PowN, "Pow")) return;
-    const std::string &X = node(PowN).input(0);
+    const std::string &X = arg(PowN, 0);
     int Mean = soleConsumer(PowN);
     if (!isOp(Mean, "ReduceMean")) return;
     int AddEps = soleConsumer(Mean);
@@ -288,10 +299,10 @@ private:
     int SqrtN = soleConsumer(AddEps);
     if (!isOp(SqrtN, "Sqrt")) return;
     int DivN = soleConsumer(SqrtN);
-    if (!isOp(DivN, "Div") || node(DivN).input(1) != node(SqrtN).output(0)) return;
+    if (!isOp(DivN, "Div") || arg(DivN, 1) != out(SqrtN)) return;
     std::vector<int> Members = {Mean, AddEps, SqrtN, DivN};
     int Normed = DivN;
-    if (node(DivN).input(0) != X) { // Div(1, sqrt) -> Mul(x, .): DivMulFusion (Level 1) made it Div(x, sqrt)
+    if (arg(DivN, 0) != X) { // Div(1, sqrt) -> Mul(x, .): DivMulFusion (Level 1) made it Div(x, sqrt)
       int XMul = soleConsumer(DivN);
       if (!reciprocal(DivN) || !isOp(XMul, "Mul") || otherInput(XMul, DivN) != X) return;
       Members.push_back(XMul);
@@ -309,7 +320,7 @@ private:
   /// exactly 1) whose only reader is a Mul.
   bool reciprocal(int DivN) const {
     if (!isOp(DivN, "Div") || node(DivN).input_size() != 2) return false;
-    std::optional<double> One = Values.scalar(node(DivN).input(0));
+    std::optional<double> One = Values.scalar(arg(DivN, 0));
     return One && *One == 1.0 && isOp(soleConsumer(DivN), "Mul");
   }
 
@@ -326,14 +337,14 @@ private:
     std::vector<int> Members;
     int Sig = First;
     if (isOp(First, "Mul") && node(First).input_size() == 2) {
-      int Slot = Values.scalar(node(First).input(0)) ? 0 : Values.scalar(node(First).input(1)) ? 1 : -1;
+      int Slot = Values.scalar(arg(First, 0)) ? 0 : Values.scalar(arg(First, 1)) ? 1 : -1;
       if (Slot < 0) return;
       X = node(First).input(1 - Slot);
       Sig = soleConsumer(First);
       Members.push_back(Sig);
     }
     if (!isOp(Sig, "Sigmoid")) return;
-    if (X.empty()) X = node(Sig).input(0);
+    if (X.empty()) X = arg(Sig, 0);
     int MulN = soleConsumer(Sig);
     if (!isOp(MulN, "Mul") || otherInput(MulN, Sig) != X) return;
     Members.push_back(MulN);
@@ -362,7 +373,7 @@ private:
   /// node that feeds others stays and the FusedMatMul reads its input.
   void matchMatMulScale(int I) {
     if (!isOp(I, "MatMul") || node(I).input_size() != 2) return;
-    const TensorInfo *A = info(node(I).input(0));
+    const TensorInfo *A = info(arg(I, 0));
     static const std::set<int32_t> Types = {onnx::TensorProto::FLOAT, onnx::TensorProto::DOUBLE,
                                             onnx::TensorProto::FLOAT16, onnx::TensorProto::BFLOAT16};
     if (!A || !Types.count(A->elemType)) return;
@@ -374,8 +385,7 @@ private:
       const TensorInfo *X = info(scaled(In));
       if (!X || !X->hasShape || X->dims.empty()) continue; // the scaled operand must not be a scalar
       Scaled = true;
-      if (readOnlyBy(node(In).output(0), {I}) &&
-          std::find(Members.begin(), Members.end(), In) == Members.end())
+      if (readOnlyBy(out(In), {I}) && std::find(Members.begin(), Members.end(), In) == Members.end())
         Members.push_back(In);
     }
     if (int Out = soleConsumer(I); free(Out) && !scaled(Out).empty()) Scaled = true, Members.push_back(Out);
@@ -389,10 +399,10 @@ private:
   /// place of the Div is taken as well.
   void matchGelu(int ErfN) {
     if (!isOp(ErfN, "Erf")) return;
-    int Scale = producer(node(ErfN).input(0));
+    int Scale = producer(arg(ErfN, 0));
     if (!(isOp(Scale, "Div") || isOp(Scale, "Mul")) || soleConsumer(Scale) != ErfN) return;
     if (node(Scale).input_size() != 2) return;
-    const std::string &X = node(Scale).input(0), &C = node(Scale).input(1);
+    const std::string &X = arg(Scale, 0), &C = arg(Scale, 1);
     bool Sqrt2 = node(Scale).op_type() == "Div" ? Values.is(C, M_SQRT2) || Values.is(C, 1.4142099618911743)
                                                 : Values.is(C, M_SQRT1_2);
     if (!Sqrt2) return;
@@ -427,9 +437,7 @@ private:
     std::vector<int> Members;
     int TanhIn = -1;
     if (isOp(First, "Mul") && node(First).input_size() == 2) { // first formula
-      int Slot = Values.is(node(First).input(0), 0.044715)   ? 0
-                 : Values.is(node(First).input(1), 0.044715) ? 1
-                                                             : -1;
+      int Slot = Values.is(arg(First, 0), 0.044715) ? 0 : Values.is(arg(First, 1), 0.044715) ? 1 : -1;
       if (Slot < 0) return;
       X = node(First).input(1 - Slot);
       int Mul2 = soleConsumer(First);
@@ -445,8 +453,8 @@ private:
       Members = {Mul2, Add1, Mul3, Mul4};
       TanhIn = Mul3;
     } else if (isOp(First, "Pow") && node(First).input_size() == 2) { // second formula
-      if (!Values.is(node(First).input(1), 3.0)) return;
-      X = node(First).input(0);
+      if (!Values.is(arg(First, 1), 3.0)) return;
+      X = arg(First, 0);
       int Mul1 = soleConsumer(First);
       if (!isOp(Mul1, "Mul") || !Values.is(otherInput(Mul1, First), 0.044714998453855515)) return;
       int Add1 = soleConsumer(Mul1);
@@ -463,10 +471,10 @@ private:
     int Add2 = soleConsumer(TanhN);
     if (!isOp(Add2, "Add") || !Values.is(otherInput(Add2, TanhN), 1.0)) return;
     int Mul5 = -1;
-    if (auto C = Consumers.find(node(Add2).output(0));
-        C != Consumers.end() && C->second.size() == 1 && !GraphOutputs.count(node(Add2).output(0)))
+    if (auto C = Consumers.find(out(Add2));
+        C != Consumers.end() && C->second.size() == 1 && !GraphOutputs.count(out(Add2)))
       Mul5 = C->second[0];
-    if (!isOp(Mul5, "Mul") || GraphOutputs.count(node(Mul5).output(0))) return;
+    if (!isOp(Mul5, "Mul") || GraphOutputs.count(out(Mul5))) return;
     int Mul6 = producer(otherInput(Mul5, Add2));
     if (!isOp(Mul6, "Mul") || soleConsumer(Mul6) != Mul5 || operandBeside(Mul6, X).empty() ||
         !Values.is(operandBeside(Mul6, X), 0.5))
@@ -481,7 +489,7 @@ private:
   /// dim (ORT does not require it to be constant).
   void matchBiasGelu(int AddN) {
     if (!isOp(AddN, "Add") || node(AddN).input_size() != 2) return;
-    const std::string &T = node(AddN).output(0);
+    const std::string &T = out(AddN);
     auto C = Consumers.find(T);
     if (C == Consumers.end() || C->second.empty()) return;
     int Target = C->second[0], Kernel = -1;
@@ -499,7 +507,7 @@ private:
       return;
     }
     if (!readOnlyBy(T, Readers)) return;
-    const TensorInfo *A = info(node(AddN).input(0)), *B = info(node(AddN).input(1));
+    const TensorInfo *A = info(arg(AddN, 0)), *B = info(arg(AddN, 1));
     if (!A || !B || !A->hasShape || !B->hasShape || A->dims.empty() || B->dims.empty()) return;
     if (A->dims.back() <= 0 || A->dims.back() != B->dims.back()) return;
     if (A->dims.size() != 1 && B->dims.size() != 1) return;
@@ -521,11 +529,11 @@ private:
                   int64_t &Heads, std::vector<int> &Nodes) const {
     int Tr = parent(Tip, Slot), Rs = parent(Tr, 0), Bias = parent(Rs, 0), Mm = parent(Bias, 0);
     if (!isOp(Tr, "Transpose") || perm(Tr) != Perm || !isOp(Rs, "Reshape") || !isOp(Bias, "Add") ||
-        !isOp(Mm, "MatMul") || node(Mm).input(0) != Root || node(Bias).input(0) != node(Mm).output(0))
+        !isOp(Mm, "MatMul") || arg(Mm, 0) != Root || arg(Bias, 0) != out(Mm))
       return false;
-    if (!constantOfDims(node(Mm).input(1), {W, W}) || !constantOfDims(node(Bias).input(1), {W})) return false;
+    if (!constantOfDims(arg(Mm, 1), {W, W}) || !constantOfDims(arg(Bias, 1), {W})) return false;
     // CheckNodesInPathQ/K/V: the heads split as [0, 0, N, H], N * H = W.
-    std::optional<std::vector<int64_t>> Shape = Values.ints(node(Rs).input(1));
+    std::optional<std::vector<int64_t>> Shape = Values.ints(arg(Rs, 1));
     if (!Shape || Shape->size() != 4 || (*Shape)[0] != 0 || ((*Shape)[1] != 0 && (*Shape)[1] != -1) ||
         (*Shape)[2] <= 0 || (*Shape)[2] * (*Shape)[3] != W || (Heads && (*Shape)[2] != Heads))
       return false;
@@ -548,7 +556,7 @@ private:
   /// layers). Weights must be constant W x W, biases W, W the LN's last dim.
   void matchAttention(int I) {
     if (I < 0 || !Eligible[I] || node(I).output_size() < 1) return;
-    const std::string &L = node(I).output(0);
+    const std::string &L = out(I);
     if (!isOp(I, "LayerNormalization") && !LnOutputs.count(L)) return;
     const TensorInfo *LI = info(L);
     if (!LI || !LI->hasShape || LI->dims.empty() || LI->dims.back() <= 0) return;
@@ -570,8 +578,8 @@ private:
     if (!is(OutBias, "Add") || !is(OutMm, "MatMul") || !isOp(OutRs, "Reshape") || !isOp(OutTr, "Transpose") ||
         !isOp(Qkv, "MatMul") || perm(OutTr) != std::vector<int64_t>{0, 2, 1, 3})
       return;
-    if (!constantOfDims(node(OutMm).input(1), {W, W}) || !constantOfDims(node(OutBias).input(1), {W})) return;
-    std::optional<std::vector<int64_t>> Merge = Values.ints(node(OutRs).input(1));
+    if (!constantOfDims(arg(OutMm, 1), {W, W}) || !constantOfDims(arg(OutBias, 1), {W})) return;
+    std::optional<std::vector<int64_t>> Merge = Values.ints(arg(OutRs, 1));
     if (!Merge || Merge->size() != 3 || (*Merge)[0] != 0 || (*Merge)[1] != 0 ||
         ((*Merge)[2] != W && (*Merge)[2] != -1))
       return;
@@ -590,7 +598,7 @@ private:
     if (defaultOpset() > 12 || intAttr(Soft, "axis") != std::optional<int64_t>(3)) return;
     int MaskMul = parent(MaskAdd, 1), MaskSub = parent(MaskMul, 0);
     if (!is(MaskMul, "Mul") || !is(MaskSub, "Sub") || soleConsumer(MaskSub) != MaskMul) return;
-    if (!Values.is(node(MaskSub).input(0), 1.0) || !Values.is(node(MaskMul).input(1), -10000.0)) return;
+    if (!Values.is(arg(MaskSub, 0), 1.0) || !Values.is(arg(MaskMul, 1), -10000.0)) return;
     int Up = parent(MaskSub, 1);
     if (is(Up, "Cast") && soleConsumer(Up) == MaskSub) Up = parent(Up, 0);
     int Up1 = parent(Up, 0);
@@ -601,13 +609,13 @@ private:
     if (!projection(Qk, 0, L, W, {0, 2, 1, 3}, Heads, Nodes) ||
         !projection(Qk, 1, L, W, {0, 2, 3, 1}, Heads, Nodes))
       return;
-    if (!Values.is(node(Scale).input(1), std::sqrt(static_cast<double>(W / Heads)))) return;
+    if (!Values.is(arg(Scale, 1), std::sqrt(static_cast<double>(W / Heads)))) return;
 
     // Nothing outside the kernel may read what it computes inside.
     std::set<int> Group(Nodes.begin(), Nodes.end());
     if (Group.size() != Nodes.size()) return;
     for (int X : Nodes)
-      if (X != OutRs && !readOnlyBy(node(X).output(0), Group)) return;
+      if (X != OutRs && !readOnlyBy(out(X), Group)) return;
     int Anchor = *Group.begin(); // the first in graph order
     Nodes.erase(std::find(Nodes.begin(), Nodes.end(), Anchor));
     group(Anchor, Nodes, "Attention");
@@ -621,8 +629,7 @@ private:
     if (!is(Last, "Reshape") || !is(G, "Gemm") || !is(First, "Reshape") || node(G).input_size() != 3)
       return {-1, -1};
     if (intAttr(G, "transA").value_or(0) || intAttr(G, "transB").value_or(0)) return {-1, -1};
-    if (!constantOfDims(node(G).input(1), {W, Cols}) || !constantOfDims(node(G).input(2), {Cols}))
-      return {-1, -1};
+    if (!constantOfDims(arg(G, 1), {W, Cols}) || !constantOfDims(arg(G, 2), {Cols})) return {-1, -1};
     return {First, G};
   }
   bool is(int X, const char *Op) const { return X >= 0 && node(X).op_type() == Op && onnxDomain(node(X)); }
@@ -650,7 +657,7 @@ private:
   /// q's Reshape (ORT reads it from that Reshape's shape constant).
   void matchGptAttention(int I) {
     if (I < 0 || !Eligible[I] || node(I).output_size() < 1) return;
-    const std::string &L = node(I).output(0);
+    const std::string &L = out(I);
     if (!isOp(I, "LayerNormalization") && !LnOutputs.count(L)) return;
     const TensorInfo *LI = info(L);
     if (!LI || !LI->hasShape || LI->dims.empty() || LI->dims.back() <= 0) return;
@@ -662,9 +669,9 @@ private:
     if (Reshapes != 1 || (Shapes != 1 && Shapes != 3) ||
         Reshapes + Shapes != static_cast<int>(Users->second.size()))
       return;
-    int A0 = producer(node(I).input(0)), After = -1;
+    int A0 = producer(arg(I, 0)), After = -1;
     if (!is(A0, "Add")) return;
-    for (int U : Consumers.at(node(A0).output(0)))
+    for (int U : Consumers.at(out(A0)))
       if (is(U, "Add")) {
         After = U;
         break;
@@ -681,8 +688,7 @@ private:
     auto head = [&](int Tip, int Slot, int Output, const std::vector<int64_t> &Perm) {
       int T = parent(Tip, Slot), R = parent(T, 0), S = parent(R, 0);
       if (!isOp(T, "Transpose") || perm(T) != Perm || !isOp(R, "Reshape") || !isOp(S, "Split") ||
-          node(S).output_size() != 3 || node(R).input(0) != node(S).output(Output) ||
-          (SplitN >= 0 && S != SplitN))
+          node(S).output_size() != 3 || arg(R, 0) != node(S).output(Output) || (SplitN >= 0 && S != SplitN))
         return false;
       SplitN = S;
       Nodes.insert(Nodes.end(), {R, T});
@@ -691,15 +697,15 @@ private:
     if (!head(Qkv, 1, 2, {0, 2, 1, 3})) return;
     int Soft = parent(Qkv, 0), Mask = parent(Soft, 0), Scale = parent(Mask, 1), Qk = parent(Scale, 0);
     if (!isOp(Soft, "Softmax") || !isOp(Mask, "Where") || !isOp(Scale, "Div") || !isOp(Qk, "MatMul")) return;
-    if (!constant(node(Mask).input(0)) || !Values.is(node(Mask).input(2), -10000.0)) return;
+    if (!constant(arg(Mask, 0)) || !Values.is(arg(Mask, 2), -10000.0)) return;
     Nodes.insert(Nodes.end(), {Soft, Mask, Scale, Qk});
     if (!head(Qk, 0, 0, {0, 2, 1, 3}) || !head(Qk, 1, 1, {0, 2, 3, 1})) return;
-    const TensorInfo *Q = info(node(parent(parent(Qk, 0), 0)).output(0));
+    const TensorInfo *Q = info(out(parent(parent(Qk, 0), 0)));
     if (!Q || !Q->hasShape || Q->dims.size() != 4 || Q->dims[3] <= 0 ||
-        !Values.is(node(Scale).input(1), std::sqrt(static_cast<double>(Q->dims[3]))))
+        !Values.is(arg(Scale, 1), std::sqrt(static_cast<double>(Q->dims[3]))))
       return;
     auto [InFirst, InGemm] = gemmSubgraph(parent(SplitN, 0), W, 3 * W);
-    if (InFirst < 0 || node(InFirst).input(0) != L) return;
+    if (InFirst < 0 || arg(InFirst, 0) != L) return;
     Nodes.insert(Nodes.end(), {SplitN, parent(SplitN, 0), InGemm, InFirst});
     std::set<int> Group(Nodes.begin(), Nodes.end());
     if (Group.size() != Nodes.size()) return;
@@ -733,18 +739,17 @@ private:
     else if (Ln >= 0 && AnchorOf[Ln] == Ln && kindOf(Ln) == "LayerNormalization")
       LnNodes.insert(Sum.groups[Ln].begin(), Sum.groups[Ln].end());
     else return;
-    const std::string &X = node(Ln).input(0);
+    const std::string &X = arg(Ln, 0);
     int Add1 = producer(X);
     if (!isOp(Add1, "Add") || node(Add1).input_size() != 2 || !readOnlyBy(X, LnNodes)) return;
-    const TensorInfo *A = rank3(node(Add1).input(0)), *B = rank3(node(Add1).input(1));
+    const TensorInfo *A = rank3(arg(Add1, 0)), *B = rank3(arg(Add1, 1));
     if (!A || !B || A->dims != B->dims) return;
     std::vector<int> Members;
     for (int Slot = 0; Slot < 2 && Members.empty(); ++Slot) { // format 1, then format 2
       int Add2 = parent(Add1, Slot);
-      if (!isOp(Add2, "Add") || node(Add2).input_size() != 2 || !readOnlyBy(node(Add2).output(0), {Add1}))
-        continue;
-      const TensorInfo *In = rank3(node(Add2).input(0)), *Bias = info(node(Add2).input(1));
-      if (In && Bias && constant(node(Add2).input(1)) && Bias->hasShape && Bias->dims.size() == 1 &&
+      if (!isOp(Add2, "Add") || node(Add2).input_size() != 2 || !readOnlyBy(out(Add2), {Add1})) continue;
+      const TensorInfo *In = rank3(arg(Add2, 0)), *Bias = info(arg(Add2, 1));
+      if (In && Bias && constant(arg(Add2, 1)) && Bias->hasShape && Bias->dims.size() == 1 &&
           Bias->dims[0] == In->dims[2])
         Members.push_back(Add2);
     }
@@ -761,7 +766,7 @@ private:
   /// conv_bn_fusion.cc, conv_add_fusion.cc, conv_mul_fusion.cc (constant
   /// operands folded into the weights), then conv_activation_fusion.cc.
   void matchConv(int ConvN) {
-    if (!isOp(ConvN, "Conv") || node(ConvN).input_size() < 2 || !constant(node(ConvN).input(1))) return;
+    if (!isOp(ConvN, "Conv") || node(ConvN).input_size() < 2 || !constant(arg(ConvN, 1))) return;
     std::vector<int> Members;
     std::string Kind = "Conv";
     int Cur = ConvN;
@@ -798,8 +803,8 @@ private:
     std::string Kind;
     int Cur = I;
     if (isOp(I, "MatMul")) {
-      const TensorInfo *A = M.tensor(node(I).input(0));
-      const TensorInfo *B = node(I).input_size() > 1 ? M.tensor(node(I).input(1)) : nullptr;
+      const TensorInfo *A = M.tensor(arg(I, 0));
+      const TensorInfo *B = node(I).input_size() > 1 ? M.tensor(arg(I, 1)) : nullptr;
       int AddN = soleConsumer(I);
       if (!A || !B || B->dims.size() != 2 || !isOp(AddN, "Add")) return;
       std::string Bias = otherInput(AddN, I);
