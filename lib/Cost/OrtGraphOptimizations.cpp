@@ -648,13 +648,16 @@ private:
   /// input mask (GPT-2 exports): LN (input from an Add A0; read by one
   /// Reshape and otherwise only by Shapes) -> Reshape -> Gemm(W x 3W) ->
   /// Reshape -> Split into q, k, v, each -> Reshape -> Transpose (k as
-  /// 0,2,3,1); MatMul(q, k) -> Div(sqrt H) -> Where(causal mask, ., c) ->
-  /// Softmax -> MatMul(., v) -> Transpose(0,2,1,3) -> Reshape -> Reshape ->
-  /// Gemm(W x W) -> Reshape -> the Add that also reads A0. Everything from
-  /// the first Reshape to the Reshape before the output Gemm is one
-  /// Attention kernel, anchored on the QKV Gemm; the causal mask is
-  /// constant once the dims are bound, so it is folded. H is the last dim of
-  /// q's Reshape (ORT reads it from that Reshape's shape constant).
+  /// 0,2,3,1); MatMul(q, k) -> Div(scalar constant) -> Where(constant causal
+  /// mask, ., scalar constant) -> Softmax -> MatMul(., v) ->
+  /// Transpose(0,2,1,3) -> Reshape -> Reshape -> Gemm(W x W) -> Reshape ->
+  /// the Add that also reads A0. Everything from the first Reshape to the
+  /// Reshape before the output Gemm is one Attention kernel, anchored on the
+  /// QKV Gemm; the causal-mask arithmetic is constant once the dims are
+  /// bound, so it is folded. ORT 1.30 fuses GPT-2 whatever the Div's and the
+  /// Where's constants are (Cost/ort-fusions-match-ort.test changes both), so
+  /// their values are not checked here. Looser than ORT: the shape arithmetic
+  /// around the Gemms (MatchGemmSubgraph) is folded and not matched.
   void matchGptAttention(int I) {
     if (I < 0 || !Eligible[I] || node(I).output_size() < 1) return;
     const std::string &L = out(I);
@@ -697,13 +700,9 @@ private:
     if (!head(Qkv, 1, 2, {0, 2, 1, 3})) return;
     int Soft = parent(Qkv, 0), Mask = parent(Soft, 0), Scale = parent(Mask, 1), Qk = parent(Scale, 0);
     if (!isOp(Soft, "Softmax") || !isOp(Mask, "Where") || !isOp(Scale, "Div") || !isOp(Qk, "MatMul")) return;
-    if (!constant(arg(Mask, 0)) || !Values.is(arg(Mask, 2), -10000.0)) return;
+    if (!constant(arg(Mask, 0)) || !Values.scalar(arg(Mask, 2)) || !Values.scalar(arg(Scale, 1))) return;
     Nodes.insert(Nodes.end(), {Soft, Mask, Scale, Qk});
     if (!head(Qk, 0, 0, {0, 2, 1, 3}) || !head(Qk, 1, 1, {0, 2, 3, 1})) return;
-    const TensorInfo *Q = info(out(parent(parent(Qk, 0), 0)));
-    if (!Q || !Q->hasShape || Q->dims.size() != 4 || Q->dims[3] <= 0 ||
-        !Values.is(arg(Scale, 1), std::sqrt(static_cast<double>(Q->dims[3]))))
-      return;
     auto [InFirst, InGemm] = gemmSubgraph(parent(SplitN, 0), W, 3 * W);
     if (InFirst < 0 || arg(InFirst, 0) != L) return;
     Nodes.insert(Nodes.end(), {SplitN, parent(SplitN, 0), InGemm, InFirst});
