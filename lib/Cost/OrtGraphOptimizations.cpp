@@ -81,6 +81,7 @@ public:
     for (int I = 0; I < OG.node_size(); ++I) matchLayerNorm(I);
     for (int I = 0; I < OG.node_size(); ++I) matchSimplifiedLayerNorm(I);
     for (int I = 0; I < OG.node_size(); ++I) matchAttention(I);
+    matchMaskChains();
     for (int I = 0; I < OG.node_size(); ++I) matchGptAttention(I);
     for (int I = 0; I < OG.node_size(); ++I) matchBiasGelu(I);
     for (int I = 0; I < OG.node_size(); ++I) matchSkipLayerNorm(I);
@@ -99,6 +100,7 @@ private:
   OrtOptimizationSummary Sum;
   std::vector<int> AnchorOf;                 ///< node -> anchor of its group, or -1
   std::unordered_set<std::string> LnOutputs; ///< outputs of (fused) LayerNormalizations
+  std::vector<std::vector<int>> MaskChains;  ///< attention masks: Unsqueeze, Unsqueeze, [Cast], Sub, Mul
   std::vector<bool> Eligible;
   std::unordered_map<std::string, int> Producer;
   std::unordered_map<std::string, std::vector<int>> Consumers;
@@ -619,6 +621,26 @@ private:
     int Anchor = *Group.begin(); // the first in graph order
     Nodes.erase(std::find(Nodes.begin(), Nodes.end(), Anchor));
     group(Anchor, Nodes, "Attention");
+    // The mask chain, from the first Unsqueeze to the Mul.
+    std::vector<int> Chain = {Up1, Up};
+    if (int C = parent(MaskSub, 1); C != Up) Chain.push_back(C);
+    Chain.insert(Chain.end(), {MaskSub, MaskMul});
+    MaskChains.push_back(Chain);
+  }
+
+  /// AttentionFusionHelper::SetMaskNodesToRemove: once every reader of a
+  /// mask chain's Mul is a fused Attention, ORT removes the chain and feeds
+  /// the mask to the Attentions through one Cast to int32 (shared by the
+  /// layers). Priced as one kernel anchored on the first Unsqueeze.
+  void matchMaskChains() {
+    for (const std::vector<int> &Chain : MaskChains) {
+      int Mul = Chain.back();
+      bool AllFused = std::all_of(Chain.begin(), Chain.end(), [&](int X) { return free(X); });
+      auto Readers = Consumers.find(out(Mul));
+      if (!AllFused || GraphOutputs.count(out(Mul)) || Readers == Consumers.end()) continue;
+      for (int U : Readers->second) AllFused &= AnchorOf[U] >= 0 && kindOf(AnchorOf[U]) == "Attention";
+      if (AllFused) group(Chain.front(), std::vector<int>(Chain.begin() + 1, Chain.end()), "AttentionMask");
+    }
   }
 
   /// attention_fusion_helper.h, MatchGemmSubgraph: Reshape -> Gemm ->
