@@ -70,9 +70,11 @@ public:
 
   /// The order is ORT's: Level 1 (MatMulAddFusion, the Conv rewrite rules)
   /// before Level 2, whose transformers run in graph_transformer_utils.cc's
-  /// order (GemmActivation, ConvActivation, Gelu, LayerNorm, Attention,
-  /// BiasGelu, SkipLayerNorm, FastGelu), and Level 2 is repeated until
-  /// nothing changes, so BiasGelu runs again after FastGelu.
+  /// order (GemmActivation, ConvActivation, Gelu, LayerNorm,
+  /// SimplifiedLayerNorm, Attention, BiasGelu, SkipLayerNorm, FastGelu,
+  /// QuickGelu, MatMulScale). DivMul is a Level 1 rewrite, matched last so
+  /// that SimplifiedLayerNorm sees through it first. Level 2 is repeated
+  /// until nothing changes, so BiasGelu runs again after FastGelu.
   OrtOptimizationSummary run() {
     fold();
     for (int I = 0; I < OG.node_size(); ++I) matchConv(I);
