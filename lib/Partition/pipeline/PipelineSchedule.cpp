@@ -60,11 +60,12 @@ double PipelineTasks::commDuration(int K) const {
   const double Bytes = outputBytes(K);
   // The cheapest link any two of the GPUs could use.
   double Best = std::numeric_limits<double>::infinity();
-  bool AnyCpu = false;
-  for (int D : Links.device) AnyCpu |= !P.isAccelerator(D);
+  int Cpus = 0;
+  for (int D : Links.device) Cpus += !P.isAccelerator(D);
   if (P.accelerators > 1) Best = std::min(Best, P.linkMs(LinkKind::Peer, Bytes));
   if (P.multiNode()) Best = std::min(Best, P.linkMs(LinkKind::Network, Bytes));
-  if (AnyCpu) Best = std::min(Best, P.linkMs(LinkKind::Host, Bytes));
+  if (Cpus > 0) Best = std::min(Best, P.linkMs(LinkKind::Host, Bytes));
+  if (Cpus > 1) Best = 0; // two CPU devices share RAM (seed 004 §3)
   return std::isfinite(Best) ? Best : outputBytes(K) / Bandwidth * 1000.0;
 }
 
