@@ -29,7 +29,7 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
         "--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
   ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(C, P));
   if (!(P.peerLinkBandwidth > 0)) return makeError("--memory-sweep needs a positive peer link bandwidth");
-  PipelineTasks Tasks(C, P.peerLinkBandwidth);
+  PipelineTasks Tasks(C, PipelineLinks::of(P)); // by link on several nodes (issue 21)
   Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P.accelerators);
   if (!Base) return Base.takeError().withContext("--memory-sweep");
   std::vector<double> Limits =
@@ -59,5 +59,10 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
   if (!Sweep) return Sweep.takeError();
   std::string Title = C.name + ", " + std::to_string(P.accelerators) + " GPUs, " +
                       formatNumber(P.peerLinkBandwidth / 1e9) + " GB/s";
+  if (P.multiNode())
+    Title = C.name + ", " + std::to_string(P.accelerators) + " GPUs on " + std::to_string(P.nodes) +
+            " nodes, peer " + formatNumber(P.peerLinkBandwidth / 1e9) + " GB/s + " +
+            formatNumber(P.peerLinkLatencyMs) + " ms, network " + formatNumber(P.networkBandwidth / 1e9) +
+            " GB/s + " + formatNumber(P.networkLatencyMs) + " ms";
   return memorySweepSvg(*Sweep, Title);
 }

@@ -31,10 +31,13 @@ Expected<std::string> traceText(const PassContext &Ctx) {
     if (!T) return T.takeError();
     return T->toJson();
   }
-  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan);
+  std::vector<int> Devices;
+  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan, &Devices);
   if (!Stages) return Stages.takeError();
   ChromeTrace T;
-  Expected<PipelineSimResult> Sim = traceStagedPlan(*Stages, Ctx.platform.peerLinkBandwidth, T);
+  // Stage s is GPU s of the trace, standing for the device it runs on: its
+  // links are the platform's between those devices (issue 21).
+  Expected<PipelineSimResult> Sim = traceStagedPlan(*Stages, PipelineLinks::of(Ctx.platform, Devices), T);
   if (!Sim) return Sim.takeError().withContext("--trace");
   return T.toJson();
 }

@@ -13,7 +13,8 @@ using namespace onnxp;
 
 Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                        ChromeTrace *Trace) {
-  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan);
+  std::vector<int> Devices;
+  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan, &Devices);
   if (!Stages) return Stages.takeError().withContext("--schedule");
   std::vector<int> Gpu(Stages->size());
   std::vector<std::string> Names;
@@ -21,8 +22,10 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
     Gpu[S] = static_cast<int>(S);
     Names.push_back(Stages->blocks[S].name);
   }
-  Expected<StagedSchedulePrice> R = priceStagedSchedule(*Stages, Gpu, Ctx.platform.peerLinkBandwidth,
-                                                        O.schedule, O.microbatches, Trace, Names);
+  // Stage s is GPU s, standing for the device it runs on: the link between
+  // two stages is the platform's between their devices (issue 21).
+  Expected<StagedSchedulePrice> R = priceStagedSchedule(
+      *Stages, Gpu, PipelineLinks::of(Ctx.platform, Devices), O.schedule, O.microbatches, Trace, Names);
   if (!R) return R.takeError().withContext("--schedule");
   return R;
 }
@@ -37,8 +40,8 @@ Expected<StagedSchedulePrice> onnxp::scheduleChainPlan(const Chain &C, const Pla
   int Max = 0;
   for (int D : BlockPlan.device) Max = std::max(Max, D);
   for (int D = 0; D <= Max; ++D) Names.push_back(P.deviceName(D));
-  Expected<StagedSchedulePrice> R =
-      priceStagedSchedule(C, BlockPlan.device, P.peerLinkBandwidth, O.schedule, O.microbatches, Trace, Names);
+  Expected<StagedSchedulePrice> R = priceStagedSchedule(C, BlockPlan.device, PipelineLinks::of(P), O.schedule,
+                                                        O.microbatches, Trace, Names);
   if (!R) return R.takeError().withContext("--schedule");
   return R;
 }

@@ -50,6 +50,17 @@ Expected<StraightPipeline> pipeDreamStraightPipeline(const PipelineTasks &Tasks,
 Expected<PipelinePlan> priceAllocation(const PipelineTasks &Tasks, const std::vector<int> &GpuOfBlock,
                                        int NumGpus, const std::string &Algorithm);
 
+/// Issue 21, several nodes: the GPUs of Gpu (an allocation whose GPU numbers
+/// are only classes, like the ILP's) moved onto the platform's nodes so that
+/// the allocation's load (allocationLoad: compute, and each link's traffic
+/// at that link's price) is least. Nodes are interchangeable and GPUs of
+/// one node too, so only which classes share a node matters: every such
+/// grouping within the nodes' capacity is tried, up to MaxGroupings, and
+/// the first of the least load kept (the identity when it is among them).
+/// Uniform links: Gpu unchanged.
+std::vector<int> placeOnNodes(const PipelineTasks &Tasks, const std::vector<int> &Gpu, int NumGpus,
+                              long MaxGroupings = 50000);
+
 /// The PipeDream baseline priced: straight pipeline of P stages, its pattern
 /// and simulated memory.
 Expected<PipelinePlan> pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus);
@@ -88,7 +99,7 @@ double singleGpuPeakMemory(const PipelineTasks &Tasks);
 /// stage s on GPU s. Builds the pattern at the plan's load period, replays
 /// it and writes Periods steady-state periods into Trace; returns the
 /// simulation (period, per-GPU peak memory).
-Expected<PipelineSimResult> traceStagedPlan(const Chain &Stages, double BandwidthBytesPerSec,
+Expected<PipelineSimResult> traceStagedPlan(const Chain &Stages, const PipelineLinks &Links,
                                             ChromeTrace &Trace, int Periods = 4);
 
 } // namespace onnxp

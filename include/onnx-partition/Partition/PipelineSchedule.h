@@ -23,14 +23,42 @@
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/Support/Error.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace onnxp {
 
+struct Platform;
+
+/// What a communication between two GPUs costs (issue 21). Seed 000's model
+/// is one bandwidth beta for every pair and no latency; that is what a
+/// one-node platform of accelerators gets, so the paper's references stay.
+/// On a platform with several nodes (or where a GPU index stands for a CPU
+/// device) every cut is priced by the link it crosses, through the
+/// platform's one price function: Platform::linkMs(linkBetween(a, b), bytes)
+/// (latency + bytes / bandwidth of the peer link, the network or the host
+/// link), with GPU index g standing for platform device device[g].
+struct PipelineLinks {
+  PipelineLinks() = default;
+  /// A bandwidth alone is seed 000's uniform links of Beta bytes/s.
+  PipelineLinks(double Beta) : bandwidth(Beta) {} // NOLINT: implicit on purpose
+
+  double bandwidth = 0;                     ///< beta, bytes/s: the peer link of the uniform model
+  std::shared_ptr<const Platform> platform; ///< set: priced per link
+  std::vector<int> device;                  ///< GPU index -> platform device (empty: identity)
+
+  bool perLink() const { return platform != nullptr; }
+  /// The links of P's accelerators for GPU indices standing for Devices
+  /// (empty: GPU g is accelerator g): uniform (peer bandwidth, no latency)
+  /// on one node with accelerators only, per link otherwise.
+  static PipelineLinks of(const Platform &P, std::vector<int> Devices = {});
+};
+
 /// The task view of a chain (seed 000 §3.1 notation, 0-based).
 struct PipelineTasks {
   explicit PipelineTasks(const Chain &C, double BandwidthBytesPerSec);
+  PipelineTasks(const Chain &C, PipelineLinks Links);
 
   int numBlocks() const { return L; }
   int numTasks() const { return 2 * L; }
@@ -49,13 +77,21 @@ struct PipelineTasks {
   /// a_i for block i's input: what F_i stashes until B_i (§4.2.2).
   double stashBytes(int Block) const { return Act[Block]; }
   double weightBytes(int Block) const { return Weights[Block]; }
-  /// \tilde d_k when tasks K and K+1 are on different GPUs: a/beta, ms.
-  double commDuration(int K) const { return outputBytes(K) / Bandwidth * 1000.0; }
+  /// \tilde d_k when task K runs on GPU G and task K+1 on GPU H: a/beta
+  /// (seed 000), or the price of the link between them (issue 21); 0 on
+  /// one GPU.
+  double commDuration(int K, int G, int H) const;
+  /// \tilde d_k on the cheapest link between any two GPUs (a/beta with
+  /// uniform links): what the ILP and the period bounds use, a lower bound
+  /// on commDuration(K, G, H) for every G != H.
+  double commDuration(int K) const;
   double bandwidth() const { return Bandwidth; }
+  const PipelineLinks &links() const { return Links; }
 
 private:
   int L;
   double Bandwidth;
+  PipelineLinks Links;
   std::vector<double> Durations, Act, Weights; // Act[i] = a_i, i = 0..L
 };
 
@@ -74,6 +110,10 @@ struct PeriodicPattern {
   int gpuOfTask(const PipelineTasks &Tasks, int K) const { return gpuOfBlock[Tasks.blockOf(K)]; }
   bool isCut(const PipelineTasks &Tasks, int K) const {
     return gpuOfTask(Tasks, K) != gpuOfTask(Tasks, K + 1);
+  }
+  /// Duration of communication K on the link it crosses (0 when co-located).
+  double commDuration(const PipelineTasks &Tasks, int K) const {
+    return Tasks.commDuration(K, gpuOfTask(Tasks, K), gpuOfTask(Tasks, K + 1));
   }
   /// Absolute start of task K on minibatch B.
   double taskTime(int K, long B) const { return (double)(B + taskDelay[K]) * period + taskStart[K]; }

@@ -22,8 +22,11 @@
 namespace onnxp {
 
 /// The chain of Pl's stages (see the file comment); an error when a stage
-/// has no forward node.
-Expected<Chain> stagesAsChain(const CostGraph &G, const Platform &P, const Plan &Pl);
+/// has no forward node. DeviceOfStage, when set, receives the device each
+/// stage is named after (most of its nodes run there): what prices the
+/// links between stages on several nodes (issue 21).
+Expected<Chain> stagesAsChain(const CostGraph &G, const Platform &P, const Plan &Pl,
+                              std::vector<int> *DeviceOfStage = nullptr);
 
 } // namespace onnxp
 

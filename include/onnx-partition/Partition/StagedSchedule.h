@@ -17,6 +17,7 @@
 #define ONNXP_PARTITION_STAGEDSCHEDULE_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/Partition/PipelineSchedule.h"
 #include "onnx-partition/Partition/PipelineSimulator.h"
 #include "onnx-partition/Support/ChromeTrace.h"
 #include "onnx-partition/Support/Error.h"
@@ -40,11 +41,12 @@ struct StagedSchedulePrice {
 bool isStagedScheduleName(const std::string &Name);
 
 /// Prices GpuOfBlock (contiguous: each GPU one run of blocks) on C with
-/// links of Bandwidth bytes/s. GpuNames (optional) label GPUs in the
+/// Links (a bandwidth: seed 000's uniform links; PipelineLinks::of: the
+/// platform's link between every two GPUs, issue 21). GpuNames (optional) label GPUs in the
 /// output. Trace, when set, receives the replayed iteration (gpipe) or a
 /// few periods (1f1b).
 Expected<StagedSchedulePrice> priceStagedSchedule(const Chain &C, const std::vector<int> &GpuOfBlock,
-                                                  double Bandwidth, const std::string &Schedule,
+                                                  const PipelineLinks &Links, const std::string &Schedule,
                                                   int Microbatches, ChromeTrace *Trace = nullptr,
                                                   std::vector<std::string> GpuNames = {});
 

@@ -98,6 +98,9 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
   const size_t CoarseUnits = C->graph.numNodes();
   IdealDPTuning Inner = Tuning;
   Inner.autoContract = false;
+  // Compute is evened out once, on the graph the plan finally comes from
+  // (below): the rounds compare optima, and each balancing costs DPs.
+  Inner.balanceCompute = false;
   Expected<Plan> Coarse = runIdealDP(C->graph, P, O, /*Linearize=*/false, Inner);
   if (!Coarse) return Coarse.takeError();
   // Coarse to fine, one granularity finer (see the file comment).
@@ -122,6 +125,13 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
       R.granularity = Cur.granularity;
       Cur = std::move(R);
     }
+  }
+  if (Tuning.balanceCompute && P.mixed()) {
+    IdealDPTuning Even = Inner;
+    Even.balanceCompute = true;
+    Expected<Plan> Balanced = runIdealDP(Cur.graph, P, O, /*Linearize=*/false, Even);
+    if (!Balanced) return Balanced.takeError();
+    if (Balanced->objective <= Best.objective * (1 + 1e-9)) Best = std::move(*Balanced);
   }
   Plan Pl = expandPlan(Best, Cur.groupOf);
   Pl.stats["refine_rounds"] = Rounds;

@@ -47,6 +47,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 using namespace onnxp;
 using namespace onnxp::dp;
@@ -63,6 +64,15 @@ public:
       : G(G), P(P), O(O), UG(UG), L(L), K(P.accelerators), Cpus(P.cpus), NS((K + 1) * (Cpus + 1)) {}
 
   Solution solve(double UpperBound);
+
+  /// Issue 21, mixed platforms: the DP re-run to even out compute among
+  /// optimal splits. Every stage's load (compute plus transfers) stays at
+  /// most LoadCap and its compute at least MinCompute; the value is the
+  /// largest stage compute, every accelerator is used, no CPUs, no replicas.
+  struct BalanceMode {
+    double LoadCap = 0, MinCompute = 0;
+  };
+  std::optional<BalanceMode> Balance;
 
 private:
   int idx(int A, int C) const { return A * (Cpus + 1) + C; }
@@ -124,6 +134,24 @@ void MaxLoadDP::relax(int From, int To, const std::vector<int> &Live, const Devi
     }
     return LoadCache[Key];
   };
+  if (Balance) {
+    if (!AccOk) return;
+    for (int S : Live) {
+      int A = S / (Cpus + 1), C = S % (Cpus + 1);
+      if (A >= K || !canFinish(To, A + 1, C)) continue;
+      StageSite Site = Cost.siteOf(A, 1);
+      const double Compute = Cost.accProcessingOn(Site.kind);
+      if (Compute < Balance->MinCompute || AccLoad(A, 1) > Cut) continue;
+      double V = std::max(Src[S], Compute);
+      int T = idx(A + 1, C);
+      if (V < Dst[T]) {
+        Dst[T] = V;
+        Prev[size_t(To) * NS + T] = From;
+        How[size_t(To) * NS + T] = 1;
+      }
+    }
+    return;
+  }
   double CpuLoad = CpuOk ? Cost.cpuLoad() : kInfinity;
   for (int S : Live) {
     int A = S / (Cpus + 1), C = S % (Cpus + 1);
@@ -159,7 +187,9 @@ Solution MaxLoadDP::solve(double UpperBound) {
   Prev.assign(I * NS, -1);
   How.assign(I * NS, 0);
   Val[0] = 0; // the empty ideal with no device
-  // Keep every split of value <= UB (up to rounding) reachable.
+  // Keep every split of value <= UB (up to rounding) reachable. Balancing
+  // caps every stage's load instead (its value is compute, not load).
+  if (Balance) UpperBound = Balance->LoadCap;
   Cut = std::isinf(UpperBound) ? kInfinity : UpperBound * (1 + 1e-9) + 1e-12;
   std::vector<double> UnitAcc(UG.numUnits(), 0), UnitCpuOnly(UG.numUnits(), 0);
   double TotalAcc = 0, TotalCpuOnly = 0;
@@ -212,7 +242,8 @@ Solution MaxLoadDP::solve(double UpperBound) {
       double Fewer =
           std::min(A > 0 ? PrefixMin[S - (Cpus + 1)] : kInfinity, C > 0 ? PrefixMin[S - 1] : kInfinity);
       PrefixMin[S] = std::min(Fewer, V[S]);
-      if (V[S] <= Cut && V[S] < Fewer && canFinish(From, A, C)) Live.push_back(S);
+      // Balancing uses every accelerator: fewer devices dominate nothing.
+      if (V[S] <= Cut && (Balance || V[S] < Fewer) && canFinish(From, A, C)) Live.push_back(S);
     }
     if (Live.empty()) continue;
     Sol.Pairs +=
@@ -221,8 +252,10 @@ Solution MaxLoadDP::solve(double UpperBound) {
   }
 
   int Goal = 0;
-  for (int S = 1; S < NS; ++S)
-    if (Val[size_t(L.full) * NS + S] < Val[size_t(L.full) * NS + Goal]) Goal = S;
+  if (Balance) Goal = idx(K, 0);
+  else
+    for (int S = 1; S < NS; ++S)
+      if (Val[size_t(L.full) * NS + S] < Val[size_t(L.full) * NS + Goal]) Goal = S;
   Sol.Value = Val[size_t(L.full) * NS + Goal];
   if (std::isinf(Sol.Value)) return Sol;
   int Cur = L.full, S = Goal;
@@ -273,6 +306,65 @@ Plan toPlan(const CostGraph &G, const Platform &P, const UnitGraph &UG, const Id
   return Pl;
 }
 
+/// The least and the largest compute over the accelerators of Pl (each
+/// node at its time on the device it runs on).
+std::pair<double, double> computeRange(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  std::vector<double> C(P.accelerators, 0);
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (P.isAccelerator(Pl.device[V])) C[Pl.device[V]] += P.nodeTimeMs(G.node(V), Pl.device[V]);
+  if (C.empty()) return {0, 0};
+  return {*std::min_element(C.begin(), C.end()), *std::max_element(C.begin(), C.end())};
+}
+
+/// Issue 21, mixed platforms: max-load leaves open which of its optimal
+/// splits is taken, and the first one the DP finds can give a kind far
+/// less compute than another (light ResNet-50 on 4 A100 + 4 V100: 35%).
+/// Walks the frontier of (least compute up, largest compute down) over the
+/// splits whose every stage load is at most Optimum: point i is the split
+/// of least largest compute among those whose every stage computes at least
+/// just above point i-1's least (MaxLoadDP::BalanceMode, one DP each). The
+/// split of least spread (largest / least compute) on the frontier has the
+/// least spread of all optimal splits; the walk is exact when it ends by
+/// itself (no split left), not at MaxPoints or the time budget.
+struct BalanceResult {
+  std::optional<Solution> Even; ///< set when better than the first split
+  double FirstSpread = 0, Spread = 0;
+  int Points = 0;
+  bool Complete = false;
+};
+BalanceResult balanceCompute(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                             const UnitGraph &UG, const IdealLattice &L, const Solution &First,
+                             double BudgetSeconds) {
+  constexpr int MaxPoints = 32;
+  BalanceResult R;
+  auto [Lo0, Hi0] = computeRange(G, P, toPlan(G, P, UG, L, First));
+  // An idle accelerator (the DP may leave one) is an infinite spread.
+  R.FirstSpread = R.Spread = Lo0 > 0 ? Hi0 / Lo0 : kInfinity;
+  const auto Start = std::chrono::steady_clock::now();
+  double MinCompute = 0;
+  while (R.Points < MaxPoints) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count() > BudgetSeconds)
+      break;
+    if (O.deadline && std::chrono::steady_clock::now() >= *O.deadline) break;
+    MaxLoadDP D(G, P, O, UG, L);
+    D.Balance = MaxLoadDP::BalanceMode{First.Value, MinCompute};
+    Solution S = D.solve(First.Value);
+    if (S.TimedOut) break;
+    ++R.Points;
+    if (std::isinf(S.Value) || S.Segments.empty()) {
+      R.Complete = true;
+      break;
+    }
+    auto [Lo, Hi] = computeRange(G, P, toPlan(G, P, UG, L, S));
+    if (!(Lo > 0)) break;
+    if (Hi / Lo < R.Spread * (1 - 1e-12)) {
+      R.Spread = Hi / Lo;
+      R.Even = std::move(S);
+    }
+    MinCompute = Lo * (1 + 1e-9) + 1e-15;
+  }
+  return R;
+}
 } // namespace
 
 namespace {
@@ -401,9 +493,38 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
                      " CPU(s) respects the memory limit and accelerator support",
                      P.cpus == 0 ? " (try --cpus)" : "");
 
+  // Issue 21: on a mixed platform, the optimal split with the most even
+  // compute (balanceCompute), within a few times the DP's own time.
+  std::optional<BalanceResult> Balanced;
+  if (Tuning.balanceCompute && P.mixed() && P.cpus == 0 && !O.replicate && !Gpipe && !Best.TimedOut &&
+      !ExactTimedOut) {
+    // At most about the DP's own time again.
+    const double Spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+    Balanced = balanceCompute(G, P, O, *UsedUG, *UsedL, Best, std::max(0.5, Spent));
+    if (Balanced->Even) Best.Segments = Balanced->Even->Segments;
+    if (std::isinf(Balanced->Spread)) Balanced.reset(); // no optimum uses every accelerator
+  }
+
   Plan Pl = toPlan(G, P, *UsedUG, *UsedL, Best);
   Pl.objectiveKind = O.objective.value_or(Objective::MaxLoad);
   Pl.objective = Best.Value;
+  if (Balanced && Balanced->Points > 0) {
+    Pl.stats["compute_spread"] = Balanced->Spread - 1;
+    if (std::isfinite(Balanced->FirstSpread)) Pl.stats["compute_spread_first"] = Balanced->FirstSpread - 1;
+    Pl.stats["balance_points"] = Balanced->Points;
+    Pl.stats["balance_complete"] = Balanced->Complete ? 1 : 0;
+    Pl.notes.push_back(
+        "compute across accelerators: the largest is " + formatNumber(100 * (Balanced->Spread - 1)) +
+        "% above the least (" +
+        (std::isinf(Balanced->FirstSpread) ? std::string("an accelerator was idle")
+                                           : formatNumber(100 * (Balanced->FirstSpread - 1)) + "%") +
+        " in the first optimal split found); " +
+        (Balanced->Complete ? "the least spread of any split of this max-load the DP searches (contiguous, "
+                              "devices in platform order)"
+                            : "the least spread found in " + std::to_string(Balanced->Points) +
+                                  " frontier points, not proven least") +
+        " (max-load counts transfers, so a device that sends and receives more computes less)");
+  }
   if (!Linearize && !ExactTimedOut) {
     Pl.lowerBound = Best.Value; // optimal over contiguous splits
     Pl.lowerBoundScope = "contiguous plans (dp's optimum)";

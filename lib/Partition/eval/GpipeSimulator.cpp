@@ -112,7 +112,7 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
       Transfer T = V[BestTransfer];
       V.erase(V.begin() + (long)BestTransfer);
       T.Start = Best;
-      T.End = Best + Tasks.commDuration(T.K);
+      T.End = Best + Tasks.commDuration(T.K, GpuOf(T.K), GpuOf(T.K + 1));
       LinkFree[BestLink] = T.End;
       Ready[T.K + 1][T.Micro] = T.End;
       Done[BestLink].push_back(T);

@@ -70,7 +70,7 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
       if (K + 1 == N) continue;
       double Ready = E;
       if (P.isCut(Tasks, K)) {
-        double CS = P.commTime(K, B), CE = CS + Tasks.commDuration(K);
+        double CS = P.commTime(K, B), CE = CS + P.commDuration(Tasks, K);
         if (CS < E - Eps)
           return makeError("the output of ", taskName(Tasks, K), " for minibatch ", B, " is sent at ", CS,
                            " ms, before the task ends at ", E, " ms");

@@ -6,7 +6,8 @@
 
 using namespace onnxp;
 
-Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, const Plan &Pl) {
+Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, const Plan &Pl,
+                                     std::vector<int> *DeviceOfStage) {
   if (Pl.device.size() != G.numNodes())
     return makeInternalError("the plan places ", Pl.device.size(), " nodes, the graph has ", G.numNodes());
   bool ByStage = Pl.stage.size() == G.numNodes();
@@ -40,6 +41,7 @@ Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, cons
   }
   Chain C;
   C.name = "stages of " + Pl.algorithm;
+  if (DeviceOfStage) DeviceOfStage->clear();
   C.blocks.resize(Ids.size());
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
@@ -63,6 +65,7 @@ Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, cons
                 return A.second < B.second;
               })->first;
     C.blocks[S].name = "stage " + std::to_string(S) + " (" + P.deviceName(Dev) + ")";
+    if (DeviceOfStage) DeviceOfStage->push_back(Dev);
   }
   return C;
 }

@@ -12,6 +12,81 @@
 
 using namespace onnxp;
 
+namespace {
+/// Issue 21, mixed accelerators: the LP relaxation of placing items (the
+/// colocation classes; Time[i][k] on a device of kind k, Count[k] devices
+/// of kind k) -- fractions y_ik >= 0, sum_k y_ik = 1, every kind's devices
+/// sharing its work: sum_i Time[i][k] y_ik <= Count[k] T. For any weights
+/// lambda_k >= 0 with sum_k Count[k] lambda_k = 1,
+///   T = sum_k lambda_k Count[k] T >= sum_k lambda_k sum_i Time[i][k] y_ik
+///     >= sum_i min_k lambda_k Time[i][k]                  (weak duality),
+/// so every such lambda gives a bound on the largest device compute of any
+/// plan, integral ones included. The best lambda is searched by golden
+/// sections along pairs of kinds (the bound is concave in lambda); the
+/// search only decides how tight the bound is, never whether it is valid.
+double kindDualBound(const std::vector<std::vector<double>> &Time, const std::vector<int> &Count) {
+  const int K = static_cast<int>(Count.size());
+  int Devices = 0;
+  for (int C : Count) Devices += C;
+  if (K < 2 || Devices == 0 || Time.empty()) return 0;
+  std::vector<double> Lambda(K, 1.0 / Devices);
+  auto Value = [&](const std::vector<double> &L) {
+    double S = 0;
+    for (const std::vector<double> &T : Time) {
+      double M = kInfinity;
+      for (int Kd = 0; Kd < K; ++Kd) M = std::min(M, L[Kd] * T[Kd]);
+      S += M;
+    }
+    return S;
+  };
+  double Best = Value(Lambda);
+  for (int Round = 0; Round < 8; ++Round) {
+    const double Before = Best;
+    for (int A = 0; A < K; ++A)
+      for (int B = A + 1; B < K; ++B) {
+        if (Count[A] == 0 || Count[B] == 0) continue;
+        // lambda_A += D / Count[A], lambda_B -= D / Count[B] keeps the sum;
+        // D in [-lambda_A Count[A], lambda_B Count[B]] keeps both >= 0.
+        auto At = [&](double D) {
+          std::vector<double> L = Lambda;
+          L[A] += D / Count[A];
+          L[B] -= D / Count[B];
+          L[A] = std::max(L[A], 0.0);
+          L[B] = std::max(L[B], 0.0);
+          return L;
+        };
+        double Lo = -Lambda[A] * Count[A], Hi = Lambda[B] * Count[B];
+        const double Phi = (std::sqrt(5.0) - 1) / 2;
+        double X1 = Hi - Phi * (Hi - Lo), X2 = Lo + Phi * (Hi - Lo);
+        double F1 = Value(At(X1)), F2 = Value(At(X2));
+        for (int It = 0; It < 60; ++It) {
+          if (F1 < F2) {
+            Lo = X1;
+            X1 = X2, F1 = F2;
+            X2 = Lo + Phi * (Hi - Lo);
+            F2 = Value(At(X2));
+          } else {
+            Hi = X2;
+            X2 = X1, F2 = F1;
+            X1 = Hi - Phi * (Hi - Lo);
+            F1 = Value(At(X1));
+          }
+        }
+        std::vector<double> L = At((Lo + Hi) / 2);
+        // Rounding may leave sum_k Count[k] lambda_k off 1 by an ulp:
+        // renormalise so the bound stays a bound.
+        double Sum = 0;
+        for (int Kd = 0; Kd < K; ++Kd) Sum += Count[Kd] * L[Kd];
+        for (double &V : L) V /= Sum;
+        double F = Value(L);
+        if (F > Best) Best = F, Lambda = std::move(L);
+      }
+    if (!(Best > Before * (1 + 1e-12))) break;
+  }
+  return Best;
+}
+} // namespace
+
 double onnxp::universalBound(const CostGraph &G, const Platform &P, Objective Obj, bool Replicate) {
   if (Obj == Objective::PipelinePeriod || Obj == Objective::IterationTime) return NAN;
   const int K = P.accelerators, L = P.cpus;
@@ -68,6 +143,20 @@ double onnxp::universalBound(const CostGraph &G, const Platform &P, Objective Ob
     for (const CostNode &N : G.nodes()) AllAcc = AllAcc && N.accSupported;
     if (AllAcc && Capacity > 0 && std::isfinite(Capacity))
       WorkBound = std::max(WorkBound, RefWork / Capacity);
+    if (AllAcc) {
+      // The LP relaxation's dual over colocation classes (kindDualBound).
+      std::map<int, std::vector<double>> ByClass;
+      for (size_t V = 0; V < G.numNodes(); ++V) {
+        std::vector<double> &T = ByClass[G.classOf(static_cast<int>(V))];
+        T.resize(P.numKinds(), 0);
+        for (int Kd = 0; Kd < P.numKinds(); ++Kd) T[Kd] += P.nodeTimeOnKind(G.node(V), Kd);
+      }
+      std::vector<std::vector<double>> Items;
+      for (auto &[C, T] : ByClass) Items.push_back(std::move(T));
+      std::vector<int> Count(P.numKinds(), 0);
+      for (int D = 0; D < K; ++D) ++Count[P.kindOf(D)];
+      WorkBound = std::max(WorkBound, kindDualBound(Items, Count));
+    }
   }
   switch (Obj) {
   case Objective::MaxLoad:

@@ -285,7 +285,8 @@ Expected<MilpStatus> relaxationStatus(const PipelineTasks &Tasks, int P, double 
       M.addGe(R2, 0);
       Fixed.push_back({U, 2 * A / MB});
       // The cut's link carries a_c forward and its gradient back every
-      // period: T >= 2 a_c / beta (allocationLoad's link term, one cut).
+      // period: T >= 2 a_c / beta (allocationLoad's link term, one cut;
+      // on several nodes at the cheapest link's price, so still a bound).
       M.addLe({{U, 2 * Tasks.commDuration(Tasks.forwardTask(C))}}, T);
     }
     if (!std::isfinite(Memory)) continue;

@@ -2,15 +2,19 @@
 //
 // PipeDream's straight-pipeline dynamic program (its optimizer with
 // replication off: A[j][m] = min over i of max(A[i][m-1], 2 a_i / beta,
-// compute(i+1..j)), exactly m stages) and the pricing of any allocation
+// compute(i+1..j)), exactly m stages; on several nodes 2 a_i / beta is the
+// price of the link between stages m-1 and m, issue 21) and the pricing of any allocation
 // under seed 000's 1F1B model (PipelineBaseline.h).
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/PipelineBaseline.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
 
 using namespace onnxp;
 
@@ -31,8 +35,13 @@ Expected<StraightPipeline> onnxp::pipeDreamStraightPipeline(const PipelineTasks 
   for (int M = 2; M <= NumStages; ++M)
     for (int J = M; J <= L; ++J)
       for (int I = M - 1; I < J; ++I) {
-        // The cut after block I-1 carries a_I forward and its gradient back.
-        double Cut = 2 * Tasks.outputBytes(Tasks.forwardTask(I - 1)) / Tasks.bandwidth() * 1000.0;
+        // The cut after block I-1 carries a_I forward and its gradient back
+        // on the link between stage M-2's GPU and stage M-1's (stage m runs
+        // on GPU m): 2 a_I / beta with seed 000's uniform links, the link's
+        // own price per direction on several nodes (issue 21; exact, since
+        // the stage-to-GPU order is fixed).
+        double Cut = Tasks.commDuration(Tasks.forwardTask(I - 1), M - 2, M - 1) +
+                     Tasks.commDuration(Tasks.backwardTask(I), M - 1, M - 2);
         double V = std::max({A[M - 1][I], Cut, Prefix[J] - Prefix[I]});
         if (V < A[M][J]) {
           A[M][J] = V;
@@ -76,6 +85,50 @@ Expected<PipelinePlan> onnxp::priceAllocation(const PipelineTasks &Tasks, const 
   return Plan;
 }
 
+std::vector<int> onnxp::placeOnNodes(const PipelineTasks &Tasks, const std::vector<int> &Gpu, int NumGpus,
+                                     long MaxGroupings) {
+  const PipelineLinks &Links = Tasks.links();
+  if (!Links.perLink() || !Links.device.empty() || !Links.platform->multiNode()) return Gpu;
+  const Platform &P = *Links.platform;
+  const int Nodes = P.nodes, Cap = P.acceleratorsPerNode;
+  if (Cap <= 0 || NumGpus > Nodes * Cap) return Gpu;
+  // Classes in the order of their first block.
+  std::vector<int> ClassOf(Gpu.size()), Order;
+  std::map<int, int> Index;
+  for (size_t B = 0; B < Gpu.size(); ++B) {
+    auto [It, New] = Index.try_emplace(Gpu[B], (int)Order.size());
+    if (New) Order.push_back(Gpu[B]);
+    ClassOf[B] = It->second;
+  }
+  const int K = (int)Order.size();
+  std::vector<int> Best = Gpu, NodeOf(K), Used(Nodes, 0), Trial(Gpu.size());
+  double BestLoad = allocationLoad(Tasks, Gpu, NumGpus);
+  long Tried = 0;
+  // Depth-first over groupings in canonical form: class C joins a node
+  // already opened or the next unopened one (nodes are interchangeable).
+  std::function<void(int, int)> Place = [&](int C, int Opened) {
+    if (Tried >= MaxGroupings) return;
+    if (C == K) {
+      ++Tried;
+      std::vector<int> Slot(Nodes, 0), GpuOfClass(K);
+      for (int I = 0; I < K; ++I) GpuOfClass[I] = NodeOf[I] * Cap + Slot[NodeOf[I]]++;
+      for (size_t B = 0; B < Gpu.size(); ++B) Trial[B] = GpuOfClass[ClassOf[B]];
+      double Load = allocationLoad(Tasks, Trial, NumGpus);
+      if (Load < BestLoad * (1 - 1e-12)) BestLoad = Load, Best = Trial;
+      return;
+    }
+    for (int N = 0; N < std::min(Opened + 1, Nodes); ++N) {
+      if (Used[N] == Cap) continue;
+      NodeOf[C] = N;
+      ++Used[N];
+      Place(C + 1, std::max(Opened, N + 1));
+      --Used[N];
+    }
+  };
+  Place(0, 0);
+  return Best;
+}
+
 Expected<PipelinePlan> onnxp::pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus) {
   Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, std::min(NumGpus, Tasks.numBlocks()));
   if (!SP) return SP.takeError();
@@ -117,11 +170,11 @@ double onnxp::singleGpuPeakMemory(const PipelineTasks &Tasks) {
   return 3 * W + Peak;
 }
 
-Expected<PipelineSimResult> onnxp::traceStagedPlan(const Chain &Stages, double Bandwidth, ChromeTrace &Trace,
-                                                   int Periods) {
+Expected<PipelineSimResult> onnxp::traceStagedPlan(const Chain &Stages, const PipelineLinks &Links,
+                                                   ChromeTrace &Trace, int Periods) {
   ONNXP_RETURN_IF_ERROR(Stages.validate());
-  if (!(Bandwidth > 0)) return makeError("tracing a staged plan needs a positive link bandwidth");
-  PipelineTasks Tasks(Stages, Bandwidth);
+  if (!(Links.bandwidth > 0)) return makeError("tracing a staged plan needs a positive link bandwidth");
+  PipelineTasks Tasks(Stages, Links);
   std::vector<int> Gpu(Stages.size());
   for (size_t S = 0; S < Gpu.size(); ++S) Gpu[S] = static_cast<int>(S);
   int NumGpus = static_cast<int>(Gpu.size());

@@ -6,7 +6,8 @@
 // whose Plan::schedule is the 1F1B pattern as JSON; pricePipelineSchedule is
 // their simulator: it parses the pattern back, replays it and sets the
 // period (objective) and every GPU's simulated peak memory. The platform
-// gives P (accelerators), M (accelerator memory) and beta (peer links).
+// gives P (accelerators), M (accelerator memory) and beta (peer links), or
+// on several nodes the link between every two GPUs (issue 21).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/Partitioner.h"
@@ -82,11 +83,10 @@ Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
                      ": every block's forward and backward time is 0; a pipeline has no period to plan");
   if (P.accelerators > 1)
     ONNXP_RETURN_IF_ERROR(checkTransferTimes(C, P.peerLinkBandwidth, "peer link (peerLinkBandwidth)"));
-  // One bandwidth for every GPU pair (seed 000's beta). Across nodes the
-  // chain planners price every link as the slower of peer and network: a
-  // safe bound, not a per-link model (docs/cost-model.md, issue 21).
-  double Beta = P.multiNode() ? std::min(P.peerLinkBandwidth, P.networkBandwidth) : P.peerLinkBandwidth;
-  return PipelineTasks(C, Beta);
+  // One node: seed 000's beta (the peer link) for every GPU pair. Several
+  // nodes: GPU g is accelerator g and every cut is priced by the link it
+  // crosses (PipelineLinks, docs/cost-model.md, issue 21).
+  return PipelineTasks(C, PipelineLinks::of(P));
 }
 } // namespace
 

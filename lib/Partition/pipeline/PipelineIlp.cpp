@@ -41,6 +41,9 @@
 //    shares them), memory rows are in MB to keep coefficients near 1.
 //  - Valid cuts: T >= total compute / P, T >= F_l + B_l, T >= the compute
 //    of each block's GPU and the traffic of each communication's link.
+//  - Several nodes (issue 21): every communication at the cheapest link
+//    (a relaxation), the allocation then placed on nodes and priced by link
+//    (pricedByLink below).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -466,6 +469,47 @@ Error noPatternError(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
 }
 } // namespace
 
+namespace {
+/// Issue 21, several nodes: the ILP above is seed 000's model with every
+/// communication on the cheapest link (PipelineTasks::commDuration(k)), a
+/// relaxation of the per-link one (a longer communication never helps), so
+/// its bound stays a bound. Its allocation, its GPU classes grouped onto
+/// nodes for the least link load (placeOnNodes), is priced by link: the
+/// modulo pattern at the allocation's load, replayed; the warm start
+/// (priced by link when it was made) is kept when it is better or the
+/// ILP's does not fit.
+Expected<PipelinePlan> pricedByLink(const PipelineTasks &Tasks, const PipelineIlpOptions &O,
+                                    PipelinePlan Plan, std::optional<PipelinePlan> &Warm) {
+  Expected<PipelinePlan> ByLink =
+      priceAllocation(Tasks, placeOnNodes(Tasks, Plan.pattern.gpuOfBlock, Plan.pattern.numGpus),
+                      Plan.pattern.numGpus, "pipeline-ilp");
+  const bool Fits = ByLink && ByLink->peakMemory() <= O.memoryBytes * (1 + 1e-9) + 1;
+  if (Fits && (!Warm || ByLink->period() <= Warm->period())) {
+    ByLink->stats = std::move(Plan.stats);
+    ByLink->notes = std::move(Plan.notes);
+    ByLink->lowerBound = Plan.lowerBound;
+    ByLink->notes.push_back(
+        "the ILP priced every cut at the cheapest link; its allocation was priced by link");
+    return std::move(*ByLink);
+  }
+  if (!Warm) {
+    if (!ByLink) return ByLink.takeError();
+    return makeError("pipeline-ilp: the ILP's allocation needs ", formatNumber(ByLink->peakMemory()),
+                     " bytes on a GPU when priced by link, above the limit ", formatNumber(O.memoryBytes));
+  }
+  if (!ByLink) (void)ByLink.takeError();
+  PipelinePlan Fallback = std::move(*Warm);
+  Fallback.algorithm = "pipeline-ilp";
+  Fallback.stats.insert(Plan.stats.begin(), Plan.stats.end());
+  Fallback.lowerBound = Plan.lowerBound;
+  Fallback.notes = std::move(Plan.notes);
+  Fallback.notes.push_back(std::string("the ILP's allocation priced by link ") +
+                           (Fits ? "is slower than" : "does not fit, unlike") +
+                           " the warm start; returning it");
+  return Fallback;
+}
+} // namespace
+
 Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
   if (O.numGpus < 1) return makeUsageError("pipeline-ilp needs at least one GPU");
   if (!(O.memoryBytes > 0)) return makeUsageError("pipeline-ilp needs a positive memory per GPU");
@@ -549,6 +593,7 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   Plan.stats["solver_gap"] = R->gap();
   Plan.stats["proven_optimal"] = R->status == MilpStatus::Optimal ? 1 : 0;
   if (R->status != MilpStatus::Optimal) Plan.notes.push_back(solverStopNote(*R));
+  if (Tasks.links().perLink()) return pricedByLink(Tasks, O, std::move(Plan), Warm);
   // Never report the ILP's own numbers: replay the pattern.
   auto Fits = [&](const Expected<PipelineSimResult> &S) {
     return S && S->peakMemory <= O.memoryBytes * (1 + 1e-9) + 1;

@@ -8,17 +8,31 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineSchedule.h"
+#include "onnx-partition/IR/Platform.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
 using namespace onnxp;
 
+PipelineLinks PipelineLinks::of(const Platform &P, std::vector<int> Devices) {
+  PipelineLinks K(P.peerLinkBandwidth);
+  bool Cpu = std::any_of(Devices.begin(), Devices.end(), [&](int D) { return !P.isAccelerator(D); });
+  if (!P.multiNode() && !Cpu) return K;
+  K.platform = std::make_shared<const Platform>(P);
+  K.device = std::move(Devices);
+  return K;
+}
+
 PipelineTasks::PipelineTasks(const Chain &C, double BandwidthBytesPerSec)
-    : L(static_cast<int>(C.size())), Bandwidth(BandwidthBytesPerSec) {
+    : PipelineTasks(C, PipelineLinks(BandwidthBytesPerSec)) {}
+
+PipelineTasks::PipelineTasks(const Chain &C, PipelineLinks Links)
+    : L(static_cast<int>(C.size())), Bandwidth(Links.bandwidth), Links(std::move(Links)) {
   Durations.resize(2 * L);
   for (int K = 0; K < 2 * L; ++K)
     Durations[K] = K < L ? C.blocks[K].forwardTime : C.blocks[2 * L - 1 - K].backwardTime;
@@ -29,6 +43,31 @@ PipelineTasks::PipelineTasks(const Chain &C, double BandwidthBytesPerSec)
 double PipelineTasks::inputBytes(int K) const { return K < L ? Act[K] : Act[blockOf(K) + 1]; }
 
 double PipelineTasks::outputBytes(int K) const { return K < L ? Act[K + 1] : Act[blockOf(K)]; }
+
+double PipelineTasks::commDuration(int K, int G, int H) const {
+  if (G == H) return 0;
+  if (!Links.perLink()) return outputBytes(K) / Bandwidth * 1000.0;
+  auto Dev = [&](int X) { return X >= 0 && X < (int)Links.device.size() ? Links.device[X] : X; };
+  const Platform &P = *Links.platform;
+  // Issue 21: the platform's one price (Platform::transferMs of an
+  // analytically priced tensor: latency + bytes / bandwidth of the link).
+  return P.linkMs(P.linkBetween(Dev(G), Dev(H)), outputBytes(K));
+}
+
+double PipelineTasks::commDuration(int K) const {
+  if (!Links.perLink()) return outputBytes(K) / Bandwidth * 1000.0;
+  const Platform &P = *Links.platform;
+  const double Bytes = outputBytes(K);
+  // The cheapest link any two of the GPUs could use.
+  double Best = std::numeric_limits<double>::infinity();
+  int Cpus = 0;
+  for (int D : Links.device) Cpus += !P.isAccelerator(D);
+  if (P.accelerators > 1) Best = std::min(Best, P.linkMs(LinkKind::Peer, Bytes));
+  if (P.multiNode()) Best = std::min(Best, P.linkMs(LinkKind::Network, Bytes));
+  if (Cpus > 0) Best = std::min(Best, P.linkMs(LinkKind::Host, Bytes));
+  if (Cpus > 1) Best = 0; // two CPU devices share RAM (seed 004 §3)
+  return std::isfinite(Best) ? Best : outputBytes(K) / Bandwidth * 1000.0;
+}
 
 int PeriodicPattern::usedGpus() const {
   return static_cast<int>(std::set<int>(gpuOfBlock.begin(), gpuOfBlock.end()).size());
@@ -63,7 +102,7 @@ void onnxp::assignMinimalDelays(const PipelineTasks &Tasks, PeriodicPattern &P) 
   for (int K = 0; K + 1 < N; ++K) {
     if (P.isCut(Tasks, K)) {
       P.commDelay[K] = firstPeriodAtOrAfter(Ready, P.commStart[K], T);
-      Ready = P.commTime(K, 0) + Tasks.commDuration(K);
+      Ready = P.commTime(K, 0) + P.commDuration(Tasks, K);
     } else {
       // A co-located communication is the producer's end (§4.1.3: duration 0).
       P.commStart[K] = P.taskStart[K] + Tasks.duration(K);
@@ -82,7 +121,7 @@ double onnxp::allocationLoad(const PipelineTasks &Tasks, const std::vector<int> 
     Compute[G] += Tasks.duration(K);
     if (K + 1 < Tasks.numTasks()) {
       int H = Gpu[Tasks.blockOf(K + 1)];
-      if (G != H) Link[{std::min(G, H), std::max(G, H)}] += Tasks.commDuration(K);
+      if (G != H) Link[{std::min(G, H), std::max(G, H)}] += Tasks.commDuration(K, G, H);
     }
   }
   double Load = *std::max_element(Compute.begin(), Compute.end());
@@ -189,11 +228,12 @@ Expected<PeriodicPattern> onnxp::buildModuloPattern(const PipelineTasks &Tasks, 
     int H = Gpu[Tasks.blockOf(K)];
     auto Key = std::make_pair(std::min(G, H), std::max(G, H));
     auto It = LinkTable.try_emplace(Key, ModuloTable(T)).first;
-    double C = It->second.earliest(Ready, Tasks.commDuration(K - 1));
+    const double Dc = Tasks.commDuration(K - 1, G, H);
+    double C = It->second.earliest(Ready, Dc);
     if (std::isnan(C)) return makeError("no room for communication ", K - 1, " on link ", G, "-", H);
-    It->second.reserve(C, Tasks.commDuration(K - 1));
+    It->second.reserve(C, Dc);
     CommAbs[K - 1] = C;
-    Ready = C + Tasks.commDuration(K - 1);
+    Ready = C + Dc;
   }
 
   PeriodicPattern P;
@@ -204,8 +244,7 @@ Expected<PeriodicPattern> onnxp::buildModuloPattern(const PipelineTasks &Tasks, 
   P.taskStart.resize(N);
   P.commStart.resize(N - 1);
   for (int K = 0; K < N; ++K) P.taskStart[K] = normalise(TaskAbs[K], Tasks.duration(K), T).first;
-  for (int K = 0; K + 1 < N; ++K)
-    P.commStart[K] = normalise(CommAbs[K], P.isCut(Tasks, K) ? Tasks.commDuration(K) : 0, T).first;
+  for (int K = 0; K + 1 < N; ++K) P.commStart[K] = normalise(CommAbs[K], P.commDuration(Tasks, K), T).first;
   assignMinimalDelays(Tasks, P);
   return P;
 }

@@ -20,14 +20,15 @@ using namespace onnxp;
 bool onnxp::isStagedScheduleName(const std::string &Name) { return Name == "gpipe" || Name == "1f1b"; }
 
 Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const std::vector<int> &Gpu,
-                                                         double Bandwidth, const std::string &Schedule,
-                                                         int Microbatches, ChromeTrace *Trace,
+                                                         const PipelineLinks &Links,
+                                                         const std::string &Schedule, int Microbatches,
+                                                         ChromeTrace *Trace,
                                                          std::vector<std::string> GpuNames) {
   ONNXP_RETURN_IF_ERROR(C.validate());
   if (!isStagedScheduleName(Schedule))
     return makeUsageError("--schedule must be gpipe or 1f1b, not '", Schedule, "'");
   if (Microbatches < 1) return makeUsageError("--microbatches must be at least 1, got ", Microbatches);
-  if (!(Bandwidth > 0)) return makeError("--schedule needs a positive link bandwidth between devices");
+  if (!(Links.bandwidth > 0)) return makeError("--schedule needs a positive link bandwidth between devices");
   if (Gpu.size() != C.size())
     return makeInternalError("allocation of ", Gpu.size(), " blocks for a chain of ", C.size());
   int NumGpus = Gpu.empty() ? 0 : *std::max_element(Gpu.begin(), Gpu.end()) + 1;
@@ -40,7 +41,7 @@ Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const s
                                 J + 1, " and ", I + 1,
                                 " but not all between (pipeline-ilp plans carry "
                                 "their own 1F1B pattern: see --trace)");
-  PipelineTasks Tasks(C, Bandwidth);
+  PipelineTasks Tasks(C, Links);
   StagedSchedulePrice S;
   S.schedule = Schedule;
   S.microbatches = Microbatches;

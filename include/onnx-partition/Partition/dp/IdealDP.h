@@ -39,6 +39,9 @@ struct IdealDPTuning {
   bool pruneByBound = true;    ///< cut the lattice walk at the dpl value
   bool absorbFreeSinks = true; ///< UnitGraph.h: the exact reductions (free units, sinks)
   bool autoContract = true;    ///< dp over the ideal limit: contract (dp/AutoContract.cpp)
+  /// Mixed platforms: among the optimal splits, the one with the most even
+  /// compute across accelerators (issue 21, IdealDP.cpp balanceCompute).
+  bool balanceCompute = true;
 };
 /// `dp` (Linearize false) or `dpl` (true) with explicit tuning.
 Expected<Plan> runIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O, bool Linearize,

@@ -16,6 +16,11 @@
 //     max(work, class, path).
 //   latency (seed 004 §4: CPUs are a pool that never makes a node wait):
 //     path, and max(work, class) when there are no CPUs.
+// On a mixed platform of accelerators (no CPUs, no replicas) work is also
+// bounded by the reference work over the devices' best-case capacity and by
+// the dual of the LP relaxation of placing the colocation classes on the
+// kinds (issue 21: T >= sum_i min_k lambda_k t_ik for any lambda >= 0 with
+// sum_k n_k lambda_k = 1; UniversalBound.cpp kindDualBound).
 // Transfers are left out (a plan may need none), so the bound is never
 // above the optimum. Chain objectives (pipeline-period, iteration-time)
 // have none here: NaN.
