@@ -365,7 +365,7 @@ Expected<Linearization> onnxp::linearizeGraph(const CostGraph &GIn, const Linear
   // parameters, so a chain keeps every shared parameter with its readers
   // (one block); node ids are unchanged.
   std::optional<CostGraph> Colocated;
-  if (!GIn.sharedParameters.empty()) Colocated = colocateSharedParameters(GIn);
+  if (hasTiedParameters(GIn)) Colocated = colocateSharedParameters(GIn);
   const CostGraph &G = Colocated ? *Colocated : GIn;
   const int N = static_cast<int>(G.numNodes());
   if (N == 0) return makeError(G.sourceName, ": cannot linearize an empty graph");

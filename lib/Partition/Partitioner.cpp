@@ -396,7 +396,7 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
     FO.chain = C;
     FO.chainSimulator = Info.price;
     FO.blockPlan = &*BlockPlan;
-  } else if (!G.sharedParameters.empty() && Name != "auto" && Name != "all") {
+  } else if (hasTiedParameters(G) && Name != "auto" && Name != "all") {
     // (auto and all run each candidate through runPartitioner, which
     // chooses for it.)
     return runWithSharedParameters(Info, G, P, Resolved, FO, Start);

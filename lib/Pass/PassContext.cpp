@@ -2,6 +2,7 @@
 #include "onnx-partition/Pass/PassContext.h"
 
 #include "onnx-partition/Partition/io/PlanIO.h"
+#include "onnx-partition/Transforms/PlacementFields.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,5 +27,7 @@ std::string onnxp::planReportJson(const PassContext &Ctx) {
   // The library's report, plus the run's own notes (assumptions, fallbacks).
   nlohmann::json J = planToReportJson(Ctx.graph, Ctx.platform, *Ctx.plan);
   for (const std::string &N : Ctx.notes) J["notes"].push_back(N);
+  // Issues 21/23: the nodes ORT folds, which the assignment does not list.
+  if (!Ctx.foldedOnnxNodes.empty()) J[kFoldedNodesKey] = Ctx.foldedOnnxNodes;
   return J.dump(2) + "\n";
 }

@@ -101,6 +101,8 @@ std::string onnxp::defaultPipeline(const PipelineRequest &R) {
     P = {"infer-shapes", "build-cost-graph", "classify-training"};
     if (R.training) P.push_back("derive-backward");
     P.push_back("estimate-costs");
+    // Issues 21/23: what ORT folds is placed with its readers, not planned.
+    if (R.plan) P.push_back("drop-folded");
   }
   for (const std::string &N : backEnd(R)) P.push_back(N);
   return join(P);

@@ -19,7 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 using namespace onnxp;
 
@@ -40,7 +42,20 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   if (!Text) return Text.takeError();
   Expected<Plan> P = makeError("unreachable");
   if (looksLikeJson(*Text)) {
-    P = planFromReportJson(*Text, Ctx.graph, Ctx.platform);
+    // Issues 21/23: a plan may still name the folded nodes the cost graph
+    // left out (named as the cost-graph builder names nodes).
+    std::set<std::string> Folded;
+    if (Ctx.model && !Ctx.foldedOnnxNodes.empty()) {
+      const onnx::GraphProto &OG = Ctx.model->graph();
+      std::set<std::string> Used;
+      for (int I = 0; I < OG.node_size(); ++I) {
+        std::string Name = nodeDisplayName(OG, I);
+        if (!Used.insert(Name).second) Used.insert(Name += "#" + std::to_string(I));
+        if (std::binary_search(Ctx.foldedOnnxNodes.begin(), Ctx.foldedOnnxNodes.end(), I))
+          Folded.insert(Name);
+      }
+    }
+    P = planFromReportJson(*Text, Ctx.graph, Ctx.platform, Folded);
     if (!P) return P.takeError().withContext(File);
   } else {
     if (!Ctx.model)

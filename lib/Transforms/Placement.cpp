@@ -116,7 +116,7 @@ Error onnxp::assignStages(const onnx::GraphProto &G, ModelPlacement &P) {
 }
 
 Expected<ModelPlacement> onnxp::placementFromPlan(const OnnxModel &M, const CostGraph &G, const Plan &P,
-                                                  const Platform &Pl) {
+                                                  const Platform &Pl, const std::vector<int> &Folded) {
   const onnx::GraphProto &OG = M.graph();
   ModelPlacement Out;
   for (int D = 0; D < Pl.numDevices(); ++D) {
@@ -144,11 +144,11 @@ Expected<ModelPlacement> onnxp::placementFromPlan(const OnnxModel &M, const Cost
     }
   }
   for (int I = 0; I < OG.node_size(); ++I)
-    if (Out.device[I] < 0)
+    if (Out.device[I] < 0 && !std::binary_search(Folded.begin(), Folded.end(), I))
       return makeError(
           "the plan does not place ONNX node '",
           (OG.node(I).name().empty() ? OG.node(I).op_type() + "_" + std::to_string(I) : OG.node(I).name()),
           "'");
-  ONNXP_RETURN_IF_ERROR(assignStages(OG, Out));
+  if (Folded.empty()) ONNXP_RETURN_IF_ERROR(assignStages(OG, Out));
   return Out;
 }

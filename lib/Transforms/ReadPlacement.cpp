@@ -82,13 +82,22 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
   R.planJson = modelMetadataValue(M, kPlanKey);
   Expected<std::map<std::string, JsonAssignment>> Json = parsePlanAssignment(R.planJson);
   if (!Json) return Json.takeError();
+  // Issues 21/23: nodes ONNX Runtime folds are in no plan's assignment.
+  std::set<int> Folded;
+  if (!R.planJson.empty()) {
+    nlohmann::json J = nlohmann::json::parse(R.planJson, nullptr, /*allow_exceptions=*/false);
+    if (J.is_object() && J.contains(kFoldedNodesKey) && J[kFoldedNodesKey].is_array())
+      for (const auto &I : J[kFoldedNodesKey])
+        if (I.is_number_integer()) Folded.insert(I.get<int>());
+  }
 
   const onnx::GraphProto &G = M.graph();
   std::map<int, int> StageDevice;
   std::set<std::string> UsedNames; // as CostGraphBuilder names cost nodes
   for (int I = 0; I < G.node_size(); ++I) {
     const onnx::NodeProto &N = G.node(I);
-    bool Inserted = N.domain() == kPartitionDomain || N.name().find(kRecomputeNameTag) != std::string::npos;
+    bool Inserted = N.domain() == kPartitionDomain || N.name().find(kRecomputeNameTag) != std::string::npos ||
+                    N.name().find(kFoldedCopyTag) != std::string::npos;
     std::string Where = "node '" + displayName(N, I) + "'";
     Expected<std::vector<NodeDeviceConfiguration>> NC = nodeDeviceConfigurations(N);
     if (!NC) return NC.takeError();
@@ -138,7 +147,7 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
         UsedNames.insert(Name);
       }
       auto It = Json->find(Name);
-      if (!Json->empty() && It == Json->end())
+      if (!Json->empty() && It == Json->end() && !Folded.count(K))
         return makeError(Where, " is missing from the plan JSON in metadata '", kPlanKey, "'");
       if (It != Json->end() &&
           (It->second.device != DevName || (It->second.stage >= 0 && It->second.stage != Stage)))

@@ -190,6 +190,16 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
           auto OP = Producer.find(Orig);
           if (OP == Producer.end() || G.node(OP->second).op_type() != T->op_type()) break;
           Name = Orig;
+        } else if (T->name().find(kFoldedCopyTag) != std::string::npos &&
+                   Name.rfind(kFoldedCopyTag) != std::string::npos) {
+          // A folded node's copy on the reader's device (FoldedCopies.h); a
+          // Shape's copy is the Constant ORT folds it to.
+          std::string Orig = Name.substr(0, Name.rfind(kFoldedCopyTag));
+          auto OP = Producer.find(Orig);
+          if (OP == Producer.end()) break;
+          const std::string &OrigOp = G.node(OP->second).op_type();
+          if (OrigOp != T->op_type() && !(OrigOp == "Shape" && T->op_type() == "Constant")) break;
+          Name = Orig;
         } else {
           break;
         }

@@ -95,6 +95,10 @@ struct SharedParameter {
   double gradBytes = 0;      ///< its gradient buffer (training)
   double optimizerBytes = 0; ///< its optimizer state (training)
   int owner = -1;            ///< the node whose memory terms already hold the parameter
+  /// A tensor ONNX Runtime constant-folds (Cost/FoldedConstants.h), not a
+  /// parameter: always copied to every device holding a reader (the copy is
+  /// free in time), never colocated, no gradient.
+  bool folded = false;
 };
 
 class CostGraph {

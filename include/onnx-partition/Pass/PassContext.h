@@ -75,6 +75,11 @@ struct PassContext {
   /// the original nodes (issue 11: every plan maps back to the original nodes).
   std::optional<CostGraph> uncontracted;
   std::vector<int> unitOf;
+  /// ONNX nodes ONNX Runtime constant-folds that estimate-costs took out of
+  /// the cost graph (Cost/FoldedConstants.h): no plan places them; the
+  /// write-back copies each to the devices of its readers
+  /// (Transforms/FoldedCopies.h). Ascending.
+  std::vector<int> foldedOnnxNodes;
   // Write-back (annotate-placement, insert-transfers, extract-stages):
   std::optional<ModelPlacement> placement;   ///< the plan mapped onto the ONNX nodes
   std::optional<onnx::ModelProto> annotated; ///< the model as -o writes it

@@ -52,8 +52,11 @@ struct ModelPlacement {
 /// Maps the plan onto the model's nodes and assigns stages. Errors when a
 /// node of the model is covered by no cost node (the plan is not for this
 /// model) or a cost node names a node index the model does not have.
+/// Folded (ascending node indices, issues 21/23) lists the nodes ONNX
+/// Runtime folds that no plan places: they keep device -1 and, when there
+/// are any, stages are left to copyFoldedNodes (Transforms/FoldedCopies.h).
 Expected<ModelPlacement> placementFromPlan(const OnnxModel &M, const CostGraph &G, const Plan &P,
-                                           const Platform &Pl);
+                                           const Platform &Pl, const std::vector<int> &Folded = {});
 
 /// Computes P.stage and P.stageDevice from P.device over the dataflow of
 /// graph G (outer-scope reads of subgraphs included). If every device's

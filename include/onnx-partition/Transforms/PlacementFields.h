@@ -32,6 +32,12 @@ inline constexpr const char *kPartitionDomain = "ai.onnx.partition";
 /// Forward nodes recomputed by the activation rewrite (Transforms/Recompute.h)
 /// are named "<original>/recompute<n>"; readers count them as inserted.
 inline constexpr const char *kRecomputeNameTag = "/recompute";
+/// Copies of a node ONNX Runtime constant-folds, one per extra device that
+/// reads it (Transforms/FoldedCopies.h), are named "<original>/folded_copy_
+/// <device>", their outputs likewise; readers count them as inserted.
+inline constexpr const char *kFoldedCopyTag = "/folded_copy_";
+/// Plan JSON key: the input-graph indices of the folded nodes no plan places.
+inline constexpr const char *kFoldedNodesKey = "folded_onnx_nodes";
 /// Name of the DeviceConfigurationProto that lists the plan's devices.
 inline constexpr const char *kDeviceConfigurationName = "onnx_partition";
 /// Keys in NodeProto.metadata_props and ModelProto.metadata_props.

@@ -25,6 +25,7 @@
 
 #include "onnx-partition/Coarsen/Contraction.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace onnxp;
@@ -37,9 +38,11 @@ namespace {
 constexpr size_t kDplNodeBudget = 3000;
 
 /// Windows of fine groups around the stage boundaries of Coarse (a plan
-/// of C.graph); everything else one group per run of a stage.
+/// of C.graph); everything else one group per run of a stage. Only >= 0:
+/// only the boundary where device Only's units begin (Side 1) or end
+/// (Side 2).
 Grouping windowGrouping(const CostGraph &G, const ContractedGraph &C, const Plan &Coarse,
-                        const Grouping &Fine, int W) {
+                        const Grouping &Fine, int W, int Only = -1, int Side = 0) {
   const CostGraph &CG = C.graph;
   std::vector<int> Order;
   Expected<std::vector<int>> Topo = CG.topologicalOrder(); // a DAG: contractGraph fused cycles
@@ -48,7 +51,8 @@ Grouping windowGrouping(const CostGraph &G, const ContractedGraph &C, const Plan
   const int K = static_cast<int>(Order.size());
   std::vector<char> Open(K, 0);
   for (int I = 0; I + 1 < K; ++I)
-    if (Coarse.stage[Order[I]] != Coarse.stage[Order[I + 1]])
+    if (Coarse.stage[Order[I]] != Coarse.stage[Order[I + 1]] &&
+        (Only < 0 || Coarse.device[Order[Side == 1 ? I + 1 : I]] == Only))
       for (int J = std::max(0, I - W + 1); J <= std::min(K - 1, I + W); ++J) Open[J] = 1;
   // Core id per position: runs of closed positions of one stage.
   std::vector<int> Core(K, -1), PosOf(CG.numNodes(), -1);
@@ -112,15 +116,33 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
     Grouping Base = exactReductions(G, CO.reductions);
     Expected<Grouping> Fine = structuralGrouping(G, Finer, Base, CO.linearize);
     if (!Fine) return Fine.takeError();
-    for (int W = 2; W >= 1 && Rounds < 4;) {
-      ContractedGraph R = contractGraph(G, windowGrouping(G, Cur, Best, *Fine, W));
+    // When the windows around every boundary exceed the budget (branching
+    // units beside the boundaries: a transformer layer's attention, whose
+    // branches the folded shape arithmetic no longer ties together, issues
+    // 21/23), the busiest device's first boundary, then its last, is
+    // opened alone.
+    for (int W = 2, Focus = 0; W >= 1 && Rounds < (Focus ? 8 : 4);) {
+      int Busiest = -1;
+      if (Focus) { // by compute: the DP's plan carries no evaluated usage
+        std::vector<double> Load(P.numDevices(), 0);
+        for (size_t U = 0; U < Cur.graph.numNodes() && U < Best.device.size(); ++U)
+          Load[Best.device[U]] += P.nodeTimeMs(Cur.graph.node(static_cast<int>(U)), Best.device[U]);
+        Busiest = static_cast<int>(std::max_element(Load.begin(), Load.end()) - Load.begin());
+      }
+      ContractedGraph R = contractGraph(G, windowGrouping(G, Cur, Best, *Fine, W, Busiest, Focus));
       if (!CO.fits(R.graph)) {
-        --W;
+        if (--W < 1 && Focus < 2) ++Focus, W = 2;
         continue;
       }
       Expected<Plan> Refined = runIdealDP(R.graph, P, O, /*Linearize=*/false, Inner);
       ++Rounds;
-      if (!Refined || !(Refined->objective < Best.objective * (1 - 1e-9))) break;
+      const bool Better = Refined && Refined->objective < Best.objective * (1 - 1e-9);
+      if (!Better && Focus == 1) { // the other boundary may still help
+        Focus = 2, W = 2;
+        continue;
+      }
+      if (!Better) break;
+      if (Focus) Focus = 1, W = 2; // the busiest device may have changed
       Best = std::move(*Refined);
       R.granularity = Cur.granularity;
       Cur = std::move(R);

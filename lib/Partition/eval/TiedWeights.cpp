@@ -27,6 +27,7 @@ std::vector<ReplicatedParameter> onnxp::replicatedParameters(const CostGraph &G,
   if (Device.size() != G.numNodes()) return Out;
   for (size_t I = 0; I < G.sharedParameters.size(); ++I) {
     const SharedParameter &SP = G.sharedParameters[I];
+    if (SP.folded) continue; // a folded constant: copied for free, nothing to reduce
     std::vector<int> Devs = readerDevices(SP, Device);
     if (Devs.size() < 2) continue;
     ReplicatedParameter R;
@@ -87,9 +88,15 @@ double onnxp::ringAllReduceMs(const Platform &P, double Bytes, const std::vector
   return 2.0 * static_cast<double>(N - 1) * Step;
 }
 
+bool onnxp::hasTiedParameters(const CostGraph &G) {
+  for (const SharedParameter &SP : G.sharedParameters)
+    if (!SP.folded) return true;
+  return false;
+}
+
 CostGraph onnxp::colocateSharedParameters(const CostGraph &G) {
   CostGraph Out = G;
-  if (G.sharedParameters.empty()) return Out;
+  if (!hasTiedParameters(G)) return Out;
   Out.normalizeClasses();
   const int K = Out.numClasses();
   std::vector<int> Parent(K);
@@ -99,6 +106,7 @@ CostGraph onnxp::colocateSharedParameters(const CostGraph &G) {
     return X;
   };
   for (const SharedParameter &SP : G.sharedParameters) {
+    if (SP.folded) continue; // folded constants are copied, never colocated
     std::vector<int> All = SP.readers;
     All.insert(All.end(), SP.sinks.begin(), SP.sinks.end());
     for (size_t I = 1; I < All.size(); ++I) {
@@ -108,7 +116,10 @@ CostGraph onnxp::colocateSharedParameters(const CostGraph &G) {
   }
   for (size_t V = 0; V < Out.numNodes(); ++V) Out.node(V).colocClass = Find(Out.classOf(V));
   Out.normalizeClasses();
-  Out.sharedParameters.clear(); // nothing left to replicate
+  // Nothing left to replicate but the folded constants, copied for free.
+  Out.sharedParameters.erase(std::remove_if(Out.sharedParameters.begin(), Out.sharedParameters.end(),
+                                            [](const SharedParameter &SP) { return !SP.folded; }),
+                             Out.sharedParameters.end());
   return Out;
 }
 

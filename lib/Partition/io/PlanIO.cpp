@@ -220,7 +220,8 @@ Expected<Plan> onnxp::planFromSplitJson(const std::string &Text, const CostGraph
   return Pl;
 }
 
-Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGraph &G, const Platform &Pl) {
+Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGraph &G, const Platform &Pl,
+                                         const std::set<std::string> &Skipped) {
   nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded() || !J.is_object()) return makeError("not a JSON object");
   if (!J.contains("assignment") && (J.contains("fpgas") || J.contains("cpus"))) {
@@ -255,6 +256,7 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
       return makeError("an assignment entry lacks \"node\" or \"device\"");
     std::string Node = A["node"].get<std::string>();
     auto It = NodeIndex.find(Node);
+    if (It == NodeIndex.end() && Skipped.count(Node)) continue;
     if (It == NodeIndex.end())
       return makeError("the plan is for a different model: node '", Node, "' is not in this model");
     int D = Pl.deviceIndex(A["device"].get<std::string>());

@@ -11,12 +11,16 @@
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
 #include "onnx-partition/Cost/AnalyticalCosts.h"
+#include "onnx-partition/Cost/FoldedConstants.h"
 #include "onnx-partition/Cost/MeasuredCosts.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/OrtGraphOptimizations.h"
 #include "onnx-partition/Cost/PlaceholderCosts.h"
 #include "onnx-partition/Pass/Passes.h"
 #include "onnx-partition/Pass/PlanLoading.h"
+#include "onnx-partition/Support/HumanUnits.h"
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -152,6 +156,37 @@ public:
   }
 };
 
+/// Issues 21/23: the nodes ORT constant-folds (priced "folded" by
+/// estimate-costs) are no nodes to place; each device holding a reader folds
+/// its own copy (write-back: Transforms/FoldedCopies.h). Only pipelines that
+/// make a plan run this pass, so `profile` and `calibrate` still list them.
+class DropFoldedPass final : public Pass {
+public:
+  const char *name() const override { return "drop-folded"; }
+  Expected<bool> run(PassContext &Ctx) override {
+    if (!Ctx.costed)
+      return makeUsageError("pass 'drop-folded' needs a priced cost graph; run estimate-costs first");
+    if (!Ctx.model || Ctx.uncontracted || Ctx.plan)
+      return false; // workloads; after contract or a plan: too late
+    std::vector<std::string> Marks(Ctx.graph.numNodes());
+    for (size_t V = 0; V < Marks.size(); ++V)
+      if (Ctx.graph.node(V).costSource == "folded") Marks[V] = "folded";
+    FoldedRemoval FR = removeFoldedNodes(Ctx.graph, *Ctx.model, Marks);
+    if (FR.onnxNodes.empty()) return false;
+    Ctx.foldedOnnxNodes.insert(Ctx.foldedOnnxNodes.end(), FR.onnxNodes.begin(), FR.onnxNodes.end());
+    std::sort(Ctx.foldedOnnxNodes.begin(), Ctx.foldedOnnxNodes.end());
+    Ctx.count(name(), "Number of folded nodes left out of the plan", FR.onnxNodes.size());
+    Ctx.count(name(), "Number of folded tensors read by placed nodes", FR.constantTensors);
+    Ctx.notes.push_back(
+        std::to_string(FR.onnxNodes.size()) + " folded node(s) left out of the plan" +
+        (FR.twins ? " (and " + std::to_string(FR.twins) + " backward twins)" : std::string()) +
+        ": each device reading one of their " + std::to_string(FR.constantTensors) + " constant tensor(s) (" +
+        humanBytes(FR.constantBytes) +
+        ") holds its own copy, charged like an initializer, never transferred");
+    return true;
+  }
+};
+
 /// After `contract`, a plan names units: map it back to the original nodes,
 /// restore the original graph and price the plan there again, so that the
 /// validator, the bounds and the write-back all see the real graph.
@@ -233,5 +268,6 @@ public:
 } // namespace
 
 std::unique_ptr<Pass> onnxp::createEstimateCostsPass() { return std::make_unique<EstimateCostsPass>(); }
+std::unique_ptr<Pass> onnxp::createDropFoldedPass() { return std::make_unique<DropFoldedPass>(); }
 std::unique_ptr<Pass> onnxp::createPartitionPass() { return std::make_unique<PartitionPass>(); }
 std::unique_ptr<Pass> onnxp::createLoadPlanPass() { return std::make_unique<LoadPlanPass>(); }

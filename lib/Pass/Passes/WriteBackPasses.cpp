@@ -21,6 +21,7 @@
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
 #include "onnx-partition/Transforms/ChainScheduleWriteBack.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
+#include "onnx-partition/Transforms/FoldedCopies.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/Placement.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
@@ -60,8 +61,20 @@ Error needPlanAndModel(const PassContext &Ctx, const char *Pass) {
 Error ensurePlacement(PassContext &Ctx) {
   if (Ctx.placement) return Error::success();
   const OnnxModel &M = *Ctx.model;
-  Expected<ModelPlacement> P = placementFromPlan(M, Ctx.graph, *Ctx.plan, Ctx.platform);
+  Expected<ModelPlacement> P = placementFromPlan(M, Ctx.graph, *Ctx.plan, Ctx.platform, Ctx.foldedOnnxNodes);
   if (!P) return P.takeError();
+  // Issues 21/23: the folded nodes no plan places go with their readers.
+  std::vector<int> NewIndex(M.graph().node_size());
+  for (size_t I = 0; I < NewIndex.size(); ++I) NewIndex[I] = static_cast<int>(I);
+  std::optional<onnx::ModelProto> Copied;
+  if (!Ctx.foldedOnnxNodes.empty()) {
+    Expected<FoldedCopies> FC = copyFoldedNodes(M, *P, Ctx.foldedOnnxNodes);
+    if (!FC) return FC.takeError();
+    *P = std::move(FC->placement);
+    NewIndex = std::move(FC->newIndex);
+    Copied = std::move(FC->model);
+    Ctx.count("insert-transfers", "Number of folded nodes copied to a second device", FC->copies);
+  }
   // The report and the model's plan JSON list the stages the model records
   // (one stage vector for every reader); derived nodes without an ONNX node
   // have no written stage, and then the plan keeps none.
@@ -70,12 +83,12 @@ Error ensurePlacement(PassContext &Ctx) {
   if (AllMapped) {
     Ctx.plan->stage.assign(Ctx.graph.numNodes(), 0);
     for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
-      Ctx.plan->stage[V] = P->stage[Ctx.graph.node(V).onnxNodes.front()];
+      Ctx.plan->stage[V] = P->stage[NewIndex[Ctx.graph.node(V).onnxNodes.front()]];
   } else {
     Ctx.plan->stage.clear();
   }
   Ctx.placement = std::move(*P);
-  Ctx.annotated = M.proto;
+  Ctx.annotated = Copied ? std::move(*Copied) : M.proto;
   return Error::success();
 }
 

@@ -35,7 +35,8 @@ struct ReplicatedParameter {
 std::vector<int> readerDevices(const SharedParameter &SP, const std::vector<int> &Device);
 
 /// The shared parameters of G that Device replicates (readers on >= 2
-/// devices), in sharedParameters order.
+/// devices), in sharedParameters order; folded constants are not listed
+/// (no all-reduce, no sink, allowed under every objective).
 std::vector<ReplicatedParameter> replicatedParameters(const CostGraph &G, const std::vector<int> &Device);
 
 /// Per edge of G: true when Device replicates a shared parameter and the edge
@@ -59,8 +60,13 @@ ReplicaLoad replicaLoad(const CostGraph &G, const Platform &P, const std::vector
 /// step. 0 for fewer than two devices.
 double ringAllReduceMs(const Platform &P, double Bytes, const std::vector<int> &Devices);
 
+/// Whether G has a shared parameter that is not a folded constant (those
+/// are always copied: Cost/FoldedConstants.h).
+bool hasTiedParameters(const CostGraph &G);
+
 /// G with every shared parameter's readers and sinks joined into one
 /// colocation class: the plans that never replicate (today's behaviour).
+/// Folded constants stay apart, copied to their readers.
 CostGraph colocateSharedParameters(const CostGraph &G);
 
 /// Maps the shared parameters of G through a node map (contraction:

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
 
 namespace onnxp {
@@ -32,7 +33,11 @@ nlohmann::json planToReportJson(const CostGraph &G, const Platform &P, const Pla
 /// "objective_kind", "memory_model"), or, when the text has "fpgas"/"cpus"
 /// and no "assignment", a split in the reference format. Every node must be
 /// placed exactly once, by name. The caller validates and prices it.
-Expected<Plan> planFromReportJson(const std::string &Text, const CostGraph &G, const Platform &P);
+/// Entries naming a node in Skipped (nodes left out of G, such as the ones
+/// ONNX Runtime folds: Cost/FoldedConstants.h) are ignored, so a plan
+/// written before they were left out still loads.
+Expected<Plan> planFromReportJson(const std::string &Text, const CostGraph &G, const Platform &P,
+                                  const std::set<std::string> &Skipped = {});
 
 /// The reference code's split format; loads are the evaluator's device loads.
 std::string planToSplitJson(const CostGraph &G, const Platform &P, const Plan &Pl);

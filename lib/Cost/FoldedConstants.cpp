@@ -1,0 +1,186 @@
+//===- Cost/FoldedConstants.cpp - Folded nodes leave the plan ------------===//
+//
+// See FoldedConstants.h. The graph is rebuilt from the nodes that stay;
+// the ONNX side (which node reads which tensor) decides what a folded
+// tensor costs the nodes that stay.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/FoldedConstants.h"
+
+#include "onnx-partition/Analysis/TrainingGraph.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace onnxp;
+
+namespace {
+bool hasSubgraph(const onnx::NodeProto &N) {
+  for (const auto &A : N.attribute())
+    if (A.has_g() || A.graphs_size() > 0) return true;
+  return false;
+}
+
+double tensorBytes(const OnnxModel &M, const std::string &T) {
+  const TensorInfo *I = M.tensor(T);
+  std::optional<double> B = I ? I->bytes() : std::nullopt;
+  return B ? *B : 0;
+}
+} // namespace
+
+FoldedRemoval onnxp::removeFoldedNodes(CostGraph &G, const OnnxModel &M,
+                                       const std::vector<std::string> &Marks) {
+  FoldedRemoval R;
+  const onnx::GraphProto &OG = M.graph();
+  const size_t N = G.numNodes();
+  if (Marks.size() != N) return R;
+
+  std::unordered_set<std::string> GraphOutputs, Params;
+  for (const auto &O : OG.output()) GraphOutputs.insert(O.name());
+  const bool Training = G.isTraining();
+  for (const ParameterInfo &P : findParameters(M)) Params.insert(P.name);
+  // Direct and outer-scope readers of every tensor, by ONNX node.
+  std::unordered_map<std::string, std::vector<int>> Readers;
+  std::unordered_set<std::string> ReadThroughSubgraph;
+  for (int I = 0; I < OG.node_size(); ++I) {
+    const onnx::NodeProto &ON = OG.node(I);
+    std::set<std::string> Direct(ON.input().begin(), ON.input().end());
+    for (const std::string &In : nodeDataInputs(ON)) {
+      Readers[In].push_back(I);
+      if (!Direct.count(In) || hasSubgraph(ON)) ReadThroughSubgraph.insert(In);
+    }
+  }
+  // Cost node of each ONNX node (before renumbering).
+  std::vector<int> CostOf(OG.node_size(), -1);
+  for (size_t V = 0; V < N; ++V)
+    for (int I : G.node(V).onnxNodes)
+      if (I >= 0 && I < OG.node_size()) CostOf[I] = static_cast<int>(V);
+
+  std::vector<char> Remove(N, 0);
+  for (size_t V = 0; V < N; ++V) {
+    const CostNode &C = G.node(V);
+    if (Marks[V] != "folded" || C.onnxNodes.size() != 1 || C.role != Role::Forward) continue;
+    const onnx::NodeProto &ON = OG.node(C.onnxNodes[0]);
+    bool Free = true;
+    for (const std::string &O : ON.output())
+      Free &= O.empty() || (!GraphOutputs.count(O) && !ReadThroughSubgraph.count(O));
+    if (Training)
+      for (const std::string &In : ON.input()) Free &= !Params.count(In);
+    Remove[V] = Free;
+  }
+  // Derived backward twins of removed nodes: the gradient of a constant is
+  // never computed.
+  for (size_t V = 0; V < N; ++V) {
+    const CostNode &C = G.node(V);
+    if (C.isBackward() && C.onnxNodes.empty() && C.partner >= 0 && Remove[C.partner]) {
+      Remove[V] = 1;
+      ++R.twins;
+    }
+  }
+
+  // Parameters a removed node owned (the builder gives a parameter to its
+  // first reader) pass to the first reader that stays.
+  std::vector<double> ExtraParam(N, 0);
+  {
+    std::unordered_set<std::string> Seen;
+    for (int I = 0; I < OG.node_size(); ++I)
+      for (const std::string &In : OG.node(I).input()) {
+        if (!Params.count(In) || !Seen.insert(In).second) continue;
+        int Owner = CostOf[I];
+        if (Owner < 0 || !Remove[Owner]) continue;
+        for (int J : Readers[In])
+          if (CostOf[J] >= 0 && !Remove[CostOf[J]]) {
+            ExtraParam[CostOf[J]] += tensorBytes(M, In);
+            break;
+          }
+      }
+  }
+
+  // The folded tensors the remaining nodes read: a constant on each device
+  // holding a reader (its first reader owns the first copy).
+  struct Constant {
+    std::string name;
+    double bytes = 0;
+    std::vector<int> readers; // old cost-node ids, graph order of their ONNX nodes
+  };
+  std::vector<Constant> Constants;
+  for (size_t V = 0; V < N; ++V) {
+    if (!Remove[V] || G.node(V).onnxNodes.empty()) continue;
+    for (const std::string &O : OG.node(G.node(V).onnxNodes[0]).output()) {
+      if (O.empty()) continue;
+      Constant K{O, tensorBytes(M, O), {}};
+      std::set<int> Seen;
+      for (int J : Readers[O])
+        if (CostOf[J] >= 0 && !Remove[CostOf[J]] && Seen.insert(CostOf[J]).second)
+          K.readers.push_back(CostOf[J]);
+      if (!K.readers.empty()) Constants.push_back(std::move(K));
+    }
+  }
+
+  // Rebuild the graph from the nodes that stay.
+  std::vector<int> NewId(N, -1);
+  CostGraph Out;
+  Out.sourceName = G.sourceName;
+  Out.timeUnit = G.timeUnit;
+  for (size_t V = 0; V < N; ++V) {
+    if (Remove[V]) {
+      for (int I : G.node(V).onnxNodes) R.onnxNodes.push_back(I);
+      continue;
+    }
+    NewId[V] = Out.addNode(G.node(V));
+  }
+  for (size_t V = 0; V < N; ++V) {
+    if (NewId[V] < 0) continue;
+    CostNode &C = Out.node(NewId[V]);
+    C.partner = C.partner >= 0 ? NewId[C.partner] : -1;
+    C.paramBytes += ExtraParam[V];
+    C.memBytes += ExtraParam[V];
+  }
+  for (const CostEdge &E : G.edges())
+    if (NewId[E.src] >= 0 && NewId[E.dst] >= 0) {
+      CostEdge F = E;
+      F.src = NewId[E.src];
+      F.dst = NewId[E.dst];
+      Out.addEdge(std::move(F));
+    }
+  // Tied parameters: readers and sinks that stay; the owner passes on with
+  // the parameter's bytes (ExtraParam above).
+  for (const SharedParameter &SP : G.sharedParameters) {
+    SharedParameter S = SP;
+    auto Map = [&](const std::vector<int> &Vs) {
+      std::vector<int> Kept;
+      for (int V : Vs)
+        if (NewId[V] >= 0) Kept.push_back(NewId[V]);
+      return Kept;
+    };
+    S.readers = Map(SP.readers);
+    S.sinks = Map(SP.sinks);
+    S.owner = SP.owner >= 0 ? NewId[SP.owner] : -1;
+    if (S.owner < 0 && !S.readers.empty()) S.owner = S.readers.front();
+    Out.sharedParameters.push_back(std::move(S));
+  }
+  for (const Constant &K : Constants) {
+    const int Owner = NewId[K.readers.front()];
+    Out.node(Owner).paramBytes += K.bytes;
+    Out.node(Owner).memBytes += K.bytes;
+    ++R.constantTensors;
+    R.constantBytes += K.bytes;
+    if (K.readers.size() < 2) continue;
+    SharedParameter S;
+    S.name = K.name;
+    S.weightBytes = K.bytes;
+    S.owner = Owner;
+    S.folded = true;
+    for (int V : K.readers) S.readers.push_back(NewId[V]);
+    std::sort(S.readers.begin(), S.readers.end());
+    Out.sharedParameters.push_back(std::move(S));
+    ++R.replicatedTensors;
+  }
+  Out.normalizeClasses();
+  std::sort(R.onnxNodes.begin(), R.onnxNodes.end());
+  G = std::move(Out);
+  return R;
+}
