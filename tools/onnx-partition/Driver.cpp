@@ -74,6 +74,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.profile = O.profile;
   Ctx.options.profileDevice = O.profileDevice;
   Ctx.options.ortOptimizations = O.ortOptimizations;
+  Ctx.options.splitStatelessBackward = O.splitStatelessBackward;
   Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
   // --microbatches prices --schedule's pipeline; for a graph planner it also
