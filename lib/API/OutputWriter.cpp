@@ -15,6 +15,7 @@
 
 #include "onnx-partition/Cost/EstimatedSizes.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
 #include "onnx-partition/Partition/io/TopologySummary.h"
@@ -147,6 +148,10 @@ void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const
     if (Ctx.platform.isAccelerator(D) && D < static_cast<int>(Terms.size()) && hasMemoryTerms(Terms[D]))
       OS << "    memory " << Ctx.platform.deviceName(D) << " (" << memoryModelName(P.memoryModel)
          << "): " << describeDeviceMemory(Terms[D]) << "\n";
+  // Issue 22, item 1: the pipeline whose in-flight micro-batches those count.
+  if (P.memoryModel == MemoryModel::Liveness && P.device.size() == G.numNodes())
+    if (const std::string InFlight = describeInFlight(G, Ctx.platform, P); !InFlight.empty())
+      OS << "    in flight (saved activations per micro-batch held at once): " << InFlight << "\n";
   if (Makespan)
     OS << "    (busy = compute + transfers in and out per device, the max-load model's figure; the "
           "makespan overlaps transfers with computation across devices, so a device can be busy longer "

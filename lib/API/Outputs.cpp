@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/Outputs.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 
 #include "onnx-partition/API/OutputWriter.h"
 #include "onnx-partition/API/ScheduleOutput.h"
@@ -52,6 +53,25 @@ std::string withTimings(const std::string &Report, const Plan &P) {
         {{"algorithm", A.algorithm}, {"cpu_seconds", A.cpuSeconds}, {"wall_seconds", A.wallSeconds}});
   return J.dump(2) + "\n";
 }
+/// Issue 22, item 1: the memory check counts 1F1B with a flush (stage s of
+/// P holds min(P - s, M)); the periodic pattern --schedule 1f1b prices may
+/// hold more when transfers lengthen a micro-batch's round trip. Say so.
+std::string stashBeyondMemoryCheck(const PassContext &Ctx, const StagedSchedulePrice &S) {
+  const Plan &Pl = *Ctx.plan;
+  if (S.schedule != "1f1b" || Pl.memoryModel != MemoryModel::Liveness) return "";
+  std::string Out;
+  const int P = static_cast<int>(S.gpus.size());
+  for (int St = 0; St < P; ++St) {
+    const int Counted = inFlightAtStage("1f1b", St, P, S.microbatches);
+    const int Held = S.gpus[St].maxStashedMicrobatches;
+    if (Held > Counted)
+      Out += "  note: the periodic 1F1B pattern holds " + std::to_string(Held) + " micro-batches on " +
+             (St < static_cast<int>(S.gpuNames.size()) ? S.gpuNames[St] : "stage " + std::to_string(St)) +
+             ", more than the " + std::to_string(Counted) +
+             " of 1F1B with a flush that the memory check counts (the runner's order)\n";
+  }
+  return Out;
+}
 } // namespace
 
 Expected<RunOutputs> onnxp::makeOutputs(const PassContext &Ctx, const OutputOptions &O,
@@ -90,7 +110,7 @@ Expected<RunOutputs> onnxp::makeOutputs(const PassContext &Ctx, const OutputOpti
   if (R.summary) {
     std::ostringstream OS;
     printRunSummary(OS, Ctx, O);
-    if (Out.staged) OS << describeStagedSchedule(*Out.staged);
+    if (Out.staged) OS << describeStagedSchedule(*Out.staged) << stashBeyondMemoryCheck(Ctx, *Out.staged);
     Out.summary = OS.str();
   }
   return Out;

@@ -129,7 +129,7 @@ std::vector<ParameterInfo> onnxp::findParameters(const OnnxModel &M) {
   return Params;
 }
 
-size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M) {
+size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool SplitStateless) {
   const onnx::GraphProto &OG = M.graph();
   std::unordered_map<std::string, int> ByOnnxName;
   for (size_t V = 0; V < G.numNodes(); ++V)
@@ -158,9 +158,6 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M) {
   }
 
   // Colocation classes.
-  UnionFind UF(G.numNodes());
-  for (size_t V = 0; V < G.numNodes(); ++V)
-    if (G.node(V).partner >= 0) UF.unite(V, G.node(V).partner);
   std::map<std::string, std::vector<int>> Users; // parameter -> nodes reading it
   std::set<std::string> ParamNames;
   std::map<std::string, double> ParamBytes;
@@ -168,6 +165,18 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M) {
     ParamNames.insert(P.name);
     ParamBytes[P.name] = P.bytes;
   }
+  // Seed 004 §3: a backward node joins its forward partner because they
+  // operate on the same weights. Opt-in: not when the partner reads none.
+  auto Stateless = [&](int V) {
+    for (int O : G.node(V).onnxNodes)
+      for (const std::string &In : OG.node(O).input())
+        if (ParamNames.count(In)) return false;
+    return true;
+  };
+  UnionFind UF(G.numNodes());
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (G.node(V).partner >= 0 && !(SplitStateless && Stateless(G.node(V).partner)))
+      UF.unite(V, G.node(V).partner);
   G.sharedParameters.clear();
   for (size_t V = 0; V < G.numNodes(); ++V)
     for (int O : G.node(V).onnxNodes)

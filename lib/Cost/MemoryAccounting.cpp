@@ -15,6 +15,7 @@
 #include "onnx-partition/Cost/MemoryAccounting.h"
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
@@ -327,7 +328,7 @@ std::vector<DeviceMemory> onnxp::planMemoryByTerm(const CostGraph &G, const Plat
   if (Pl.device.size() != G.numNodes()) return std::vector<DeviceMemory>(D);
   std::vector<DeviceMemory> Out;
   if (Pl.memoryModel == MemoryModel::Liveness) {
-    Out = livenessMemory(G, Pl.device, D);
+    Out = planLivenessMemory(G, Pl, D); // with the pipeline's in-flight micro-batches
   } else {
     Out.assign(D, DeviceMemory());
     for (size_t V = 0; V < G.numNodes(); ++V) {

@@ -8,6 +8,7 @@
 #include "onnx-partition/Partition/Partitioner.h"
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 
@@ -235,19 +236,60 @@ Expected<Plan> runUnderLiveness(const PartitionerInfo &Info, const CostGraph &G,
     return Pl;
   }
   const double Cap = P.accMemory();
-  Platform Planning = P;
-  if (std::isfinite(Cap)) Planning.accelerator.memoryBytes = std::max(0.0, Cap - livenessReserve(G));
-  for (int Attempt = 0;; ++Attempt) {
-    Expected<Plan> Pl = Info.run(G, Planning, O);
-    if (!Pl || Pl->memoryModel != MemoryModel::Sum) return Pl;
-    Pl->memoryModel = MemoryModel::Liveness;
-    if (!std::isfinite(Cap) || FO.memoryIsUsersProblem || Attempt == 3) return Pl;
+  // Issue 22, item 1: the in-flight micro-batches of the plan's pipeline
+  // (Cost/PipelineInFlight.h). The planner charges each node
+  // (Extra + 1) x its saved activations: GPipe's M on every stage is
+  // additive and exact; 1F1B's count depends on the stage's place in the
+  // pipeline, which the planner chooses, so it plans with one first and,
+  // when that plan does not fit, once more with the most any stage holds
+  // (min(accelerators, M)), which bounds every stage's.
+  const int M = std::max(1, O.iterationMicrobatches);
+  const bool Gpipe = O.pipelineSchedule == "gpipe";
+  auto Overrun = [&](const Plan &Pl) {
     double Excess = 0;
-    std::vector<DeviceMemory> Mem = livenessMemory(G, Pl->device, P.numDevices());
+    std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, P.numDevices());
     for (int D = 0; D < P.accelerators; ++D) Excess = std::max(Excess, Mem[D].peak - Cap);
-    if (Excess <= Cap * 1e-9) return Pl;
-    Planning.accelerator.memoryBytes = std::max(0.0, Planning.accMemory() - Excess);
+    return Excess;
+  };
+  auto PlanWith = [&](int Extra) -> Expected<Plan> {
+    CostGraph Charged;
+    if (Extra > 0) {
+      Charged = G;
+      for (size_t V = 0; V < Charged.numNodes(); ++V) {
+        CostNode &N = Charged.node(static_cast<int>(V));
+        N.memBytes += Extra * N.savedBytes;
+      }
+    }
+    const CostGraph &Planned = Extra > 0 ? Charged : G;
+    Platform Planning = P;
+    if (std::isfinite(Cap)) Planning.accelerator.memoryBytes = std::max(0.0, Cap - livenessReserve(G));
+    for (int Attempt = 0;; ++Attempt) {
+      Expected<Plan> Pl = Info.run(Planned, Planning, O);
+      if (!Pl || Pl->memoryModel != MemoryModel::Sum) return Pl;
+      Pl->memoryModel = MemoryModel::Liveness;
+      Pl->iterationMicrobatches = M;
+      Pl->pipelineSchedule = O.pipelineSchedule;
+      if (!std::isfinite(Cap) || FO.memoryIsUsersProblem || Attempt == 3) return Pl;
+      const double Excess = Overrun(*Pl);
+      if (Excess <= Cap * 1e-9) return Pl;
+      Planning.accelerator.memoryBytes = std::max(0.0, Planning.accMemory() - Excess);
+    }
+  };
+  const int First = Gpipe ? M - 1 : 0;
+  Expected<Plan> Pl = PlanWith(First);
+  const int Most = Gpipe ? M - 1 : std::min(std::max(1, P.accelerators), M) - 1;
+  if (!Pl || Pl->memoryModel != MemoryModel::Liveness || Most <= First || !std::isfinite(Cap) ||
+      FO.memoryIsUsersProblem || Overrun(*Pl) <= Cap * 1e-9)
+    return Pl;
+  Expected<Plan> Safe = PlanWith(Most);
+  if (Safe && Safe->memoryModel == MemoryModel::Liveness && Overrun(*Safe) <= Cap * 1e-9) {
+    Safe->notes.push_back("planned with the saved activations of " + std::to_string(Most + 1) +
+                          " micro-batches on every device: the plan made with one did not fit its "
+                          "pipeline's in-flight micro-batches");
+    return Safe;
   }
+  if (!Safe) (void)Safe.takeError();
+  return Pl;
 }
 } // namespace
 
@@ -308,6 +350,12 @@ Error explainMemoryFailure(Error E, const std::string &Name, const CostGraph &G,
     return static_cast<bool>(Pl);
   };
   std::string More = whatWouldFit(Name, G, P, O, C, Try);
+  // Item 1: the figures count the pipeline's in-flight micro-batches.
+  if (!ChainInput && O.iterationMicrobatches > 1 && G.isTraining() && O.memoryModel == "liveness" &&
+      hasTensorLiveness(G))
+    More += " (counting the saved activations of the micro-batches each stage holds in flight: " +
+            (O.pipelineSchedule.empty() ? std::string("1f1b") : O.pipelineSchedule) + ", " +
+            std::to_string(O.iterationMicrobatches) + " micro-batches per iteration)";
   return Error(E.kind(), E.message() + More);
 }
 } // namespace
@@ -420,6 +468,7 @@ Error finishGraphPlan(const PartitionerInfo &Info, const CostGraph &G, const Pla
   // algorithm wrote (its own value may stay in stats for comparison).
   Pl.objectiveKind = *O.objective;
   Pl.iterationMicrobatches = std::max(1, O.iterationMicrobatches);
+  Pl.pipelineSchedule = O.pipelineSchedule;
   return finalizePlan(G, P, Pl, FO);
 }
 

@@ -74,6 +74,12 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   // Priced under the objective it was made for (recorded in the report and
   // the annotated model), unless the user asks for another one.
   if (Ctx.options.partition.objective) P->objectiveKind = *Ctx.options.partition.objective;
+  // Issue 22: the pipeline it runs as, when the user names one (else the
+  // report's): in-flight micro-batches count against memory.
+  if (!Ctx.options.partition.pipelineSchedule.empty())
+    P->pipelineSchedule = Ctx.options.partition.pipelineSchedule;
+  if (Ctx.options.partition.iterationMicrobatches > 1 || !Ctx.options.partition.pipelineSchedule.empty())
+    P->iterationMicrobatches = Ctx.options.partition.iterationMicrobatches;
   FinalizeOptions FO;
   FO.memoryIsUsersProblem = true;
   if (Error E = finalizePlan(Ctx.graph, Ctx.platform, *P, FO)) {

@@ -259,6 +259,18 @@ nlohmann::json StageExtractor::pipelineHeader() const {
     for (const auto &[Name, Devs] : O.replicatedParameters)
       J["replicated_parameters"].push_back({{"name", Name}, {"all_reduce_gradient_between", Devs}});
   }
+  if (!O.pipeline.schedule.empty()) {
+    nlohmann::json Devs = nlohmann::json::array();
+    for (const ExtractOptions::InFlightDevice &D : O.pipeline.devices)
+      Devs.push_back({{"device", D.device},
+                      {"stage_position", D.position},
+                      {"in_flight_microbatches", D.microbatches},
+                      {"peak_memory_bytes", D.peakBytes}});
+    J["pipeline"] = {{"schedule", O.pipeline.schedule},
+                     {"schedule_named", O.pipeline.named},
+                     {"microbatches", O.pipeline.microbatches},
+                     {"devices", Devs}};
+  }
   J["dims"] = nlohmann::json::object();
   for (const auto &[Name, V] : O.dimBindings) J["dims"][Name] = V;
   J["stages"] = nlohmann::json::array();

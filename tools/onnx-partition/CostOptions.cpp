@@ -36,6 +36,11 @@ void onnxp::tool::addCostOptions(CLI::App &App, ToolOptions &O) {
                  "graph optimizations disabled)")
       ->check(CLI::IsMember({"all", "none"}))
       ->group("Cost model");
+  App.add_flag("--split-stateless-backward", O.splitStatelessBackward,
+               "Training graphs: let the backward nodes of a forward node that reads no parameter run on "
+               "another device than it (seed 004 colocates a forward node with its backward because "
+               "they share weights; the tensors between them are then priced as transfers)")
+      ->group("Cost model");
   App.add_option("--optimizer", O.optimizer,
                  "Optimizer whose state training memory accounting charges: sgd (none), momentum (1x "
                  "parameters), adam (2x)")

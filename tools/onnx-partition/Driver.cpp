@@ -74,6 +74,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.profile = O.profile;
   Ctx.options.profileDevice = O.profileDevice;
   Ctx.options.ortOptimizations = O.ortOptimizations;
+  Ctx.options.splitStatelessBackward = O.splitStatelessBackward;
   Ctx.options.optimizer = O.optimizer;
   Ctx.options.algorithm = O.algo;
   // --microbatches prices --schedule's pipeline; for a graph planner it also
@@ -98,8 +99,15 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   // Progress (issue 20): the tool's ProgressTicker, set up in main, is
   // already in O.partition.progress.
   Ctx.options.partition.optimizer = O.optimizer;
-  // Issue 22, item 4: once-per-iteration costs per sample.
+  // Issue 22, item 4: once-per-iteration costs per sample. Item 1: a graph
+  // plan run as --schedule's pipeline (8 micro-batches unless told) holds
+  // the saved activations of the micro-batches its stages keep in flight,
+  // and the planner plans for them (Cost/PipelineInFlight.h).
   if (O.microbatches > 0) Ctx.options.partition.iterationMicrobatches = O.microbatches;
+  if (!O.schedule.empty()) {
+    Ctx.options.partition.pipelineSchedule = O.schedule;
+    Ctx.options.partition.iterationMicrobatches = outputOptions(O).microbatches;
+  }
 
   InputLoadOptions LO;
   LO.chainRecipe = O.chainRecipe.empty() ? "separators" : O.chainRecipe;

@@ -43,6 +43,7 @@ struct ToolOptions {
   std::string profile;
   std::string profileDevice = "acc";
   std::string ortOptimizations = "all";
+  bool splitStatelessBackward = false; ///< --split-stateless-backward (issue 22)
   std::string optimizer = "adam";
   // Algorithm.
   std::string algo = "auto";

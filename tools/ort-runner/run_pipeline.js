@@ -177,8 +177,8 @@ function parseArgs(argv) {
       return n;
     };
     if (v === '--original') a.original = next();
-    else if (v === '--schedule') a.schedule = next();
-    else if (v === '--micro-batches') a.micro = int(next(), 1);
+    else if (v === '--schedule') a.schedule = next(), a.scheduleGiven = true;
+    else if (v === '--micro-batches') a.micro = int(next(), 1), a.microGiven = true;
     else if (v === '--seed') a.seed = int(next(), 0);
     else if (v === '--rtol') a.rtol = Number(next());
     else if (v === '--optimize') a.optimize = true;
@@ -367,6 +367,17 @@ async function main() {
   if (pipeline.format !== 'onnx-partition.pipeline/1') throw new Error(`${pjPath}: not an onnx-partition pipeline`);
   // The partitioner's --dim bindings are the defaults.
   a.dims = {...(pipeline.dims || {}), ...a.dims};
+  // Issue 22: a plan made for a named --schedule (pipeline.json "pipeline")
+  // had its memory checked with that schedule's micro-batches in flight;
+  // they are the defaults here too.
+  const planned = pipeline.pipeline;
+  if (planned && planned.schedule_named) {
+    if (!a.scheduleGiven) a.schedule = planned.schedule;
+    if (!a.microGiven) a.micro = planned.microbatches;
+    if (!a.scheduleGiven || !a.microGiven)
+      process.stderr.write(`run_pipeline: ${a.schedule}, ${a.micro} micro-batches (the plan's memory was ` +
+                           `checked for ${planned.schedule}, ${planned.microbatches})\n`);
+  }
   // Every stage model (tensors keep their names across stages, so an index
   // cast in one stage and gathered in the next is traced) and the original.
   ranges = integerRanges([a.original, ...pipeline.stages.map((st) => path.join(a.dir, st.file))], a.intRanges);

@@ -40,8 +40,11 @@ bool isLossOp(const std::string &Op);
 /// conventions, then the colocation classes: a backward node with its
 /// forward partner, nodes sharing a parameter, an optimizer node with the
 /// nodes using its parameter. Returns the number of classes that hold more
-/// than one node.
-size_t classifyTrainingGraph(CostGraph &G, const OnnxModel &M);
+/// than one node. SplitStateless (issue 22, opt-in --split-stateless-backward):
+/// a backward node whose forward partner reads no parameter is not joined to
+/// it (seed 004 §3 colocates them because they operate on the same weights;
+/// a stateless forward node has none); its edges are priced as transfers.
+size_t classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool SplitStateless = false);
 
 /// For a forward-only graph under --training: adds one backward node per
 /// forward compute node (named "<node>_Grad", partner and class of its

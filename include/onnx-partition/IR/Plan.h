@@ -94,6 +94,11 @@ struct Plan {
   /// per-sample objectives divide once-per-iteration costs by it (issue 22,
   /// item 4: the gradient all-reduce of replicated shared parameters).
   int iterationMicrobatches = 1;
+  /// The pipeline schedule the plan runs its micro-batches with ("gpipe",
+  /// "1f1b"; empty: none named, counted as 1f1b): how many micro-batches'
+  /// saved activations each device holds at once (issue 22, item 1;
+  /// Cost/PipelineInFlight.h).
+  std::string pipelineSchedule;
 
   double objective = NAN;
   /// The algorithm's own bound, valid only for the plans lowerBoundScope

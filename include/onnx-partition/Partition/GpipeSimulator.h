@@ -38,8 +38,19 @@ struct GpipeSimResult {
   std::vector<PipelineGpuMemory> gpus;
 };
 
+/// The order each GPU runs its micro-batches in.
+enum class StagedOrder {
+  Gpipe, ///< all forwards, then all backwards (the file comment)
+  /// 1F1B with a flush (PipeDream-Flush; the order tools/ort-runner runs):
+  /// the stage at position s of P runs min(P - s, M) forwards, then
+  /// alternates one backward and one forward, then the remaining backwards.
+  /// Weights as GPipe's (one version and its gradient).
+  OneFOneBFlush,
+};
+
 struct GpipeSimOptions {
   int microbatches = 8;
+  StagedOrder order = StagedOrder::Gpipe;
   /// When set, the whole iteration goes into it (compute and link lanes per
   /// GPU, a memory counter), like the 1F1B simulator's trace.
   ChromeTrace *trace = nullptr;

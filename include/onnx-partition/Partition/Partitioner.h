@@ -46,6 +46,10 @@ struct PartitionOptions {
   /// all-reduce of a replicated shared parameter is charged 1/M per sample
   /// (issue 22, item 4; Plan::iterationMicrobatches).
   int iterationMicrobatches = 1;
+  /// --schedule on a graph planner: the pipeline its plan's iterationMicrobatches
+  /// run with ("gpipe", "1f1b"; empty: none named, counted as 1f1b). Memory
+  /// checks add the micro-batches each stage holds (Cost/PipelineInFlight.h).
+  std::string pipelineSchedule;
   size_t idealLimit = 2000000;   ///< dp: more ideals than this -> suggest dpl
   double timeLimitSeconds = 600; ///< ip*: solver time limit
   /// The user gave --time-limit: auto and all then include the IPs, and

@@ -37,6 +37,11 @@ struct PipelineGpuMemory {
   std::string peakTask;
   int blocks = 0;
   double computeLoad = 0; ///< ms of compute per period
+  /// The most micro-batches whose stash the GPU held at once: the forward of
+  /// its first block started, the backward of that block not yet (issue 22:
+  /// what Cost/PipelineInFlight.h's in-flight count must equal). A GPU with
+  /// several runs of blocks counts each run's.
+  int maxStashedMicrobatches = 0;
 
   /// The memory at the start of task \p Task; keeps the terms if it is a new peak.
   /// Returns the total (weights + buffers + stash + direct + the task's own I/O).

@@ -47,6 +47,9 @@ struct PipelineOptions {
   /// --ort-optimizations all|none: price the graph ONNX Runtime executes at
   /// its default level (constant folding, fusions; issue 23) or as written.
   std::string ortOptimizations = "all";
+  /// --split-stateless-backward (issue 22, opt-in): the backward nodes of a
+  /// forward node that reads no parameter need not share its device.
+  bool splitStatelessBackward = false;
   std::string loadPlan;   ///< --load-plan FILE (the load-plan pass reads it)
   std::string outputPath; ///< -o FILE: where the annotated model will go (external data paths, messages)
   std::string stagesDir;  ///< --emit-stages DIR: where stage models will go

@@ -50,6 +50,21 @@ struct ExtractOptions {
   /// devices (names) that hold a copy and all-reduce its gradient once per
   /// iteration (pipeline.json "replicated_parameters").
   std::vector<std::pair<std::string, std::vector<std::string>>> replicatedParameters;
+  /// Issue 22, item 1: the pipeline the plan's memory was checked for
+  /// (pipeline.json "pipeline"; empty schedule: none written): the schedule,
+  /// whether the user named it, micro-batches per iteration, and per device
+  /// its stage position, the micro-batches it holds in flight and its peak.
+  struct InFlightDevice {
+    std::string device;
+    int position = 0, microbatches = 1;
+    double peakBytes = 0;
+  };
+  struct PipelineRun {
+    std::string schedule;
+    bool named = false;
+    int microbatches = 1;
+    std::vector<InFlightDevice> devices;
+  } pipeline;
   /// Symbolic dims the partitioner bound (--dim), recorded for runners.
   std::map<std::string, int64_t> dimBindings;
   /// Type of a tensor that ONNX shape inference could not give (e.g. the

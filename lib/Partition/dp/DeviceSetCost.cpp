@@ -25,7 +25,20 @@ DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Plat
   NumKinds = std::min(P.numKinds(), kMaxAcceleratorKinds);
   const size_t N = G.numNodes();
   GroupSize.resize(T.size());
-  for (size_t Grp = 0; Grp < T.size(); ++Grp) GroupSize[Grp] = static_cast<int>(T.edges[Grp].size());
+  GroupPrice.resize(T.size());
+  GroupPriced.resize(T.size());
+  GroupSrcBw.resize(T.size());
+  for (size_t Grp = 0; Grp < T.size(); ++Grp) {
+    GroupSize[Grp] = static_cast<int>(T.edges[Grp].size());
+    GroupPriced[Grp] = T.cost[Grp] > 0 || T.bytes[Grp] > 0;
+    GroupSrcBw[Grp] = G.node(T.src[Grp]).isBackward();
+    for (LinkKind K : {LinkKind::Peer, LinkKind::Network, LinkKind::Host})
+      GroupPrice[Grp][CommSum::slot(K)] = P.priceOnLink(K, T.bytes[Grp], T.cost[Grp]);
+  }
+  for (int D = 0; D < P.accelerators; ++D) {
+    LinkIn.push_back(D > 0 ? P.linkBetween(D - 1, D) : LinkKind::Host);
+    LinkOut.push_back(D + 1 < P.accelerators ? P.linkBetween(D, D + 1) : LinkKind::Host);
+  }
   NIn.assign(T.size(), 0);
   NInFw.assign(T.size(), 0);
   Inside.assign(N, 0);
@@ -87,10 +100,9 @@ DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Plat
 }
 
 void DeviceSetCost::charge(int Grp, double Sign) {
-  double C = T.cost[Grp], B = T.bytes[Grp];
-  if (C <= 0 && B <= 0) return;
-  int Src = T.src[Grp];
-  bool SrcBw = G.node(Src).isBackward();
+  if (!GroupPriced[Grp]) return;
+  const int Src = T.src[Grp];
+  const bool SrcBw = GroupSrcBw[Grp];
   CommSum *Sum = nullptr;
   if (Inside[Src]) {
     if (NIn[Grp] < GroupSize[Grp]) Sum = SrcBw ? &S.outBw : &S.outFw;
@@ -98,8 +110,7 @@ void DeviceSetCost::charge(int Grp, double Sign) {
     Sum = SrcBw || NInFw[Grp] == 0 ? &S.inBw : &S.inFw;
   }
   if (!Sum) return;
-  for (LinkKind K : {LinkKind::Peer, LinkKind::Network, LinkKind::Host})
-    Sum->byLink[CommSum::slot(K)] += Sign * P.priceOnLink(K, B, C);
+  for (int Slot = 0; Slot < 3; ++Slot) Sum->byLink[Slot] += Sign * GroupPrice[Grp][Slot];
 }
 
 void DeviceSetCost::addNode(int V) {
@@ -179,9 +190,14 @@ double DeviceSetCost::accProcessing() const {
 StageSite DeviceSetCost::siteOf(int First, int R) const {
   StageSite Site;
   int Last = First + R - 1;
-  Site.in = First > 0 ? P.linkBetween(First - 1, First) : LinkKind::Host;
-  Site.out = Last + 1 < P.accelerators ? P.linkBetween(Last, Last + 1) : LinkKind::Host;
-  // The slowest kind among the replicas paces them all.
+  Site.in = First >= 0 && First < P.accelerators ? LinkIn[First]
+            : First > 0                          ? P.linkBetween(First - 1, First)
+                                                 : LinkKind::Host;
+  Site.out = Last >= 0 && Last < P.accelerators ? LinkOut[Last]
+             : Last + 1 < P.accelerators        ? P.linkBetween(Last, Last + 1)
+                                                : LinkKind::Host;
+  // The slowest kind among the replicas paces them all (one kind: kind 0).
+  if (NumKinds == 1) return Site;
   double Worst = -1;
   for (int D = First; D <= Last && D < P.accelerators; ++D) {
     int Kd = std::min(P.kindOf(D), NumKinds - 1);

@@ -29,6 +29,7 @@
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -99,6 +100,16 @@ private:
   double MemCap;
   std::vector<double> UnitWeights;
   std::vector<int> GroupSize, NIn, NInFw;
+  /// Per transfer group, its price on each link slot (CommSum::slot):
+  /// computed once, charge() runs millions of times (issue 22: a third of
+  /// dp's time on BLOOM-3 went to pricing the same groups again).
+  std::vector<std::array<double, 3>> GroupPrice;
+  /// Per transfer group: whether it is priced at all, and whether its
+  /// sender is a backward node.
+  std::vector<char> GroupPriced, GroupSrcBw;
+  /// Per accelerator D: the link from D - 1 into it and from it to D + 1
+  /// (siteOf's in and out links, the same for every set).
+  std::vector<LinkKind> LinkIn, LinkOut;
   std::vector<char> Inside;
   SetSums S;
   std::vector<SetSums> Saved;

@@ -9,6 +9,7 @@
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
@@ -87,7 +88,7 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
       Pl.usage[D].memory = S->peakMemory[D];
   } else if (Pl.memoryModel == MemoryModel::Liveness) {
     // Issue 22: report the peak the validator checked.
-    std::vector<DeviceMemory> Mem = livenessMemory(G, Pl.device, P.numDevices());
+    std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, P.numDevices());
     for (size_t D = 0; D < Pl.usage.size() && D < Mem.size(); ++D)
       Pl.usage[D].memory = P.isAccelerator(static_cast<int>(D)) ? Mem[D].peak : 0;
   }

@@ -50,12 +50,30 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
 
   // Each GPU's sequence.
   std::vector<std::vector<Op>> Seq(NumGpus);
+  // 1F1B with a flush: a stage's position is its place in chain order.
+  int Stages = 0;
+  std::vector<int> Position(NumGpus, -1);
+  for (int I = 0; I < L; ++I)
+    if (Lo[Gpu[I]] == I) Position[Gpu[I]] = Stages++;
   for (int G = 0; G < NumGpus; ++G) {
     if (Lo[G] < 0) continue;
-    for (int Mb = 0; Mb < M; ++Mb)
+    auto Forward = [&](int Mb) {
       for (int I = Lo[G]; I <= Hi[G]; ++I) Seq[G].push_back({Tasks.forwardTask(I), Mb});
-    for (int Mb = M - 1; Mb >= 0; --Mb)
+    };
+    auto Backward = [&](int Mb) {
       for (int I = Hi[G]; I >= Lo[G]; --I) Seq[G].push_back({Tasks.backwardTask(I), Mb});
+    };
+    if (O.order == StagedOrder::Gpipe) {
+      for (int Mb = 0; Mb < M; ++Mb) Forward(Mb);
+      for (int Mb = M - 1; Mb >= 0; --Mb) Backward(Mb);
+      continue;
+    }
+    const int Warm = std::min(Stages - Position[G], M);
+    for (int Mb = 0; Mb < Warm; ++Mb) Forward(Mb);
+    for (int Mb = 0; Mb < M; ++Mb) {
+      Backward(Mb);
+      if (Mb + Warm < M) Forward(Mb + Warm);
+    }
   }
   auto GpuOf = [&](int K) { return Gpu[Tasks.blockOf(K)]; };
   auto LinkOf = [&](int K) {
@@ -149,6 +167,7 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
       Tr->nameThread(G + 1, 0, "compute");
     }
     double Stash = 0, Direct = 0;
+    int Stashed = 0;
     for (const Op &X : Seq[G]) { // a GPU's sequence is in time order
       int K = X.Task;
       if (K > 0 && GpuOf(K - 1) == G) Direct -= Tasks.outputBytes(K - 1); // becomes the input
@@ -163,6 +182,13 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
       }
       if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
       else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
+      // Micro-batches stashed here: counted at the first block's forward,
+      // released with its stash at that block's backward.
+      const int Blk = Tasks.blockOf(K);
+      if (Blk == 0 || Gpu[Blk - 1] != G) {
+        Stashed += Tasks.isForward(K) ? 1 : -1;
+        Mm.maxStashedMicrobatches = std::max(Mm.maxStashedMicrobatches, Stashed);
+      }
       if (K + 1 < N && GpuOf(K + 1) == G) Direct += Tasks.outputBytes(K);
     }
     R.peakMemory = std::max(R.peakMemory, Mm.peak);

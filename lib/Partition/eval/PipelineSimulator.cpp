@@ -139,6 +139,7 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
     PipelineGpuMemory &M = R.gpus[G];
     if (M.blocks == 0) continue;
     double Stash = 0, Direct = 0;
+    int Stashed = 0;
     for (const Instance &In : OnGpu[G]) {
       int K = In.Task;
       if (K > 0 && !P.isCut(Tasks, K - 1)) Direct -= Tasks.outputBytes(K - 1); // becomes the input
@@ -153,6 +154,13 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
       }
       if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
       else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
+      // Micro-batches stashed here: counted at the first block's forward,
+      // released with its stash at that block's backward.
+      const int Blk = Tasks.blockOf(K);
+      if (Blk == 0 || P.gpuOfBlock[Blk - 1] != G) {
+        Stashed += Tasks.isForward(K) ? 1 : -1;
+        M.maxStashedMicrobatches = std::max(M.maxStashedMicrobatches, Stashed);
+      }
       if (K + 1 < N && !P.isCut(Tasks, K)) Direct += Tasks.outputBytes(K);
     }
     R.peakMemory = std::max(R.peakMemory, M.peak);

@@ -9,6 +9,7 @@
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Support/HumanUnits.h"
@@ -129,12 +130,26 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
   } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Liveness) {
     // Issue 22: each device runs its nodes in the graph's topological order;
     // a tensor is held from its producer to its last local reader.
-    std::vector<DeviceMemory> Mem = livenessMemory(G, Pl.device, D);
-    for (int Dev = 0; Dev < P.accelerators; ++Dev)
-      if (Mem[Dev].peak > P.accMemory() * (1 + 1e-9))
-        return Fail(P.deviceName(Dev), " peaks at ", humanBytes(Mem[Dev].peak), " (",
-                    formatNumber(Mem[Dev].peak), " bytes) by tensor liveness, over its memory of ",
-                    humanBytes(P.accMemory()));
+    // A pipelined plan adds the saved activations of its other micro-batches
+    // in flight (Cost/PipelineInFlight.h).
+    std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, D);
+    const std::vector<int> K = inFlightMicrobatches(G, Pl, D);
+    for (int Dev = 0; Dev < P.accelerators; ++Dev) {
+      if (Mem[Dev].peak <= P.accMemory() * (1 + 1e-9)) continue;
+      std::string InFlight;
+      if (Mem[Dev].inFlight > 0)
+        InFlight = "; " + humanBytes(Mem[Dev].inFlight) + " of it are the saved activations of " +
+                   std::to_string(K[Dev] - 1) + " more micro-batch(es) in flight (" +
+                   (Pl.pipelineSchedule.empty() ? std::string("1f1b") : Pl.pipelineSchedule) + ", " +
+                   std::to_string(Pl.iterationMicrobatches) + " micro-batches per iteration" +
+                   (Mem[Dev].peak - Mem[Dev].inFlight <= P.accMemory() * (1 + 1e-9)
+                        ? ": it fits with one micro-batch in flight"
+                        : "") +
+                   ")";
+      return Fail(P.deviceName(Dev), " peaks at ", humanBytes(Mem[Dev].peak), " (",
+                  formatNumber(Mem[Dev].peak), " bytes) by tensor liveness, over its memory of ",
+                  humanBytes(P.accMemory()), InFlight);
+    }
   } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Sum) {
     // (MemoryModel::Schedule: the chain planner's simulator checks memory.)
     std::vector<double> Mem(D, 0);

@@ -7,6 +7,7 @@
 #include "onnx-partition/Partition/io/PlanIO.h"
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <cmath>
@@ -84,6 +85,20 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
       int From = Pl.device[T.src[Grp]];
       if (From < (int)NetOut.size() && P.isAccelerator(From)) NetOut[From] += Ms;
     }
+  }
+  // Issue 22, item 1: the pipeline a graph plan's memory was checked for
+  // and the micro-batches each device holds in flight under it.
+  if (GraphPlan) {
+    const std::vector<int> K = inFlightMicrobatches(G, Pl, P.numDevices());
+    const std::vector<int> Pos = pipelinePositions(G, Pl.device, Pl.stage, P.numDevices());
+    json InFlight = json::array();
+    for (int D = 0; D < P.numDevices(); ++D)
+      if (Pos[D] >= 0)
+        InFlight.push_back({{"device", P.deviceName(D)}, {"stage_position", Pos[D]}, {"microbatches", K[D]}});
+    J["pipeline"] = {{"schedule", Pl.pipelineSchedule.empty() ? "1f1b" : Pl.pipelineSchedule},
+                     {"schedule_named", !Pl.pipelineSchedule.empty()},
+                     {"microbatches", Pl.iterationMicrobatches},
+                     {"in_flight", InFlight}};
   }
   J["devices"] = json::array();
   // Issue 22, item 5: memory by term (Cost/MemoryAccounting.h).
@@ -247,6 +262,21 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
     std::optional<MemoryModel> M = parseMemoryModel(J["memory_model"].get<std::string>());
     if (!M) return makeError("unknown memory_model '", J["memory_model"].get<std::string>(), "'");
     P.memoryModel = *M;
+  }
+  // Issue 22, item 1: the pipeline its memory was checked for.
+  if (J.contains("pipeline") && J["pipeline"].is_object()) {
+    const json &Pp = J["pipeline"];
+    if (Pp.contains("microbatches") && Pp["microbatches"].is_number_integer()) {
+      const long long M = Pp["microbatches"].get<long long>();
+      if (M < 1 || M > 100000) return makeError("pipeline.microbatches ", M, " is not in [1, 100000]");
+      P.iterationMicrobatches = static_cast<int>(M);
+    }
+    if (Pp.contains("schedule_named") && Pp["schedule_named"] == true && Pp.contains("schedule") &&
+        Pp["schedule"].is_string()) {
+      const std::string S = Pp["schedule"].get<std::string>();
+      if (!isPipelineScheduleName(S)) return makeError("pipeline.schedule '", S, "' is not gpipe or 1f1b");
+      P.pipelineSchedule = S;
+    }
   }
   P.device.assign(G.numNodes(), -1);
   P.stage.assign(G.numNodes(), -1);

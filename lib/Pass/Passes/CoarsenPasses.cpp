@@ -15,9 +15,11 @@
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Pass/Passes.h"
 
+#include <algorithm>
 #include <set>
 
 using namespace onnxp;
@@ -41,6 +43,12 @@ public:
     // Issue 22: under liveness memBytes leaves out what livenessReserve covers.
     if (Ctx.options.partition.memoryModel == "liveness" && hasTensorLiveness(Ctx.graph))
       TotalMem += livenessReserve(Ctx.graph);
+    // Item 1: and the saved activations of the most micro-batches a stage
+    // keeps in flight (Cost/PipelineInFlight.h).
+    const PartitionOptions &PO = Ctx.options.partition;
+    const int MostInFlight = inFlightAtStage(PO.pipelineSchedule, 0, std::max(1, Ctx.platform.accelerators),
+                                             PO.iterationMicrobatches);
+    for (const CostNode &N : Ctx.graph.nodes()) TotalMem += (MostInFlight - 1) * N.savedBytes;
     O.reductions.memoryNeverBinds = !Ctx.options.partition.replicate && TotalMem <= Ctx.platform.accMemory();
     O.reductions.transferScale = Ctx.platform.minLinkPriceRatio();
     O.reductions.timeTrades =

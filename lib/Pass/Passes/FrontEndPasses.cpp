@@ -179,7 +179,7 @@ public:
   Expected<bool> run(PassContext &Ctx) override {
     ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
     ONNXP_RETURN_IF_ERROR(needGraph(Ctx, name()));
-    size_t Multi = classifyTrainingGraph(Ctx.graph, *Ctx.model);
+    size_t Multi = classifyTrainingGraph(Ctx.graph, *Ctx.model, Ctx.options.splitStatelessBackward);
     if (!Ctx.options.stagesDir.empty()) {
       // Issue 20: element types the op schemas imply first (StageTypes.h);
       // what stays untyped is kept off every stage boundary.

@@ -15,6 +15,7 @@
 // inference and the writer's verifier on every model made).
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Pass/Passes.h"
 
@@ -209,6 +210,22 @@ public:
         for (int D : R.devices) Devs.push_back(Ctx.platform.deviceName(D));
         EO.replicatedParameters.emplace_back(R.name, std::move(Devs));
       }
+    // Issue 22, item 1: the pipeline whose in-flight micro-batches the
+    // memory check counted, for the runner.
+    if (Pl.memoryModel == MemoryModel::Liveness && Pl.device.size() == Ctx.graph.numNodes()) {
+      const int D = Ctx.platform.numDevices();
+      const std::vector<int> Pos = pipelinePositions(Ctx.graph, Pl.device, Pl.stage, D);
+      const std::vector<int> K = inFlightMicrobatches(Ctx.graph, Pl, D);
+      const std::vector<DeviceMemory> Mem = planLivenessMemory(Ctx.graph, Pl, D);
+      EO.pipeline.schedule = Pl.pipelineSchedule.empty() ? "1f1b" : Pl.pipelineSchedule;
+      EO.pipeline.named = !Pl.pipelineSchedule.empty();
+      EO.pipeline.microbatches = Pl.iterationMicrobatches;
+      for (int Dev = 0; Dev < D; ++Dev)
+        if (Pos[Dev] >= 0)
+          EO.pipeline.devices.push_back({Ctx.platform.deviceName(Dev), Pos[Dev], K[Dev], Mem[Dev].peak});
+      std::stable_sort(EO.pipeline.devices.begin(), EO.pipeline.devices.end(),
+                       [](const auto &A, const auto &B) { return A.position < B.position; });
+    }
     EO.dimBindings = M.dimBindings;
     EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
     Expected<StagePipeline> SP = extractStages(*Ctx.annotated, *Ctx.placement, Ctx.transfers, EO);

@@ -1,0 +1,85 @@
+//===- Cost/PipelineInFlight.cpp - Micro-batches a pipeline stage holds ---===//
+//
+// See PipelineInFlight.h. The counts are those the GPipe and 1F1B
+// simulators measure as stashed micro-batches (unit PipelineInFlightTest
+// checks it on random chains); the bytes per micro-batch are the device's
+// saved activations (livenessMemory's in-flight term).
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Cost/PipelineInFlight.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+using namespace onnxp;
+
+bool onnxp::isPipelineScheduleName(const std::string &Name) { return Name == "gpipe" || Name == "1f1b"; }
+
+std::vector<int> onnxp::pipelinePositions(const CostGraph &G, const std::vector<int> &Device,
+                                          const std::vector<int> &Stage, int NumDevices, int *NumStages) {
+  std::vector<int> Pos(std::max(NumDevices, 0), -1);
+  if (NumStages) *NumStages = 0;
+  if (Device.size() != G.numNodes()) return Pos;
+  Expected<std::vector<int>> Order = G.topologicalOrder();
+  if (!Order) {
+    (void)Order.takeError();
+    return Pos;
+  }
+  const bool ByStage = Stage.size() == G.numNodes();
+  // Stages in the order their first forward node appears (stagesAsChain's
+  // order): a device's position is that of its earliest stage.
+  std::map<int, int> Position;
+  for (int V : *Order) {
+    if (!G.node(V).isForwardSide()) continue;
+    const int S = ByStage ? Stage[V] : Device[V];
+    auto It = Position.emplace(S, static_cast<int>(Position.size())).first;
+    const int D = Device[V];
+    if (D >= 0 && D < NumDevices && Pos[D] < 0) Pos[D] = It->second;
+  }
+  if (NumStages) *NumStages = static_cast<int>(Position.size());
+  return Pos;
+}
+
+int onnxp::inFlightAtStage(const std::string &Schedule, int Position, int NumStages, int Microbatches) {
+  const int M = std::max(1, Microbatches);
+  if (Position < 0) return 1;
+  // seed 000 §2: GPipe runs every forward before the first backward.
+  if (Schedule == "gpipe") return M;
+  // seed 000 §2 (PipeDream's 1F1B): stage s admits micro-batch m once
+  // micro-batch m - (P - s) has left it.
+  return std::max(1, std::min(NumStages - Position, M));
+}
+
+std::vector<int> onnxp::inFlightMicrobatches(const CostGraph &G, const Plan &Pl, int NumDevices) {
+  std::vector<int> K(std::max(NumDevices, 0), 1);
+  if (Pl.iterationMicrobatches <= 1) return K;
+  int P = 0;
+  const std::vector<int> Pos = pipelinePositions(G, Pl.device, Pl.stage, NumDevices, &P);
+  for (int D = 0; D < NumDevices; ++D)
+    K[D] = inFlightAtStage(Pl.pipelineSchedule, Pos[D], P, Pl.iterationMicrobatches);
+  return K;
+}
+
+std::vector<DeviceMemory> onnxp::planLivenessMemory(const CostGraph &G, const Plan &Pl, int NumDevices) {
+  LivenessOptions O;
+  O.inFlight = inFlightMicrobatches(G, Pl, NumDevices);
+  return livenessMemory(G, Pl.device, NumDevices, {}, O);
+}
+
+std::string onnxp::describeInFlight(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  const int D = P.numDevices();
+  const std::vector<int> K = inFlightMicrobatches(G, Pl, D);
+  if (std::all_of(K.begin(), K.end(), [](int X) { return X == 1; })) return "";
+  const std::vector<int> Pos = pipelinePositions(G, Pl.device, Pl.stage, D);
+  std::vector<int> Devs;
+  for (int Dev = 0; Dev < D; ++Dev)
+    if (Pos[Dev] >= 0) Devs.push_back(Dev);
+  std::stable_sort(Devs.begin(), Devs.end(), [&](int A, int B) { return Pos[A] < Pos[B]; });
+  std::ostringstream OS;
+  OS << (Pl.pipelineSchedule.empty() ? "1f1b (no --schedule named)" : Pl.pipelineSchedule) << ", "
+     << Pl.iterationMicrobatches << " micro-batches per iteration:";
+  for (size_t I = 0; I < Devs.size(); ++I)
+    OS << (I ? ", " : " ") << P.deviceName(Devs[I]) << " holds " << K[Devs[I]];
+  return OS.str();
+}
