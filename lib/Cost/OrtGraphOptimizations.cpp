@@ -546,6 +546,21 @@ private:
     return true;
   }
 
+  /// Where both attention forms start: the output of node I, a
+  /// LayerNormalization (an ONNX node or one fused above) whose last dim W is
+  /// known, read by 2 to 6 nodes. Returns those readers, or null.
+  const std::vector<int> *attentionRoot(int I, int64_t &W) const {
+    if (I < 0 || !Eligible[I] || node(I).output_size() < 1) return nullptr;
+    const std::string &L = out(I);
+    if (!isOp(I, "LayerNormalization") && !LnOutputs.count(L)) return nullptr;
+    const TensorInfo *LI = info(L);
+    if (!LI || !LI->hasShape || LI->dims.empty() || LI->dims.back() <= 0) return nullptr;
+    auto Users = Consumers.find(L);
+    if (Users == Consumers.end() || Users->second.size() < 2 || Users->second.size() > 6) return nullptr;
+    W = LI->dims.back();
+    return &Users->second;
+  }
+
   /// attention_fusion.cc (AttentionFusion::FuseSubGraph, the BERT form). From
   /// a LayerNormalization (an ONNX node or one fused above) read by one Add
   /// (the residual), three MatMuls and otherwise only Shapes:
@@ -559,22 +574,18 @@ private:
   /// separate (ORT replaces them with one Cast of the mask, shared by the
   /// layers). Weights must be constant W x W, biases W, W the LN's last dim.
   void matchAttention(int I) {
-    if (I < 0 || !Eligible[I] || node(I).output_size() < 1) return;
+    int64_t W = 0;
+    const std::vector<int> *Users = attentionRoot(I, W);
+    if (!Users) return;
     const std::string &L = out(I);
-    if (!isOp(I, "LayerNormalization") && !LnOutputs.count(L)) return;
-    const TensorInfo *LI = info(L);
-    if (!LI || !LI->hasShape || LI->dims.empty() || LI->dims.back() <= 0) return;
-    int64_t W = LI->dims.back();
-    auto Users = Consumers.find(L);
-    if (Users == Consumers.end() || Users->second.size() < 2 || Users->second.size() > 6) return;
     int Residual = -1, MatMuls = 0, Shapes = 0, Adds = 0;
-    for (int U : Users->second) {
+    for (int U : *Users) {
       const std::string &Op = node(U).op_type();
       if (Op == "Add") ++Adds, Residual = U;
       else if (Op == "MatMul") ++MatMuls;
       else if (Op == "Shape") ++Shapes;
     }
-    if (Adds != 1 || MatMuls != 3 || Shapes + 4 != static_cast<int>(Users->second.size())) return;
+    if (Adds != 1 || MatMuls != 3 || Shapes + 4 != static_cast<int>(Users->size())) return;
 
     // Path v, up from the residual Add's first input.
     int OutBias = parent(Residual, 0), OutMm = parent(OutBias, 0), OutRs = parent(OutMm, 0),
@@ -683,18 +694,13 @@ private:
   /// their values are not checked here. Looser than ORT: the shape arithmetic
   /// around the Gemms (MatchGemmSubgraph) is folded and not matched.
   void matchGptAttention(int I) {
-    if (I < 0 || !Eligible[I] || node(I).output_size() < 1) return;
+    int64_t W = 0;
+    const std::vector<int> *Users = attentionRoot(I, W);
+    if (!Users) return;
     const std::string &L = out(I);
-    if (!isOp(I, "LayerNormalization") && !LnOutputs.count(L)) return;
-    const TensorInfo *LI = info(L);
-    if (!LI || !LI->hasShape || LI->dims.empty() || LI->dims.back() <= 0) return;
-    int64_t W = LI->dims.back();
-    auto Users = Consumers.find(L);
-    if (Users == Consumers.end() || Users->second.size() < 2 || Users->second.size() > 6) return;
     int Reshapes = 0, Shapes = 0;
-    for (int U : Users->second) Reshapes += is(U, "Reshape"), Shapes += is(U, "Shape");
-    if (Reshapes != 1 || (Shapes != 1 && Shapes != 3) ||
-        Reshapes + Shapes != static_cast<int>(Users->second.size()))
+    for (int U : *Users) Reshapes += is(U, "Reshape"), Shapes += is(U, "Shape");
+    if (Reshapes != 1 || (Shapes != 1 && Shapes != 3) || Reshapes + Shapes != static_cast<int>(Users->size()))
       return;
     int A0 = producer(arg(I, 0)), After = -1;
     if (!is(A0, "Add")) return;
