@@ -13,12 +13,18 @@
 // Loads are recomputed from scratch per candidate in O(nodes + edges) with
 // the evaluator's transfer groups and link prices (array-based, no maps).
 //
+// --time-limit (issue 20): the clock is read before every move; past the
+// deadline the search keeps the split it stands on (every split it visits
+// is valid) and stops, with a note. Light ResNet-50 on 8 devices took 27 s
+// under CI's sanitizers whatever the limit.
+//
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/baselines/Baselines.h"
 
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 using namespace onnxp;
@@ -104,7 +110,15 @@ Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P
   std::pair<double, double> BestScore{kInfinity, kInfinity};
   double Moves = 0;
   const int Restarts = std::max(1, O.restarts);
-  for (int R = 0; R < Restarts; ++R) {
+  auto Passed = [&] { return O.deadline && std::chrono::steady_clock::now() >= *O.deadline; };
+  bool Stopped = false;
+  int Started = 0;
+  for (int R = 0; R < Restarts && !Stopped; ++R) {
+    if (R > 0 && Passed()) {
+      Stopped = true;
+      break;
+    }
+    ++Started;
     // A random start that respects support and memory where it can: each
     // class goes to a random device, retried a few times if invalid.
     std::vector<int> Dev(G.numNodes());
@@ -122,6 +136,10 @@ Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P
     }
     if (std::isinf(Score.first)) continue;
     while (true) {
+      if (Passed()) {
+        Stopped = true;
+        break;
+      }
       int BestCl = -1, BestDev = -1;
       std::pair<double, double> Step = Score;
       for (int Cl : Used) {
@@ -155,6 +173,12 @@ Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P
   Plan Pl;
   Pl.device = Best;
   Pl.stats["moves"] = Moves;
-  Pl.stats["restarts"] = Restarts;
+  Pl.stats["restarts"] = Started;
+  if (Stopped) {
+    Pl.stats["stopped_by_time_limit"] = 1;
+    Pl.notes.push_back("the time limit stopped local-search in restart " + std::to_string(Started) + " of " +
+                       std::to_string(Restarts) + " after " + std::to_string(static_cast<long long>(Moves)) +
+                       " moves: the split is the best one it stood on, not a local optimum of every restart");
+  }
   return Pl;
 }
