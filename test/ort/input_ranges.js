@@ -21,53 +21,13 @@
 'use strict';
 
 const fs = require('fs');
+const {fields, varints} = require('./protobuf_fields');
 
 const DEFAULT_BOUND = 16;
 
-/// Splits a protobuf message into [field, wire, value] triples; value is a
-/// BigInt for varints, a Buffer for length-delimited fields, skipped else.
-function* fields(buf) {
-  let pos = 0;
-  const varint = () => {
-    let v = 0n, shift = 0n;
-    for (;;) {
-      if (pos >= buf.length) throw new Error('truncated protobuf message');
-      const b = buf[pos++];
-      v |= BigInt(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-      shift += 7n;
-    }
-  };
-  while (pos < buf.length) {
-    const key = Number(varint()), field = key >> 3, wire = key & 7;
-    if (wire === 0) yield [field, wire, varint()];
-    else if (wire === 2) {
-      const len = Number(varint()), end = pos + len;
-      if (end > buf.length) throw new Error('truncated protobuf message');
-      yield [field, wire, buf.subarray(pos, end)];
-      pos = end;
-    } else if (wire === 5) pos += 4;
-    else if (wire === 1) pos += 8;
-    else throw new Error(`unsupported protobuf wire type ${wire}`);
-  }
-}
-
 /// Packed or unpacked repeated int64 field -> numbers pushed onto out.
 function pushInts(out, wire, v) {
-  if (wire === 0) {
-    out.push(Number(BigInt.asIntN(64, v)));
-    return;
-  }
-  let x = 0n, shift = 0n;
-  for (const b of v) {
-    x |= BigInt(b & 0x7f) << shift;
-    shift += 7n;
-    if (!(b & 0x80)) {
-      out.push(Number(BigInt.asIntN(64, x)));
-      x = 0n;
-      shift = 0n;
-    }
-  }
+  for (const x of varints(wire, v)) out.push(Number(BigInt.asIntN(64, x)));
 }
 
 const str = (b) => b.toString('utf8');

@@ -10,6 +10,7 @@
 'use strict';
 
 const fs = require('fs');
+const {fields, varints} = require('../../test/ort/protobuf_fields');
 
 // .npy descr -> [ORT type, typed array]; '<' little-endian, '|' byte-sized.
 const NPY = {
@@ -50,51 +51,18 @@ function readNpy(buf) {
   return {type: t[0], data: typed(t[1], buf.subarray(start + headerLen), count), dims};
 }
 
-/// A protobuf reader for the TensorProto fields the runner needs.
+/// A TensorProto's dims, data type and values (raw_data or the typed fields).
 function readTensorProto(buf) {
-  let pos = 0;
-  const varint = () => {
-    let v = 0n, shift = 0n;
-    for (;;) {
-      if (pos >= buf.length) throw new Error('truncated TensorProto');
-      const b = buf[pos++];
-      v |= BigInt(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-      shift += 7n;
-    }
-  };
   const dims = [], floats = [], doubles = [], int32s = [], int64s = [];
   let dataType = 0, raw = null;
-  while (pos < buf.length) {
-    const key = Number(varint()), field = key >> 3, wire = key & 7;
-    if (wire === 0) {
-      const v = varint();
-      if (field === 1) dims.push(Number(BigInt.asIntN(64, v)));
-      else if (field === 2) dataType = Number(v);
-      else if (field === 5) int32s.push(Number(BigInt.asIntN(32, v)));
-      else if (field === 7) int64s.push(BigInt.asIntN(64, v));
-    } else if (wire === 2) {
-      const len = Number(varint()), end = pos + len;
-      if (end > buf.length) throw new Error('truncated TensorProto');
-      const body = buf.subarray(pos, end);
-      if (field === 9) raw = body;
-      else if (field === 4) for (let i = 0; i + 4 <= len; i += 4) floats.push(body.readFloatLE(i));
-      else if (field === 10) for (let i = 0; i + 8 <= len; i += 8) doubles.push(body.readDoubleLE(i));
-      else if (field === 1 || field === 5 || field === 7) {
-        const save = pos;
-        pos = body.byteOffset - buf.byteOffset;
-        while (pos < end) {
-          const v = varint();
-          if (field === 1) dims.push(Number(BigInt.asIntN(64, v)));
-          else if (field === 5) int32s.push(Number(BigInt.asIntN(32, v)));
-          else int64s.push(BigInt.asIntN(64, v));
-        }
-        pos = save;
-      }
-      pos = end;
-    } else if (wire === 5) pos += 4;
-    else if (wire === 1) pos += 8;
-    else throw new Error(`unsupported protobuf wire type ${wire} in TensorProto`);
+  for (const [field, wire, v] of fields(buf, 'TensorProto')) {
+    if (field === 1) for (const x of varints(wire, v)) dims.push(Number(BigInt.asIntN(64, x)));
+    else if (field === 2 && wire === 0) dataType = Number(v);
+    else if (field === 5) for (const x of varints(wire, v)) int32s.push(Number(BigInt.asIntN(32, x)));
+    else if (field === 7) for (const x of varints(wire, v)) int64s.push(BigInt.asIntN(64, x));
+    else if (field === 9 && wire === 2) raw = v;
+    else if (field === 4 && wire === 2) for (let i = 0; i + 4 <= v.length; i += 4) floats.push(v.readFloatLE(i));
+    else if (field === 10 && wire === 2) for (let i = 0; i + 8 <= v.length; i += 8) doubles.push(v.readDoubleLE(i));
   }
   const t = ONNX_TYPES[dataType];
   if (!t) throw new Error(`TensorProto data_type ${dataType} is not supported`);
