@@ -14,6 +14,16 @@
 
 using namespace onnxp;
 
+std::map<int, int> onnxp::stagePipelineOrder(const CostGraph &G, const std::vector<int> &Order,
+                                             const std::vector<int> &Device, const std::vector<int> &Stage) {
+  const bool ByStage = Stage.size() == G.numNodes();
+  std::map<int, int> Position;
+  for (int V : Order)
+    if (G.node(V).isForwardSide())
+      Position.emplace(ByStage ? Stage[V] : Device[V], static_cast<int>(Position.size()));
+  return Position;
+}
+
 bool onnxp::isPipelineScheduleName(const std::string &Name) { return Name == "gpipe" || Name == "1f1b"; }
 
 std::vector<int> onnxp::pipelinePositions(const CostGraph &G, const std::vector<int> &Device,
@@ -27,15 +37,14 @@ std::vector<int> onnxp::pipelinePositions(const CostGraph &G, const std::vector<
     return Pos;
   }
   const bool ByStage = Stage.size() == G.numNodes();
-  // Stages in the order their first forward node appears (stagesAsChain's
-  // order): a device's position is that of its earliest stage.
-  std::map<int, int> Position;
+  // A device's position is that of its earliest stage.
+  const std::map<int, int> Position = stagePipelineOrder(G, *Order, Device, Stage);
   for (int V : *Order) {
-    if (!G.node(V).isForwardSide()) continue;
-    const int S = ByStage ? Stage[V] : Device[V];
-    auto It = Position.emplace(S, static_cast<int>(Position.size())).first;
+    auto It = Position.find(ByStage ? Stage[V] : Device[V]);
     const int D = Device[V];
-    if (D >= 0 && D < NumDevices && Pos[D] < 0) Pos[D] = It->second;
+    if (G.node(V).isForwardSide() && D >= 0 && D < NumDevices && It != Position.end() &&
+        (Pos[D] < 0 || It->second < Pos[D]))
+      Pos[D] = It->second;
   }
   if (NumStages) *NumStages = static_cast<int>(Position.size());
   return Pos;

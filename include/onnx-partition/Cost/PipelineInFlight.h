@@ -24,6 +24,7 @@
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,14 @@ namespace onnxp {
 
 /// Whether Name is a schedule a graph plan may be pipelined with.
 bool isPipelineScheduleName(const std::string &Name);
+
+/// The pipeline order of a plan's stages, the one order --schedule,
+/// --trace (stagesAsChain) and the in-flight counts share: stage id
+/// (Stage[v], or Device[v] when Stage is empty) -> its position, stages in
+/// the order their first forward node appears in Order (a topological
+/// order of G). Stages without a forward node are absent.
+std::map<int, int> stagePipelineOrder(const CostGraph &G, const std::vector<int> &Order,
+                                      const std::vector<int> &Device, const std::vector<int> &Stage);
 
 /// Per device in [0, NumDevices): the position in pipeline order of its
 /// earliest stage, or -1 when it runs no forward node. NumStages (optional)

@@ -1,6 +1,8 @@
 //===- Partition/eval/StagedPlanChain.cpp - A staged plan's stages as a chain ===//
 #include "onnx-partition/Partition/StagedPlanChain.h"
 
+#include "onnx-partition/Cost/PipelineInFlight.h"
+
 #include <algorithm>
 #include <map>
 
@@ -15,13 +17,9 @@ Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, cons
   Expected<std::vector<int>> Order = G.topologicalOrder();
   if (!Order) return Order.takeError();
   // Stages in the order their first forward node appears.
-  std::map<int, int> Position; // stage id -> index in the chain
-  std::vector<int> Ids;
-  for (int V : *Order)
-    if (G.node(V).isForwardSide() && !Position.count(StageOf(V))) {
-      Position[StageOf(V)] = (int)Ids.size();
-      Ids.push_back(StageOf(V));
-    }
+  std::map<int, int> Position = stagePipelineOrder(G, *Order, Pl.device, Pl.stage); // stage id -> chain index
+  std::vector<int> Ids(Position.size());
+  for (const auto &[Id, At] : Position) Ids[At] = Id;
   // The write-back gives a training plan's backward nodes stages of their
   // own (a device visited again after the loss); in the 1F1B view the
   // backward of a stage runs on its device, so such a stage joins the
