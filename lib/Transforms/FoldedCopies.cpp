@@ -133,23 +133,25 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
     MP.inserted.push_back(0);
     IsCopyOrFolded.push_back(IsFolded[I]);
     if (!IsFolded[I]) continue;
+    // A live input: a graph input or a tensor some placed node makes. Only a
+    // Shape of a static shape folds with one; its copies are its value.
+    bool Live = false;
+    for (const std::string &In : ON.input()) {
+      auto It = Producer.find(In);
+      Live |= !In.empty() && (It == Producer.end() ? !M.isInitializer(In) : !IsFolded[It->second]);
+    }
+    std::optional<std::vector<int64_t>> V;
+    if (Live && Need[I].size() > (Need[I].count(Home[I]) ? 1u : 0u)) {
+      V = ON.op_type() == "Shape" ? staticShapeValue(M, ON) : std::nullopt;
+      if (!V || ON.output_size() != 1)
+        return makeInternalError("folded node '", baseName(ON, I), "' reads a live tensor and is not a ",
+                                 "Shape of a static shape");
+    }
     for (int C : Need[I]) {
       if (C == Home[I]) continue;
       onnx::NodeProto &Copy = *G.add_node();
       const std::string Suffix = kFoldedCopyTag + P.deviceNames[C];
-      // A live input: a graph input or a tensor some placed node makes.
-      bool Live = false;
-      for (const std::string &In : ON.input()) {
-        auto It = Producer.find(In);
-        Live |= !In.empty() && (It == Producer.end() ? !M.isInitializer(In) : !IsFolded[It->second]);
-      }
       if (Live) {
-        // Only a Shape of a static shape folds with a live input.
-        std::optional<std::vector<int64_t>> V =
-            ON.op_type() == "Shape" ? staticShapeValue(M, ON) : std::nullopt;
-        if (!V || ON.output_size() != 1)
-          return makeInternalError("folded node '", baseName(ON, I), "' reads a live tensor and is not a ",
-                                   "Shape of a static shape");
         Copy.set_op_type("Constant");
         auto *A = Copy.add_attribute();
         A->set_name("value");
