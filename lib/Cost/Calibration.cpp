@@ -55,44 +55,40 @@ double logSse(const std::vector<Weighted> &S, double Flops, double Bw, double OM
   return E;
 }
 
-/// Minimizes Err over three log10 parameters starting at Log, each within
-/// +-2 decades of its start.
-void gridSearch(double Log[3], const std::function<double(const double *)> &Err) {
-  const double Start[3] = {Log[0], Log[1], Log[2]};
+/// Minimizes Err over Dims log10 parameters starting at Log, each within
+/// +-2 decades of its start: 33 points a parameter (the last varying
+/// fastest), four rounds, each around the last one's best at a quarter of
+/// its span.
+template <int Dims> void gridSearch(double (&Log)[Dims], const std::function<double(const double *)> &Err) {
+  constexpr int Steps = 16, Side = 2 * Steps + 1;
+  double Start[Dims], B[Dims], T[Dims];
+  std::copy(Log, Log + Dims, Start);
+  int Points = 1;
+  for (int P = 0; P < Dims; ++P) Points *= Side;
   double Span = 2.0;
   for (int Round = 0; Round < 4; ++Round, Span /= 4) {
-    const int Steps = 16;
-    double Best = INFINITY, B[3] = {Log[0], Log[1], Log[2]};
-    double T[3];
-    for (int I = -Steps; I <= Steps; ++I)
-      for (int J = -Steps; J <= Steps; ++J)
-        for (int K = -Steps; K <= Steps; ++K) {
-          T[0] = Log[0] + Span * I / Steps;
-          T[1] = Log[1] + Span * J / Steps;
-          T[2] = Log[2] + Span * K / Steps;
-          double E = Err(T);
-          for (int P = 0; P < 3; ++P) E += kTieBreak * (T[P] - Start[P]) * (T[P] - Start[P]);
-          if (E < Best) Best = E, B[0] = T[0], B[1] = T[1], B[2] = T[2];
-        }
-    Log[0] = B[0], Log[1] = B[1], Log[2] = B[2];
+    double Best = INFINITY;
+    std::copy(Log, Log + Dims, B);
+    for (int Idx = 0; Idx < Points; ++Idx) {
+      for (int P = Dims - 1, R = Idx; P >= 0; --P, R /= Side)
+        T[P] = Log[P] + Span * (R % Side - Steps) / Steps;
+      double E = Err(T);
+      for (int P = 0; P < Dims; ++P) E += kTieBreak * (T[P] - Start[P]) * (T[P] - Start[P]);
+      if (E < Best) Best = E, std::copy(T, T + Dims, B);
+    }
+    std::copy(B, B + Dims, Log);
   }
 }
+
 /// The one efficiency E (a fraction of both of D's peaks, D's overhead)
-/// that fits S best: a 1-D version of gridSearch over log10 E in [-4, 1].
+/// that fits S best, within 2 decades of the peaks as the per-kind fits.
 double fitOneEfficiency(const std::vector<Weighted> &S, const DeviceSpec &D) {
-  double Center = -1.5, Span = 2.5;
-  for (int Round = 0; Round < 5; ++Round, Span /= 8) {
-    double Best = INFINITY, BestAt = Center;
-    for (int I = -32; I <= 32; ++I) {
-      double T = std::min(1.0, std::max(-4.0, Center + Span * I / 32));
-      double E =
-          logSse(S, D.peakFlops * std::pow(10, T), D.memBandwidth * std::pow(10, T), D.kernelOverheadMs);
-      E += kTieBreak * T * T;
-      if (E < Best) Best = E, BestAt = T;
-    }
-    Center = BestAt;
-  }
-  return std::pow(10, Center);
+  double Log[1] = {0};
+  gridSearch(Log, [&](const double *T) {
+    return logSse(S, D.peakFlops * std::pow(10, T[0]), D.memBandwidth * std::pow(10, T[0]),
+                  D.kernelOverheadMs);
+  });
+  return std::pow(10, Log[0]);
 }
 } // namespace
 
