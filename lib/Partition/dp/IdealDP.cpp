@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/dp/IdealDP.h"
+#include "onnx-partition/Support/Deadline.h"
 
 #include "DPCore.h"
 #include "UnitGraph.h"
@@ -345,7 +346,7 @@ BalanceResult balanceCompute(const CostGraph &G, const Platform &P, const Partit
   while (R.Points < MaxPoints) {
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count() > BudgetSeconds)
       break;
-    if (O.deadline && std::chrono::steady_clock::now() >= *O.deadline) break;
+    if (Deadline(O.deadline).expired()) break;
     MaxLoadDP D(G, P, O, UG, L);
     D.Balance = MaxLoadDP::BalanceMode{First.Value, MinCompute};
     Solution S = D.solve(First.Value);

@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/WeightOffload.h"
+#include "onnx-partition/Support/Deadline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -215,7 +216,7 @@ std::optional<OffloadSchedule> onnxp::scheduleBestCut(const OffloadInstance &I, 
   std::optional<OffloadSchedule> Best;
   int Cuts = O.allCuts ? numCutPoints(S) : 1;
   for (int C = 0; C < Cuts; ++C) {
-    if (Best && O.deadline && std::chrono::steady_clock::now() >= *O.deadline) {
+    if (Best && Deadline(O.deadline).expired()) {
       if (Stopped) *Stopped = true;
       break;
     }

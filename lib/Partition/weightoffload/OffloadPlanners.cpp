@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/WeightOffload.h"
 #include "onnx-partition/Partition/WeightOffloadSimulator.h"
+#include "onnx-partition/Support/Deadline.h"
 
 #include "onnx-partition/IR/CostGraph.h"
 
@@ -83,7 +84,7 @@ static Expected<OffloadPlan> planGreedyFamily(const OffloadInstance &I, bool Dis
   O.deadline = Deadline;
   // Issue 20: every candidate after the first is optional; on 500 blocks
   // the nine take about 3 s.
-  auto Passed = [&] { return Deadline && std::chrono::steady_clock::now() >= *Deadline; };
+  auto Passed = [&] { return onnxp::Deadline(Deadline).expired(); };
   // Candidate selections: Algorithm 1 at M_GPU, then (with Margins) at
   // M_GPU - j max|w| for j = 1..3 and finally every useful choice. Algorithm 1
   // makes the op peaks fit and nothing more, so Algorithm 2 may find no room
