@@ -17,20 +17,6 @@
 
 using namespace onnxp;
 
-namespace {
-bool hasSubgraph(const onnx::NodeProto &N) {
-  for (const auto &A : N.attribute())
-    if (A.has_g() || A.graphs_size() > 0) return true;
-  return false;
-}
-
-double tensorBytes(const OnnxModel &M, const std::string &T) {
-  const TensorInfo *I = M.tensor(T);
-  std::optional<double> B = I ? I->bytes() : std::nullopt;
-  return B ? *B : 0;
-}
-} // namespace
-
 FoldedRemoval onnxp::removeFoldedNodes(CostGraph &G, const OnnxModel &M,
                                        const std::vector<std::string> &Marks) {
   FoldedRemoval R;
@@ -93,7 +79,7 @@ FoldedRemoval onnxp::removeFoldedNodes(CostGraph &G, const OnnxModel &M,
         if (Owner < 0 || !Remove[Owner]) continue;
         for (int J : Readers[In])
           if (CostOf[J] >= 0 && !Remove[CostOf[J]]) {
-            ExtraParam[CostOf[J]] += tensorBytes(M, In);
+            ExtraParam[CostOf[J]] += M.tensorBytesOrZero(In);
             break;
           }
       }
@@ -111,7 +97,7 @@ FoldedRemoval onnxp::removeFoldedNodes(CostGraph &G, const OnnxModel &M,
     if (!Remove[V] || G.node(V).onnxNodes.empty()) continue;
     for (const std::string &O : OG.node(G.node(V).onnxNodes[0]).output()) {
       if (O.empty()) continue;
-      Constant K{O, tensorBytes(M, O), {}};
+      Constant K{O, M.tensorBytesOrZero(O), {}};
       std::set<int> Seen;
       for (int J : Readers[O])
         if (CostOf[J] >= 0 && !Remove[CostOf[J]] && Seen.insert(CostOf[J]).second)

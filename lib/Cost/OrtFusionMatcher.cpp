@@ -9,12 +9,6 @@
 using namespace onnxp;
 
 namespace {
-bool hasSubgraph(const onnx::NodeProto &N) {
-  for (const auto &A : N.attribute())
-    if (A.has_g() || A.graphs_size() > 0) return true;
-  return false;
-}
-
 /// optimizer_utils::IsOperationDeterministic: the random generators.
 bool deterministic(const onnx::NodeProto &N) {
   static const std::unordered_set<std::string> Random = {
@@ -56,22 +50,20 @@ OrtFusionMatcher::OrtFusionMatcher(const CostGraph &G, const OnnxModel &M)
 /// that SimplifiedLayerNorm sees through it first. Level 2 is repeated
 /// until nothing changes, so BiasGelu runs again after FastGelu.
 OrtOptimizationSummary OrtFusionMatcher::run() {
+  using Rule = void (OrtFusionMatcher::*)(int);
+  auto everyNode = [this](std::initializer_list<Rule> Rules) {
+    for (Rule R : Rules)
+      for (int I = 0; I < OG.node_size(); ++I) (this->*R)(I);
+  };
   fold();
-  for (int I = 0; I < OG.node_size(); ++I) matchConv(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchMatMulOrGemm(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchGelu(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchLayerNorm(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchSimplifiedLayerNorm(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchAttention(I);
+  everyNode({&OrtFusionMatcher::matchConv, &OrtFusionMatcher::matchMatMulOrGemm, &OrtFusionMatcher::matchGelu,
+             &OrtFusionMatcher::matchLayerNorm, &OrtFusionMatcher::matchSimplifiedLayerNorm,
+             &OrtFusionMatcher::matchAttention});
   matchMaskChains();
-  for (int I = 0; I < OG.node_size(); ++I) matchGptAttention(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchBiasGelu(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchSkipLayerNorm(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchFastGelu(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchQuickGelu(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchMatMulScale(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchDivMul(I);
-  for (int I = 0; I < OG.node_size(); ++I) matchBiasGelu(I);
+  everyNode({&OrtFusionMatcher::matchGptAttention, &OrtFusionMatcher::matchBiasGelu,
+             &OrtFusionMatcher::matchSkipLayerNorm, &OrtFusionMatcher::matchFastGelu,
+             &OrtFusionMatcher::matchQuickGelu, &OrtFusionMatcher::matchMatMulScale,
+             &OrtFusionMatcher::matchDivMul, &OrtFusionMatcher::matchBiasGelu});
   return std::move(Sum);
 }
 

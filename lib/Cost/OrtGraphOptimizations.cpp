@@ -16,17 +16,6 @@
 
 using namespace onnxp;
 
-namespace {
-
-/// Bytes of a tensor by name (0 when unknown).
-double tensorBytes(const OnnxModel &M, const std::string &T) {
-  const TensorInfo *I = M.tensor(T);
-  std::optional<double> B = I ? I->bytes() : std::nullopt;
-  return B ? *B : 0;
-}
-
-} // namespace
-
 OrtOptimizationSummary onnxp::findOrtOptimizations(const CostGraph &G, const OnnxModel &M) {
   return OrtFusionMatcher(G, M).run();
 }
@@ -72,14 +61,14 @@ OrtOptimizationSummary onnxp::applyOrtOptimizations(CostGraph &G, const OnnxMode
           X != A && G.node(A).op == "Conv" && (Op == "BatchNormalization" || Op == "Add" || Op == "Mul");
       if (!FoldedIntoWeights) W.flops += G.node(X).flops;
       for (const std::string &T : OG.node(X).input())
-        if (!T.empty() && !Produced.count(T) && Read.insert(T).second) W.bytesRead += tensorBytes(M, T);
+        if (!T.empty() && !Produced.count(T) && Read.insert(T).second) W.bytesRead += M.tensorBytesOrZero(T);
       for (const std::string &T : OG.node(X).output()) {
         if (T.empty()) continue;
         bool Outside = false;
         if (auto C = Consumers.find(T); C != Consumers.end())
           for (int U : C->second) Outside |= !In.count(U);
         for (const auto &O : OG.output()) Outside |= O.name() == T;
-        if (Outside && Written.insert(T).second) W.bytesWritten += tensorBytes(M, T);
+        if (Outside && Written.insert(T).second) W.bytesWritten += M.tensorBytesOrZero(T);
       }
     }
     CostNode &Anchor = G.node(A);

@@ -75,6 +75,18 @@ const TensorInfo *OnnxModel::tensor(const std::string &Name) const {
   return It == tensors.end() ? nullptr : &It->second;
 }
 
+double OnnxModel::tensorBytesOrZero(const std::string &Name) const {
+  const TensorInfo *I = tensor(Name);
+  std::optional<double> B = I ? I->bytes() : std::nullopt;
+  return B ? *B : 0;
+}
+
+bool onnxp::hasSubgraph(const onnx::NodeProto &N) {
+  for (const auto &A : N.attribute())
+    if (A.has_g() || A.graphs_size() > 0) return true;
+  return false;
+}
+
 bool OnnxModel::isInitializer(const std::string &Name) const {
   for (const auto &I : graph().initializer())
     if (I.name() == Name) return true;

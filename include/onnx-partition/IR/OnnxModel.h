@@ -66,11 +66,16 @@ struct OnnxModel {
   const onnx::GraphProto &graph() const { return proto.graph(); }
   /// Info for a tensor, or nullptr.
   const TensorInfo *tensor(const std::string &Name) const;
+  /// Bytes of a tensor by name, 0 when its size is unknown.
+  double tensorBytesOrZero(const std::string &Name) const;
   /// Whether Name is an initializer of the main graph.
   bool isInitializer(const std::string &Name) const;
   /// Whether Name is a graph input.
   bool isGraphInput(const std::string &Name) const;
 };
+
+/// Whether a node has a graph attribute (If, Loop, Scan bodies).
+bool hasSubgraph(const onnx::NodeProto &N);
 
 /// Reads a binary .onnx or an ONNX text file (detected by content). External
 /// data is never loaded; absent external files are listed, not an error.
