@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineIlp.h"
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/HumanUnits.h"
 #include <algorithm>
 
@@ -118,10 +119,14 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   return Pl;
 }
 
-Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, const PartitionOptions &) {
+Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, const PartitionOptions &O) {
   Expected<PipelineTasks> Tasks = tasksFor(C, P);
   if (!Tasks) return Tasks.takeError();
-  Expected<PipelinePlan> PP = pipeDreamBaseline(*Tasks, P.accelerators);
+  // The DP is O(P L^2): seconds at thousands of blocks; the run's deadline
+  // (--time-limit, else the default limit) stops it with the optimum of
+  // the stage counts it completed (issue 21 item 4).
+  const Deadline End = O.deadline ? Deadline(O.deadline) : Deadline::after(O.timeLimitSeconds);
+  Expected<PipelinePlan> PP = pipeDreamBaseline(*Tasks, P.accelerators, [&End] { return End.expired(); });
   if (!PP) return PP.takeError();
   Plan Pl = blockPlanOf(*PP);
   if (PP->peakMemory() > P.accMemory()) {
