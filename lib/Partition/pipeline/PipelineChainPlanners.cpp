@@ -84,9 +84,10 @@ Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
                      ": every block's forward and backward time is 0; a pipeline has no period to plan");
   if (P.accelerators > 1)
     ONNXP_RETURN_IF_ERROR(checkTransferTimes(C, P.peerLinkBandwidth, "peer link (peerLinkBandwidth)"));
-  // One node: seed 000's beta (the peer link) for every GPU pair. Several
-  // nodes: GPU g is accelerator g and every cut is priced by the link it
-  // crosses (PipelineLinks, docs/cost-model.md, issue 21).
+  // One node: one uniform link for every GPU pair, the peer link (seed
+  // 000's beta, plus the platform's peer latency). Several nodes: GPU g is
+  // accelerator g and every cut is priced by the link it crosses
+  // (PipelineLinks, docs/cost-model.md, issue 21).
   return PipelineTasks(C, PipelineLinks::of(P));
 }
 } // namespace
