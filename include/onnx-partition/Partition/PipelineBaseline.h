@@ -39,11 +39,18 @@ struct PipelinePlan {
 /// PipeDream's straight-pipeline optimum: contiguous stages, exactly
 /// NumStages of them (NumStages <= L). Returns the allocation (stage of each
 /// block) and the optimizer's period max(stage compute, 2 a_cut / beta).
+/// TimeUp, when set, is asked once per row of the DP (O(L) work each); when
+/// it says yes the DP stops and returns the optimum of the most stages it
+/// completed (stages < NumStages, stopped = true): every row of the DP is
+/// the exact optimum of its stage count (issue 21 item 4, --time-limit).
 struct StraightPipeline {
   std::vector<int> stageOfBlock;
   double period = 0;
+  int stages = 0;       ///< stages of this pipeline
+  bool stopped = false; ///< TimeUp stopped the DP before NumStages
 };
-Expected<StraightPipeline> pipeDreamStraightPipeline(const PipelineTasks &Tasks, int NumStages);
+Expected<StraightPipeline> pipeDreamStraightPipeline(const PipelineTasks &Tasks, int NumStages,
+                                                     const std::function<bool()> &TimeUp = {});
 
 /// Builds the 1F1B pattern of an allocation at its load period and replays
 /// it (the "1F1B memory check").
@@ -62,8 +69,10 @@ std::vector<int> placeOnNodes(const PipelineTasks &Tasks, const std::vector<int>
                               long MaxGroupings = 50000);
 
 /// The PipeDream baseline priced: straight pipeline of P stages, its pattern
-/// and simulated memory.
-Expected<PipelinePlan> pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus);
+/// and simulated memory. TimeUp as for pipeDreamStraightPipeline (a note
+/// says how many stages the DP completed).
+Expected<PipelinePlan> pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus,
+                                         const std::function<bool()> &TimeUp = {});
 
 /// The best contiguous plan that fits in Memory bytes per GPU among
 /// PipeDream's straight pipelines of 1..NumGpus stages; an error when none

@@ -32,8 +32,10 @@ namespace onnxp {
 struct Platform;
 
 /// What a communication between two GPUs costs (issue 21). Seed 000's model
-/// is one bandwidth beta for every pair and no latency; that is what a
-/// one-node platform of accelerators gets, so the paper's references stay.
+/// is one bandwidth beta for every pair and no latency. A one-node platform
+/// of accelerators gets uniform links too, at the peer link's price
+/// latency + bytes / beta (Platform::linkMs(Peer, bytes); a bandwidth alone,
+/// as seed 000's references are built, has no latency, so they stay).
 /// On a platform with several nodes (or where a GPU index stands for a CPU
 /// device) every cut is priced by the link it crosses, through the
 /// platform's one price function: Platform::linkMs(linkBetween(a, b), bytes)
@@ -45,13 +47,14 @@ struct PipelineLinks {
   PipelineLinks(double Beta) : bandwidth(Beta) {} // NOLINT: implicit on purpose
 
   double bandwidth = 0;                     ///< beta, bytes/s: the peer link of the uniform model
+  double latencyMs = 0;                     ///< of every uniform link, per transfer of > 0 bytes
   std::shared_ptr<const Platform> platform; ///< set: priced per link
   std::vector<int> device;                  ///< GPU index -> platform device (empty: identity)
 
   bool perLink() const { return platform != nullptr; }
   /// The links of P's accelerators for GPU indices standing for Devices
-  /// (empty: GPU g is accelerator g): uniform (peer bandwidth, no latency)
-  /// on one node with accelerators only, per link otherwise.
+  /// (empty: GPU g is accelerator g): uniform (the peer link's bandwidth
+  /// and latency) on one node with accelerators only, per link otherwise.
   static PipelineLinks of(const Platform &P, std::vector<int> Devices = {});
 };
 
@@ -89,6 +92,8 @@ struct PipelineTasks {
   const PipelineLinks &links() const { return Links; }
 
 private:
+  double uniformMs(int K) const; ///< communication K on a uniform link
+
   int L;
   double Bandwidth;
   PipelineLinks Links;

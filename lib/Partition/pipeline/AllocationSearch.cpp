@@ -90,11 +90,15 @@ public:
     std::vector<int> C = canonical(Gpu);
     if (Seen.size() > 200000) Seen.clear();     // bounded memory; a repeat only costs time
     if (!Seen.insert(C).second) return Score(); // tried: never an improvement
-    const double Load = allocationLoad(Tasks, C, O.numGpus);
+    double Load = allocationLoad(Tasks, C, O.numGpus);
+    // Several nodes: the canonical numbering is only one of the ways to put
+    // the classes on GPUs; the rotation with the least load decides which
+    // classes share a node (issue 21).
+    const std::vector<int> OnGpus = rotatedOntoNodes(C, Load);
     if (Load >= Threshold * (1 - 1e-9)) return Score();
     ++Evaluations;
     for (double F : {1.0, 1.01, 1.03, 1.1}) {
-      Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, C, O.numGpus, Load * F);
+      Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, OnGpus, O.numGpus, Load * F);
       if (!Pat) {
         (void)Pat.takeError();
         continue;
@@ -118,6 +122,27 @@ public:
       return S;
     }
     return Score();
+  }
+
+  /// Issue 21, several nodes: C (classes numbered by first block, class c
+  /// on GPU c) rotated onto the GPUs, class c on GPU (c + r) mod P, for the
+  /// r of least allocationLoad (the first on ties, so r = 0 unless another
+  /// is strictly better). Rotating consecutive classes moves which of them
+  /// share a node; every rotation is priced exactly by link. Load is C's
+  /// load on entry and the returned allocation's on exit. Uniform links:
+  /// C itself (the GPUs are interchangeable).
+  std::vector<int> rotatedOntoNodes(const std::vector<int> &C, double &Load) {
+    if (!Tasks.links().perLink() || O.numGpus < 2) return C;
+    const int Used = *std::max_element(C.begin(), C.end()) + 1;
+    if (Used > O.numGpus) return C;
+    std::vector<int> Best = C, Trial(C.size());
+    for (int R = 1; R < O.numGpus; ++R) {
+      for (size_t B = 0; B < C.size(); ++B) Trial[B] = (C[B] + R) % O.numGpus;
+      const double L = allocationLoad(Tasks, Trial, O.numGpus);
+      if (L < Load * (1 - 1e-12)) Load = L, Best = Trial;
+    }
+    Rotated += Best != C;
+    return Best;
   }
 
   /// Loads at or above a fitting current period cannot improve on it.
@@ -186,7 +211,7 @@ public:
   std::mt19937 Rng;
   std::set<std::vector<int>> Seen;
   std::optional<PipelinePlan> Best;
-  long Evaluations = 0, AtLoad = 0, Improvements = 0, Refused = 0;
+  long Evaluations = 0, AtLoad = 0, Improvements = 0, Refused = 0, Rotated = 0;
 };
 
 } // namespace
@@ -197,8 +222,14 @@ Expected<PipelinePlan> onnxp::searchAllocations(const PipelineTasks &Tasks, cons
   S.Best = Start;
   S.Best->algorithm = "pipeline-ilp";
   std::vector<int> Cur = canonical(Start.pattern.gpuOfBlock);
-  S.Seen.insert(Cur);
   Score CurS{std::max(0.0, Start.peakMemory() - O.memoryBytes), Start.period()};
+  if (Tasks.links().perLink()) {
+    // The start's own classes on their best rotation (issue 21).
+    const Score Rot = S.eval(Cur);
+    if (Rot < CurS) CurS = Rot;
+  } else {
+    S.Seen.insert(Cur);
+  }
   long Rounds = 0, LastImprovement = 0, Improvements = 0;
   // One GPU, one block, or a start already at the memory-blind bound: no
   // allocation can do better.
@@ -227,6 +258,7 @@ Expected<PipelinePlan> onnxp::searchAllocations(const PipelineTasks &Tasks, cons
   Out.stats["lns_improvements"] = (double)(S.Improvements);
   Out.stats["lns_rounds"] = (double)Rounds;
   Out.stats["lns_refused"] = (double)S.Refused;
+  if (Tasks.links().perLink()) Out.stats["lns_rotations_kept"] = (double)S.Rotated;
   return Out;
 }
 

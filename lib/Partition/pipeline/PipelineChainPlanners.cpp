@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineIlp.h"
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/HumanUnits.h"
 #include <algorithm>
 
@@ -83,9 +84,10 @@ Expected<PipelineTasks> tasksFor(const Chain &C, const Platform &P) {
                      ": every block's forward and backward time is 0; a pipeline has no period to plan");
   if (P.accelerators > 1)
     ONNXP_RETURN_IF_ERROR(checkTransferTimes(C, P.peerLinkBandwidth, "peer link (peerLinkBandwidth)"));
-  // One node: seed 000's beta (the peer link) for every GPU pair. Several
-  // nodes: GPU g is accelerator g and every cut is priced by the link it
-  // crosses (PipelineLinks, docs/cost-model.md, issue 21).
+  // One node: one uniform link for every GPU pair, the peer link (seed
+  // 000's beta, plus the platform's peer latency). Several nodes: GPU g is
+  // accelerator g and every cut is priced by the link it crosses
+  // (PipelineLinks, docs/cost-model.md, issue 21).
   return PipelineTasks(C, PipelineLinks::of(P));
 }
 } // namespace
@@ -118,10 +120,14 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   return Pl;
 }
 
-Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, const PartitionOptions &) {
+Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, const PartitionOptions &O) {
   Expected<PipelineTasks> Tasks = tasksFor(C, P);
   if (!Tasks) return Tasks.takeError();
-  Expected<PipelinePlan> PP = pipeDreamBaseline(*Tasks, P.accelerators);
+  // The DP is O(P L^2): seconds at thousands of blocks; the run's deadline
+  // (--time-limit, else the default limit) stops it with the optimum of
+  // the stage counts it completed (issue 21 item 4).
+  const Deadline End = O.deadline ? Deadline(O.deadline) : Deadline::after(O.timeLimitSeconds);
+  Expected<PipelinePlan> PP = pipeDreamBaseline(*Tasks, P.accelerators, [&End] { return End.expired(); });
   if (!PP) return PP.takeError();
   Plan Pl = blockPlanOf(*PP);
   if (PP->peakMemory() > P.accMemory()) {

@@ -41,13 +41,21 @@
 //    shares them), memory rows are in MB to keep coefficients near 1.
 //  - Valid cuts: T >= total compute / P, T >= F_l + B_l, T >= the compute
 //    of each block's GPU and the traffic of each communication's link.
-//  - Several nodes (issue 21): every communication at the cheapest link
-//    (a relaxation), the allocation then placed on nodes and priced by link
-//    (pricedByLink below).
+//  - Several nodes (issue 21): binaries n_ij (blocks i, j on one node, an
+//    equivalence coarser than z) with at most `nodes` node classes of at
+//    most `acceleratorsPerNode` GPU classes each (buildNodes); a cut costs
+//    the peer link's price plus the network's extra times (1 - n), in every
+//    row where seed 000 has a_k / beta. Exact when every node holds the
+//    same number of the P GPUs; otherwise every communication at the
+//    cheapest link (a relaxation), the allocation then placed on nodes and
+//    priced by link (pricedByLink below).
+//  - One node: every cut at the peer link's latency + a_k / beta (the
+//    latency is 0 for a bandwidth alone, seed 000's model).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineIlp.h"
 #include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/Platform.h"
 
 #include <algorithm>
 #include <chrono>
@@ -80,22 +88,64 @@ Aff operator-(Aff A, const Aff &B) { return std::move(A) + (-1.0) * B; }
 
 constexpr double MB = 1e6;
 
+/// Issue 21: the nodes of a multi-node platform when the ILP can price
+/// every cut by its link exactly: GPU g is accelerator g, every node holds
+/// the same number of the P GPUs, and a cut costs the peer link inside a
+/// node and the network across. Empty (Nodes = 0) otherwise.
+struct IlpNodes {
+  int Nodes = 0, Cap = 0;
+  explicit operator bool() const { return Nodes > 1; }
+};
+IlpNodes ilpNodesOf(const PipelineTasks &Tasks, int P) {
+  const PipelineLinks &Links = Tasks.links();
+  if (!Links.perLink() || !Links.device.empty()) return {};
+  const Platform &Pl = *Links.platform;
+  if (!Pl.multiNode() || P > Pl.accelerators) return {};
+  std::vector<int> Count;
+  for (int G = 0; G < P; ++G) {
+    if (!Pl.isAccelerator(G)) return {};
+    const int Nd = Pl.nodeOf(G);
+    if (Nd >= (int)Count.size()) Count.resize(Nd + 1, 0);
+    ++Count[Nd];
+  }
+  for (int C : Count)
+    if (C != Count[0]) return {};
+  if (Count.size() < 2) return {};
+  return {(int)Count.size(), Count[0]};
+}
+
 class PipelineIlp {
 public:
   PipelineIlp(const PipelineTasks &Tasks, int P, double M) : Tasks(Tasks), P(P), Mem(M) {
     L = Tasks.numBlocks();
     N = Tasks.numTasks();
+    Nd = ilpNodesOf(Tasks, P);
+    for (int k = 0; k + 1 < N; ++k) {
+      if (Nd) {
+        const Platform &Pl = *Tasks.links().platform;
+        DPeer.push_back(Pl.linkMs(LinkKind::Peer, Tasks.outputBytes(k)));
+        DNet.push_back(Pl.linkMs(LinkKind::Network, Tasks.outputBytes(k)));
+      } else {
+        DPeer.push_back(Tasks.commDuration(k));
+        DNet.push_back(Tasks.commDuration(k));
+      }
+    }
     K = 1;
     for (int k = 0; k < N; ++k) K += Tasks.duration(k);
-    for (int k = 0; k + 1 < N; ++k) K += Tasks.commDuration(k);
+    for (int k = 0; k + 1 < N; ++k) K += std::max(DPeer[k], DNet[k]);
   }
   void build();
   std::vector<double> startFrom(const PeriodicPattern &Pat) const;
+  /// The solution's pattern; on several nodes (byLink) its GPU classes are
+  /// numbered onto the nodes the solution put them on.
   PeriodicPattern patternOf(const std::vector<double> &X) const;
+  /// Whether every cut is priced by its link (peer or network) in the model.
+  bool byLink() const { return (bool)Nd; }
 
   MilpModel Model;
 
 private:
+  void buildNodes();
   bool memoryRows() const { return std::isfinite(Mem); }
   int blk(int k) const { return Tasks.blockOf(k); }
   /// z of two blocks (constant 1 on the diagonal).
@@ -111,6 +161,24 @@ private:
     return Z(A, B) - var(WV[B][A]);
   }
   Aff cut(int k) const { return cst(1) - Z(k, k + 1); }
+  /// n of two blocks: on one node (issue 21; constant 1 on the diagonal).
+  Aff NodeY(int I, int J) const {
+    if (I == J) return cst(1);
+    return var(NV[std::min(I, J)][std::max(I, J)]);
+  }
+  /// Duration of communication k when it is cut: the peer link's price,
+  /// plus the network's extra when its two tasks are on different nodes.
+  Aff durCut(int k) const {
+    if (!Nd) return cst(DPeer[k]);
+    return cst(DPeer[k]) + (DNet[k] - DPeer[k]) * (cst(1) - NodeY(blk(k), blk(k + 1)));
+  }
+  /// Duration of communication k: 0 when co-located, else durCut(k)
+  /// (z <= n: one GPU is one node, so a co-located one pays nothing).
+  Aff dur(int k) const {
+    if (!mayCut(k)) return cst(0);
+    if (!Nd) return DPeer[k] * cut(k);
+    return DPeer[k] * cut(k) + (DNet[k] - DPeer[k]) * (cst(1) - NodeY(blk(k), blk(k + 1)));
+  }
   bool mayCut(int k) const { return blk(k) != blk(k + 1); }
   int commPairIndex(int A, int B) const { return A * N + B; }
   void ge(const Aff &A, double Rhs) { Model.addGe(A.T, Rhs - A.C); }
@@ -120,10 +188,13 @@ private:
 
   const PipelineTasks &Tasks;
   int P, L = 0, N = 0;
+  IlpNodes Nd;
+  std::vector<double> DPeer, DNet; ///< a communication's price on each link kind
   double Mem, K = 0;
   int TV = -1;
-  std::vector<std::vector<int>> YV, WV, Sig, Bv, O;
-  std::vector<int> FV, Tau, TauC, V, Vp, Vt, Vtp;
+  std::vector<std::vector<int>> YV, WV, Sig, Bv, O, NV;
+  std::vector<int> FV, Tau, TauC, V, Vp, Vt, Vtp, GV;
+  std::vector<std::vector<int>> QV;     ///< [i][j], i != j
   std::vector<std::vector<int>> ZC, WC; // [k][k'] for link pairs, -1 when absent
 };
 
@@ -159,6 +230,7 @@ void PipelineIlp::build() {
     SumF = SumF + var(FV[J]);
   }
   le(SumF, P);
+  if (Nd) buildNodes();
 
   // Task start times; (17), (19).
   for (int k = 0; k < N; ++k) {
@@ -181,9 +253,9 @@ void PipelineIlp::build() {
 
   // Communications: (18) with the (1 - z_{k,k+1}) fix.
   for (int k = 0; k + 1 < N; ++k) {
-    double Dc = Tasks.commDuration(k);
+    double Dc = std::max(DPeer[k], DNet[k]);
     TauC.push_back(Model.addContinuous(-Dc, K, 0, "tauc"));
-    Aff End = var(TauC[k]) + (mayCut(k) ? Dc * cut(k) : cst(0));
+    Aff End = var(TauC[k]) + dur(k);
     ge(End, 0);
     le(End - var(TV), 0);
   }
@@ -203,14 +275,14 @@ void PipelineIlp::build() {
       le(ZtA + Z(B, B + 1), 1);                              // (11)
       le(ZtA - Z(A, B) - Z(A + 1, B), 0);                    // (12)
       le(ZtA - Z(A, B + 1) - Z(A + 1, B + 1), 0);            // (13)
-      double Da = Tasks.commDuration(A), Db = Tasks.commDuration(B);
-      // (14)-(16): when z~ = 1 both are cut, so the durations are plain.
-      ge(var(TauC[A]) - var(TauC[B]) + K * (cst(1) - ZtA + var(Wt)), Db);
-      ge(var(TauC[B]) - var(TauC[A]) + K * (cst(2) - ZtA - var(Wt)), Da);
+      const Aff Da = durCut(A), Db = durCut(B);
+      // (14)-(16): when z~ = 1 both are cut, so the durations are durCut.
+      ge(var(TauC[A]) - var(TauC[B]) + K * (cst(1) - ZtA + var(Wt)) - Db, 0);
+      ge(var(TauC[B]) - var(TauC[A]) + K * (cst(2) - ZtA - var(Wt)) - Da, 0);
       le(var(Wt) - ZtA, 0);
       // (21) both ways.
-      ge(var(TV) - var(TauC[A]) + var(TauC[B]) + K * (cst(1) - ZtA), Da);
-      ge(var(TV) - var(TauC[B]) + var(TauC[A]) + K * (cst(1) - ZtA), Db);
+      ge(var(TV) - var(TauC[A]) + var(TauC[B]) + K * (cst(1) - ZtA) - Da, 0);
+      ge(var(TV) - var(TauC[B]) + var(TauC[A]) + K * (cst(1) - ZtA) - Db, 0);
     }
   }
   // Valid cuts (not in the paper; the LP relaxation of the big-M rows says
@@ -239,7 +311,7 @@ void PipelineIlp::build() {
     Vtp.push_back(Model.addBinary(0, "vtp"));
     double D = Tasks.duration(k);
     Aff TaskEnd = var(Tau[k]) + cst(D);
-    Aff CommEnd = var(TauC[k]) + (mayCut(k) ? Tasks.commDuration(k) * cut(k) : cst(0));
+    Aff CommEnd = var(TauC[k]) + dur(k);
     Aff Next = var(Tau[k + 1]), Tc = var(TauC[k]), T = var(TV);
     ge(TaskEnd - Tc + K * (cst(1) - var(V[k])), 0);             // (23)
     ge(Tc - TaskEnd + K * var(V[k]), 0);                        // (24)
@@ -293,6 +365,50 @@ void PipelineIlp::build() {
   }
 }
 
+/// Issue 21, several nodes: n_ij = 1 when blocks i and j share a node, an
+/// equivalence relation like z and coarser (z <= n: a GPU is on one node);
+/// g_j marks the lowest block of each node, at most Nodes of them; the
+/// GPU classes of block j's node, sum_i f_i n_ij (f marks each GPU's lowest
+/// block, eq. (2)), are at most Cap, with q_ij >= f_i + n_ij - 1 standing
+/// for the product. Every allocation onto the nodes satisfies these, and
+/// every solution numbers onto them (patternOf), so the model is exact.
+void PipelineIlp::buildNodes() {
+  NV.assign(L, std::vector<int>(L, -1));
+  for (int I = 0; I < L; ++I)
+    for (int J = I + 1; J < L; ++J) {
+      NV[I][J] = Model.addBinary(0, "n");
+      ge(NodeY(I, J) - Y(I, J), 0);
+    }
+  for (int I = 0; I < L; ++I)
+    for (int J = I + 1; J < L; ++J)
+      for (int Kk = J + 1; Kk < L; ++Kk) {
+        ge(NodeY(J, Kk) - NodeY(I, J) - NodeY(I, Kk), -1);
+        ge(NodeY(I, Kk) - NodeY(I, J) - NodeY(J, Kk), -1);
+        ge(NodeY(I, J) - NodeY(I, Kk) - NodeY(J, Kk), -1);
+      }
+  Aff SumG;
+  for (int J = 0; J < L; ++J) {
+    const int G = Model.addBinary(0, "g");
+    Aff Row = var(G);
+    for (int I = 0; I < J; ++I) Row = Row + NodeY(I, J);
+    ge(Row, 1);
+    SumG = SumG + var(G);
+    GV.push_back(G);
+  }
+  le(SumG, Nd.Nodes);
+  QV.assign(L, std::vector<int>(L, -1));
+  for (int J = 0; J < L; ++J) {
+    Aff Classes = var(FV[J]);
+    for (int I = 0; I < L; ++I) {
+      if (I == J) continue;
+      QV[I][J] = Model.addContinuous(0, 1, 0, "q");
+      ge(var(QV[I][J]) - var(FV[I]) - NodeY(I, J), -1);
+      Classes = Classes + var(QV[I][J]);
+    }
+    le(Classes, Nd.Cap);
+  }
+}
+
 std::vector<double> PipelineIlp::startFrom(const PeriodicPattern &Pat) const {
   std::vector<double> X(Model.numVars(), 0);
   const double T = Pat.period, Eps = 1e-9 * std::max(1.0, T);
@@ -330,14 +446,28 @@ std::vector<double> PipelineIlp::startFrom(const PeriodicPattern &Pat) const {
     for (int B = A + 1; B + 1 < N; ++B) {
       if (ZC[A][B] < 0 || !Cut[A] || !Cut[B] || LinkOf(A) != LinkOf(B)) continue;
       X[ZC[A][B]] = 1;
-      X[WC[A][B]] = Before(X[TauC[A]], X[TauC[A]] + Tasks.commDuration(A), A, X[TauC[B]],
-                           X[TauC[B]] + Tasks.commDuration(B), B);
+      X[WC[A][B]] = Before(X[TauC[A]], X[TauC[A]] + Pat.commDuration(Tasks, A), A, X[TauC[B]],
+                           X[TauC[B]] + Pat.commDuration(Tasks, B), B);
     }
+  if (Nd) {
+    // Nodes of the start's GPUs (GPU g is accelerator g).
+    const Platform &Pl = *Tasks.links().platform;
+    auto NodeOf = [&](int I) { return Pl.nodeOf(Pat.gpuOfBlock[I]); };
+    for (int I = 0; I < L; ++I)
+      for (int J = I + 1; J < L; ++J) X[NV[I][J]] = NodeOf(I) == NodeOf(J);
+    for (int J = 0; J < L; ++J) {
+      bool Lowest = true;
+      for (int I = 0; I < J; ++I) Lowest &= NodeOf(I) != NodeOf(J);
+      X[GV[J]] = Lowest;
+      for (int I = 0; I < L; ++I)
+        if (QV[I][J] >= 0) X[QV[I][J]] = X[FV[I]] > 0.5 && NodeOf(I) == NodeOf(J);
+    }
+  }
   if (!memoryRows()) return X;
   std::vector<int> Shift(N - 1);
   for (int k = 0; k + 1 < N; ++k) {
     double TaskEnd = Pat.taskStart[k] + Tasks.duration(k);
-    double CommEnd = X[TauC[k]] + (Cut[k] ? Tasks.commDuration(k) : 0);
+    double CommEnd = X[TauC[k]] + (Cut[k] ? Pat.commDuration(Tasks, k) : 0);
     double Next = Pat.taskStart[k + 1];
     X[V[k]] = TaskEnd > X[TauC[k]] + Eps;
     X[Vp[k]] = TaskEnd > X[TauC[k]] + T + Eps;
@@ -376,6 +506,20 @@ PeriodicPattern PipelineIlp::patternOf(const std::vector<double> &X) const {
     if (Pat.gpuOfBlock[J] < 0) Pat.gpuOfBlock[J] = Next++;
   }
   Pat.numGpus = std::max(P, Next);
+  if (Nd) {
+    // Nodes numbered by their lowest block, each GPU class on the next free
+    // GPU of its node (GPU g is accelerator g, node g / Cap): the durations
+    // the ILP priced are the links the replay crosses.
+    std::vector<int> NodeOfBlock(L, -1), GpuOfClass(Next, -1), Used;
+    for (int J = 0; J < L; ++J) {
+      for (int I = 0; I < J && NodeOfBlock[J] < 0; ++I)
+        if (X[NV[I][J]] > 0.5) NodeOfBlock[J] = NodeOfBlock[I];
+      if (NodeOfBlock[J] < 0) NodeOfBlock[J] = (int)Used.size(), Used.push_back(0);
+      int &G = GpuOfClass[Pat.gpuOfBlock[J]];
+      if (G < 0) G = NodeOfBlock[J] * Nd.Cap + Used[NodeOfBlock[J]]++;
+    }
+    for (int &G : Pat.gpuOfBlock) G = GpuOfClass[G];
+  }
   // Snap the solver's times to a grid far below the simulator's tolerance:
   // ties it meant (a zero-length task at another's start) become exact.
   const double Q = 1e-7 * std::max(1.0, Pat.period);
@@ -470,14 +614,12 @@ Error noPatternError(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
 } // namespace
 
 namespace {
-/// Issue 21, several nodes: the ILP above is seed 000's model with every
-/// communication on the cheapest link (PipelineTasks::commDuration(k)), a
-/// relaxation of the per-link one (a longer communication never helps), so
-/// its bound stays a bound. Its allocation, its GPU classes grouped onto
-/// nodes for the least link load (placeOnNodes), is priced by link: the
-/// modulo pattern at the allocation's load, replayed; the warm start
-/// (priced by link when it was made) is kept when it is better or the
-/// ILP's does not fit.
+/// Issue 21, several nodes of unequal size (ilpNodesOf is empty): the ILP
+/// above is seed 000's model with every communication on the cheapest link (PipelineTasks::commDuration(k)),
+/// a relaxation of the per-link one (a longer communication never helps), so its bound stays a bound. Its
+/// allocation, its GPU classes grouped onto nodes for the least link load (placeOnNodes), is priced by link:
+/// the modulo pattern at the allocation's load, replayed; the warm start (priced by link when it was made) is
+/// kept when it is better or the ILP's does not fit.
 Expected<PipelinePlan> pricedByLink(const PipelineTasks &Tasks, const PipelineIlpOptions &O,
                                     PipelinePlan Plan, std::optional<PipelinePlan> &Warm) {
   Expected<PipelinePlan> ByLink =
@@ -593,7 +735,14 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   Plan.stats["solver_gap"] = R->gap();
   Plan.stats["proven_optimal"] = R->status == MilpStatus::Optimal ? 1 : 0;
   if (R->status != MilpStatus::Optimal) Plan.notes.push_back(solverStopNote(*R));
-  if (Tasks.links().perLink()) return pricedByLink(Tasks, O, std::move(Plan), Warm);
+  if (Tasks.links().perLink()) {
+    const bool OnNodes =
+        Ilp.byLink() && std::all_of(Plan.pattern.gpuOfBlock.begin(), Plan.pattern.gpuOfBlock.end(),
+                                    [&](int G) { return G < O.numGpus; });
+    Plan.stats["ilp_priced_by_link"] = OnNodes ? 1 : 0;
+    if (!OnNodes) return pricedByLink(Tasks, O, std::move(Plan), Warm);
+    Plan.notes.push_back("the ILP priced every cut by its link (peer inside a node, network across)");
+  }
   // Never report the ILP's own numbers: replay the pattern.
   auto Fits = [&](const Expected<PipelineSimResult> &S) {
     return S && S->peakMemory <= O.memoryBytes * (1 + 1e-9) + 1;

@@ -21,6 +21,7 @@ using namespace onnxp;
 
 PipelineLinks PipelineLinks::of(const Platform &P, std::vector<int> Devices) {
   PipelineLinks K(P.peerLinkBandwidth);
+  K.latencyMs = P.peerLinkLatencyMs; // issue 21: priced whenever the platform gives one
   bool Cpu = std::any_of(Devices.begin(), Devices.end(), [&](int D) { return !P.isAccelerator(D); });
   if (!P.multiNode() && !Cpu) return K;
   K.platform = std::make_shared<const Platform>(P);
@@ -44,9 +45,15 @@ double PipelineTasks::inputBytes(int K) const { return K < L ? Act[K] : Act[bloc
 
 double PipelineTasks::outputBytes(int K) const { return K < L ? Act[K + 1] : Act[blockOf(K)]; }
 
+double PipelineTasks::uniformMs(int K) const {
+  // Platform::linkMs's rule: latency + bytes / bandwidth, nothing for no bytes.
+  const double Bytes = outputBytes(K);
+  return Bytes > 0 ? Links.latencyMs + Bytes / Bandwidth * 1000.0 : 0;
+}
+
 double PipelineTasks::commDuration(int K, int G, int H) const {
   if (G == H) return 0;
-  if (!Links.perLink()) return outputBytes(K) / Bandwidth * 1000.0;
+  if (!Links.perLink()) return uniformMs(K);
   auto Dev = [&](int X) { return X >= 0 && X < (int)Links.device.size() ? Links.device[X] : X; };
   const Platform &P = *Links.platform;
   // Issue 21: the platform's one price (Platform::transferMs of an
@@ -55,7 +62,7 @@ double PipelineTasks::commDuration(int K, int G, int H) const {
 }
 
 double PipelineTasks::commDuration(int K) const {
-  if (!Links.perLink()) return outputBytes(K) / Bandwidth * 1000.0;
+  if (!Links.perLink()) return uniformMs(K);
   const Platform &P = *Links.platform;
   const double Bytes = outputBytes(K);
   // The cheapest link any two of the GPUs could use.
@@ -66,7 +73,7 @@ double PipelineTasks::commDuration(int K) const {
   if (P.multiNode()) Best = std::min(Best, P.linkMs(LinkKind::Network, Bytes));
   if (Cpus > 0) Best = std::min(Best, P.linkMs(LinkKind::Host, Bytes));
   if (Cpus > 1) Best = 0; // two CPU devices share RAM (seed 004 §3)
-  return std::isfinite(Best) ? Best : outputBytes(K) / Bandwidth * 1000.0;
+  return std::isfinite(Best) ? Best : uniformMs(K);
 }
 
 int PeriodicPattern::usedGpus() const {

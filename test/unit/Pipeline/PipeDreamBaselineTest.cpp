@@ -125,3 +125,45 @@ TEST(PipeDreamBaseline, InfiniteCutsGiveAnErrorNotAnOverflow) {
   ASSERT_TRUE(static_cast<bool>(E));
   EXPECT_NE(E.message().find("peerLinkBandwidth"), std::string::npos) << E.message();
 }
+
+// Issue 21 item 4: the DP's deadline. Stopped during the row of m stages,
+// it returns the optimum of m - 1 stages, exactly what a DP asked for
+// m - 1 stages gives; never stopped, the full answer.
+TEST(PipeDreamBaseline, DeadlineReturnsTheOptimumOfTheStagesCompleted) {
+  Chain C;
+  C.inputBytes = 1e3;
+  for (int I = 0; I < 12; ++I) {
+    ChainBlock B;
+    B.name = "b" + std::to_string(I);
+    B.forwardTime = 1 + I % 3;
+    B.backwardTime = 2 + (I * 7) % 5;
+    B.outputBytes = B.storedBytes = 1e5 * (1 + I % 4);
+    C.blocks.push_back(B);
+  }
+  PipelineTasks Tasks(C, 1e9);
+  // Rows: stage 2 asks once per J = 2..12 (11 times), stage 3 for J = 3..12.
+  long Calls = 0;
+  Expected<StraightPipeline> Stopped =
+      pipeDreamStraightPipeline(Tasks, 6, [&Calls] { return ++Calls > 11 + 4; });
+  ASSERT_TRUE(static_cast<bool>(Stopped)) << Stopped.takeError().message();
+  EXPECT_TRUE(Stopped->stopped);
+  EXPECT_EQ(Stopped->stages, 2);
+  Expected<StraightPipeline> Two = pipeDreamStraightPipeline(Tasks, 2);
+  ASSERT_TRUE(static_cast<bool>(Two)) << Two.takeError().message();
+  EXPECT_FALSE(Two->stopped);
+  EXPECT_EQ(Stopped->stageOfBlock, Two->stageOfBlock);
+  EXPECT_DOUBLE_EQ(Stopped->period, Two->period);
+  Expected<StraightPipeline> Never = pipeDreamStraightPipeline(Tasks, 6, [] { return false; });
+  Expected<StraightPipeline> Six = pipeDreamStraightPipeline(Tasks, 6);
+  ASSERT_TRUE(Never && Six);
+  EXPECT_FALSE(Never->stopped);
+  EXPECT_EQ(Never->stages, 6);
+  EXPECT_EQ(Never->stageOfBlock, Six->stageOfBlock);
+  // Stopped in the first row it computes (stages 2): one stage, the whole
+  // chain on GPU 0, and pipeDreamBaseline says so in a note.
+  Expected<PipelinePlan> One = pipeDreamBaseline(Tasks, 6, [] { return true; });
+  ASSERT_TRUE(static_cast<bool>(One)) << One.takeError().message();
+  EXPECT_EQ(One->pattern.usedGpus(), 1);
+  ASSERT_EQ(One->notes.size(), 1u);
+  EXPECT_NE(One->notes[0].find("after 1 of 6 stages"), std::string::npos) << One->notes[0];
+}

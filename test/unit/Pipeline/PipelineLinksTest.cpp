@@ -10,9 +10,14 @@
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineBaseline.h"
+#include "onnx-partition/Partition/PipelineIlp.h"
 #include "onnx-partition/Partition/StagedSchedule.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
 
 using namespace onnxp;
 
@@ -66,12 +71,23 @@ TEST(PipelineLinks, CommDurationIsThePlatformsPrice) {
                        P.transferMs(G, H, Tasks.outputBytes(3), P.hostTransferMs(Tasks.outputBytes(3))));
   // The ILP's and the bounds' duration: the cheapest link (peer here).
   EXPECT_NEAR(Tasks.commDuration(0), 0.01 + 1.5, 1e-12);
-  // One node: seed 000's beta, no latency, whatever the GPUs.
+  // One node: uniform links, whatever the GPUs, at the peer link's price
+  // bytes / bandwidth + latency (issue 21: the latency is priced whenever
+  // the platform gives one): 1.5 MB at 1 GB/s + 0.01 ms.
   Platform One = P;
   One.nodes = 1;
   One.acceleratorsPerNode = 0;
-  PipelineTasks Seed(C, PipelineLinks::of(One));
-  EXPECT_FALSE(Seed.links().perLink());
+  PipelineTasks OneNode(C, PipelineLinks::of(One));
+  EXPECT_FALSE(OneNode.links().perLink());
+  EXPECT_DOUBLE_EQ(OneNode.commDuration(0, 1, 2), 1.5 + 0.01);
+  EXPECT_DOUBLE_EQ(OneNode.commDuration(0), 1.5 + 0.01);
+  EXPECT_DOUBLE_EQ(OneNode.commDuration(0, 1, 2), One.transferMs(1, 2, 1.5e6, One.hostTransferMs(1.5e6)));
+  EXPECT_EQ(OneNode.commDuration(0, 2, 2), 0);
+  // No latency on the platform, or a bandwidth alone (seed 000's model, as
+  // its references are built): bytes / beta.
+  One.peerLinkLatencyMs = 0;
+  EXPECT_DOUBLE_EQ(PipelineTasks(C, PipelineLinks::of(One)).commDuration(0, 1, 2), 1.5);
+  PipelineTasks Seed(C, 1e9);
   EXPECT_DOUBLE_EQ(Seed.commDuration(0, 1, 2), 1.5);
   EXPECT_DOUBLE_EQ(Seed.commDuration(0), 1.5);
 }
@@ -182,4 +198,136 @@ TEST(PipelineLinks, PlaceOnNodesGroupsClassesForTheLeastLinkLoad) {
   // Uniform links: nothing to place.
   PipelineTasks Uniform(C, 1e9);
   EXPECT_EQ(placeOnNodes(Uniform, Gpu, 4), Gpu);
+}
+
+namespace {
+// Four blocks of 2 ms (F = B = 1); a1 = a3 = 0.01 MB, a2 = 0.5 MB. On
+// twoNodes() a cut costs per period (activation and gradient):
+//   a1, a3: peer 2 (0.01 + 0.01) = 0.04   network 2 (0.1 + 0.1) = 0.4
+//   a2:     peer 2 (0.01 + 0.5)  = 1.02   network 2 (0.1 + 5)   = 10.2
+Chain fourBlocks() {
+  const double Out[] = {1e4, 5e5, 1e4, 1e3};
+  Chain C;
+  C.name = "four-blocks";
+  C.inputBytes = 1e3;
+  for (int I = 0; I < 4; ++I) {
+    ChainBlock B;
+    B.name = "b" + std::to_string(I + 1);
+    B.forwardTime = B.backwardTime = 1;
+    B.outputBytes = B.storedBytes = Out[I];
+    C.blocks.push_back(B);
+  }
+  return C;
+}
+} // namespace
+
+TEST(PipelineLinks, SearchRotatesStagesOntoNodes) {
+  // Period 2 (= 8 ms / 4 GPUs, the bound) needs one block per GPU. With
+  // GPUs numbered by first block (b_i on GPU i-1, the LNS's canonical
+  // form before issue 21) b1 b2 share node 0 and b3 b4 node 1, so a2
+  // crosses the network: 10.2. Every allocation of fewer classes has a GPU
+  // with two blocks: at least 4 ms (b1 b2 | b3 | b4: 4, a2 peer 1.02, a3
+  // network 0.4). Rotated by one (b_i on GPU i mod 4): nodes {b4, b1} and
+  // {b2, b3}; a2 on the peer link 1.02, a1 and a3 on the network 0.4 each
+  // on their own pair of GPUs: period 2, strictly better.
+  Chain C = fourBlocks();
+  Platform P = twoNodes();
+  PipelineTasks Tasks(C, PipelineLinks::of(P));
+  Expected<PipelinePlan> Canonical = priceAllocation(Tasks, {0, 1, 2, 3}, 4, "canonical");
+  ASSERT_TRUE(static_cast<bool>(Canonical)) << Canonical.takeError().message();
+  EXPECT_NEAR(Canonical->period(), 10.2, 1e-6);
+  // No canonical allocation (GPU g opened only after g - 1, as canonical()
+  // numbers them) has a load below 4 ms, by brute force, and a pattern's
+  // period is at least its allocation's load.
+  double BestCanonical = INFINITY;
+  std::vector<int> A(4, 0);
+  std::function<void(int, int)> Rec = [&](int I, int Used) {
+    if (I == 4) {
+      BestCanonical = std::min(BestCanonical, allocationLoad(Tasks, A, 4));
+      return;
+    }
+    for (int G = 0; G <= std::min(Used, 3); ++G) {
+      A[I] = G;
+      Rec(I + 1, std::max(Used, G + 1));
+    }
+  };
+  Rec(1, 1);
+  EXPECT_NEAR(BestCanonical, 4, 1e-6);
+
+  PipelineIlpOptions O;
+  O.numGpus = 4;
+  O.exactBlocks = 0; // the allocation search, not the ILP
+  O.maxLnsRounds = 5;
+  O.timeLimitSeconds = 600;
+  Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
+  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  EXPECT_NEAR(Plan->period(), 2, 1e-6);
+  const std::vector<int> &G = Plan->pattern.gpuOfBlock;
+  EXPECT_EQ(std::set<int>(G.begin(), G.end()).size(), 4u);
+  EXPECT_EQ(P.nodeOf(G[1]), P.nodeOf(G[2])); // a2 stays inside a node
+  EXPECT_EQ(P.nodeOf(G[0]), P.nodeOf(G[3]));
+  EXPECT_NE(P.nodeOf(G[0]), P.nodeOf(G[1]));
+  EXPECT_GE(Plan->stats.at("lns_rotations_kept"), 1);
+  Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan->pattern);
+  ASSERT_TRUE(static_cast<bool>(Sim)) << Sim.takeError().message();
+  EXPECT_NEAR(Sim->period, 2, 1e-6);
+}
+
+TEST(PipelineLinks, IlpPricesEachCutByItsLink) {
+  // Two nodes of one GPU: every cut crosses the network. Two blocks of
+  // 1 ms, a1 = 0.1 MB: split, each GPU computes 1 ms but the network
+  // carries 2 (0.1 + 1) = 2.2 ms per period; on one GPU the period is 2.
+  // At the cheapest link (peer, 2 (0.01 + 0.1) = 0.22) the split would
+  // cost 1 ms, so a bound of the relaxation is at most 1; the ILP by link
+  // proves 2.
+  Chain C = fourBlocks();
+  C.blocks.resize(2);
+  for (ChainBlock &B : C.blocks) B.forwardTime = B.backwardTime = 0.5;
+  C.blocks[0].outputBytes = C.blocks[0].storedBytes = 1e5;
+  Platform P = twoNodes();
+  P.accelerators = 2;
+  P.acceleratorsPerNode = 1;
+  PipelineTasks Tasks(C, PipelineLinks::of(P));
+  EXPECT_NEAR(2 * Tasks.commDuration(0), 0.22, 1e-12); // the relaxation's price
+  PipelineIlpOptions O;
+  O.numGpus = 2;
+  Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
+  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  EXPECT_EQ(Plan->stats.at("ilp_priced_by_link"), 1);
+  EXPECT_EQ(Plan->stats.at("proven_optimal"), 1);
+  EXPECT_NEAR(Plan->period(), 2, 1e-6);
+  EXPECT_GE(Plan->lowerBound, 2 - 1e-4);
+  Expected<PipelinePlan> Split = priceAllocation(Tasks, {0, 1}, 2, "split");
+  ASSERT_TRUE(static_cast<bool>(Split)) << Split.takeError().message();
+  EXPECT_NEAR(Split->period(), 2.2, 1e-6);
+}
+
+TEST(PipelineLinks, IlpByLinkMatchesBruteForceOverAllocations) {
+  // five-blocks on 2 x 2 GPUs: the ILP, which now knows the link of every
+  // cut, is no worse than the best of all 4^5 allocations priced by link
+  // (GPU identity matters across nodes: no canonical form), and its bound
+  // is no higher than its own period, nor below the least load of any
+  // allocation (a period is at least its allocation's load).
+  Chain C = fiveBlocks();
+  Platform P = twoNodes();
+  PipelineTasks Tasks(C, PipelineLinks::of(P));
+  double Brute = INFINITY, LeastLoad = INFINITY;
+  std::vector<int> A(5, 0);
+  for (int Code = 0; Code < 1024; ++Code) {
+    for (int B = 0, X = Code; B < 5; ++B, X /= 4) A[B] = X % 4;
+    LeastLoad = std::min(LeastLoad, allocationLoad(Tasks, A, 4));
+    Expected<PipelinePlan> Pl = priceAllocation(Tasks, A, 4, "brute");
+    if (Pl) Brute = std::min(Brute, Pl->period());
+    else (void)Pl.takeError();
+  }
+  PipelineIlpOptions O;
+  O.numGpus = 4;
+  Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
+  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  EXPECT_EQ(Plan->stats.at("ilp_priced_by_link"), 1);
+  EXPECT_LE(Plan->period(), Brute + 1e-6);
+  EXPECT_GE(Plan->period(), LeastLoad - 1e-6);
+  EXPECT_LE(Plan->lowerBound, Plan->period() + 1e-6);
+  EXPECT_EQ(Plan->stats.at("proven_optimal"), 1);
+  EXPECT_NEAR(Plan->period(), LeastLoad, 1e-6) << "brute " << Brute;
 }
