@@ -30,6 +30,9 @@ constexpr double kPolishGap = 0.03;
 CandidateRun polishCandidate(const CandidateRun &Run, const CostGraph &G, const Platform &P,
                              const PartitionOptions &O) {
   if (!Run.plan) return skippedCandidate("dp-polish", "dp made no plan");
+  for (int R : Run.plan->replicas)
+    if (R > 1)
+      return skippedCandidate("dp-polish", "dp's plan replicates stages (the polish moves no replicas)");
   const double Bound = Run.plan->universalBound;
   if (std::isfinite(Bound) && Bound > 0 && Run.plan->objective <= Bound * (1 + kPolishGap))
     return skippedCandidate("dp-polish",
