@@ -126,6 +126,10 @@ Expected<Plan> onnxp::partitionDpPolish(const CostGraph &G, const Platform &P, c
     Note += "; compute across accelerators: the largest is " +
             formatNumber(100 * spreadOf(Pl, P.accelerators)) + "% above the least (" +
             formatNumber(100 * spreadOf(Seed, P.accelerators)) + "% in dp's plan)";
+  if (PO.evenCompute && P.accelerators > 1 && *Slack == 0 && R.localOptimum)
+    Note +=
+        "; no single move evens it further at this max-load (--balance-slack F lets max-load rise by up to "
+        "the fraction F for more even compute)";
   Pl.notes.insert(Pl.notes.begin(), Note);
   return Pl;
 }
