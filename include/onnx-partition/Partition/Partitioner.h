@@ -26,6 +26,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,6 +82,9 @@ struct PartitionOptions {
   /// Partitioners.def), by name without "--", as the user typed them. Read
   /// them with param*(), which turn a malformed value into a usage error.
   std::map<std::string, std::string> params;
+  /// dp-polish: the dp plan to polish (auto and all hand over their dp
+  /// candidate's, so dp runs once); empty: dp-polish runs dp itself.
+  std::shared_ptr<const Plan> startPlan;
   /// Progress lines for long runs ("incumbent 12.3, bound 11.0"); may be empty.
   std::function<void(const std::string &)> progress;
 

@@ -23,6 +23,7 @@
 #include "CandidateRuns.h"
 
 #include <algorithm>
+#include <memory>
 
 using namespace onnxp;
 
@@ -59,7 +60,13 @@ Expected<Plan> onnxp::partitionAll(const CostGraph &G, const Platform &P, const 
     else if (Name == "local-search" && G.numNodes() > kLocalSearchNodeLimit)
       Runs.push_back(skippedCandidate(Name, "more than " + std::to_string(kLocalSearchNodeLimit) +
                                                 " nodes (it does not watch the clock; run it alone)"));
-    else Runs.push_back(runCandidate(Name, G, P, O));
+    else if (Name == "dp-polish") {
+      // Issue 21: polish dp's plan (dp runs first, in registry order) rather than run dp again.
+      PartitionOptions Start = O;
+      for (const CandidateRun &R : Runs)
+        if (R.outcome.algorithm == "dp" && R.plan) Start.startPlan = std::make_shared<const Plan>(*R.plan);
+      Runs.push_back(runCandidate(Name, G, P, Start));
+    } else Runs.push_back(runCandidate(Name, G, P, O));
   }
   for (size_t I = 0; I < Ips.size(); ++I) {
     if (!O.timeLimitGiven) {

@@ -30,6 +30,10 @@ namespace onnxp {
 /// holds the count.
 Expected<Plan> partitionIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
+/// `dp-polish` (issue 21): dp, then the incremental class-move polish of
+/// Partition/ip/ClassPolish.h (non-contiguous, no more cross-node bytes).
+Expected<Plan> partitionDpPolish(const CostGraph &G, const Platform &P, const PartitionOptions &O);
+
 /// `dpl`: the DP on a DFS linearization of the forward graph.
 Expected<Plan> partitionLinearizedDP(const CostGraph &G, const Platform &P, const PartitionOptions &O);
 
