@@ -116,7 +116,8 @@ namespace {
 struct StageLists {
   nlohmann::json inputs = nlohmann::json::array();
   nlohmann::json outputs = nlohmann::json::array();
-  nlohmann::json constants = nlohmann::json::array(); ///< copied, not received
+  nlohmann::json constants = nlohmann::json::array();  ///< copied, not received
+  nlohmann::json recomputed = nlohmann::json::array(); ///< issue 22: recomputed, not received
 };
 
 /// Cuts one annotated model into stage models and pipeline.json. The
@@ -143,7 +144,7 @@ private:
   StageModel stageShell(int St) const;
   std::set<std::string> copyNodes(int St, onnx::GraphProto &OG) const;
   void addOldIrInput(const std::string &Name, onnx::GraphProto &OG) const;
-  bool copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L) const;
+  bool copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L, int Device) const;
   Error addInputs(StageModel &SM, const std::set<std::string> &Produced, StageLists &L,
                   nlohmann::json &Edges) const;
   std::vector<std::string> boundaryOutputs(const std::set<std::string> &Produced) const;
@@ -336,8 +337,10 @@ void StageExtractor::addOldIrInput(const std::string &Name, onnx::GraphProto &OG
 
 /// Copies In into the stage if it is an initializer or a small constant
 /// (listed in L.constants); false if the stage must receive it.
-bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L) const {
+bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L, int Device) const {
   if (auto It = Initializers.find(In); It != Initializers.end()) {
+    for (const onnx::TensorProto &Init : OG.initializer())
+      if (Init.name() == In) return true; // already copied for a recomputed node
     *OG.add_initializer() = *It->second;
     addOldIrInput(In, OG);
     return true;
@@ -355,6 +358,23 @@ bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLi
   // it stays in the stage and reads the copy.
   auto PIt = Producer.find(In);
   if (PIt == Producer.end()) return false;
+  // Issue 22: a weight-derived tensor this device recomputes: its producer
+  // (inputs all initializers) goes first in the stage, with its inputs.
+  if (auto RIt = O.recomputed.find(In);
+      RIt != O.recomputed.end() && RIt->second.count(P.deviceNames[Device])) {
+    const onnx::NodeProto &Node = G.node(PIt->second);
+    bool Initializers = true;
+    for (const std::string &NodeIn : Node.input())
+      Initializers &= NodeIn.empty() || this->Initializers.count(NodeIn);
+    if (Initializers) {
+      for (const std::string &NodeIn : Node.input())
+        if (!NodeIn.empty()) copyIn(NodeIn, OG, L, Device);
+      *OG.add_node() = Node;
+      for (int I = OG.node_size() - 1; I > 0; --I) OG.mutable_node()->SwapElements(I, I - 1);
+      L.recomputed.push_back(In);
+      return true;
+    }
+  }
   std::optional<onnx::TensorProto> C = smallConstant(G.node(PIt->second), In);
   if (!C) return false;
   *OG.add_initializer() = std::move(*C);
@@ -372,7 +392,7 @@ Error StageExtractor::addInputs(StageModel &SM, const std::set<std::string> &Pro
   for (int I : StageNodes[SM.stage])
     for (const std::string &In : nodeDataInputs(G.node(I))) {
       if (Produced.count(In) || !Added.insert(In).second) continue;
-      if (copyIn(In, OG, L)) continue;
+      if (copyIn(In, OG, L, SM.device)) continue;
       std::optional<onnx::TypeProto> T = typeOf(In);
       if (!T)
         return makeError("stage ", SM.name, ": the type of its input '", In,
@@ -468,6 +488,7 @@ nlohmann::json StageExtractor::stageJson(const StageModel &SM, const StageLists 
   if (P.multiNode && SM.device < static_cast<int>(P.deviceNode.size()))
     Stage["node"] = P.deviceNode[SM.device];
   if (!L.constants.empty()) Stage["constants"] = L.constants;
+  if (!L.recomputed.empty()) Stage["recomputed"] = L.recomputed;
   if (SM.stage < static_cast<int>(O.prediction.stageTime.size()))
     Stage["predicted_time"] = O.prediction.stageTime[SM.stage];
   return Stage;
