@@ -118,6 +118,7 @@ struct StageLists {
   nlohmann::json outputs = nlohmann::json::array();
   nlohmann::json constants = nlohmann::json::array();  ///< copied, not received
   nlohmann::json recomputed = nlohmann::json::array(); ///< issue 22: recomputed, not received
+  std::vector<std::string> recomputedInputs;           ///< what the recomputed nodes read
 };
 
 /// Cuts one annotated model into stage models and pipeline.json. The
@@ -359,18 +360,27 @@ bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLi
   auto PIt = Producer.find(In);
   if (PIt == Producer.end()) return false;
   // Issue 22: a weight-derived tensor this device recomputes: its producer
-  // (inputs all initializers) goes first in the stage, with its inputs.
+  // goes first in the stage. Its inputs are parameters (initializers, or
+  // graph inputs in an ORT training graph): addInputs copies or receives them.
   if (auto RIt = O.recomputed.find(In);
       RIt != O.recomputed.end() && RIt->second.count(P.deviceNames[Device])) {
     const onnx::NodeProto &Node = G.node(PIt->second);
-    bool Initializers = true;
+    bool FromParameters = true;
     for (const std::string &NodeIn : Node.input())
-      Initializers &= NodeIn.empty() || this->Initializers.count(NodeIn);
-    if (Initializers) {
-      for (const std::string &NodeIn : Node.input())
-        if (!NodeIn.empty()) copyIn(NodeIn, OG, L, Device);
-      *OG.add_node() = Node;
+      FromParameters &= NodeIn.empty() || Initializers.count(NodeIn) || !Producer.count(NodeIn);
+    if (FromParameters) {
+      onnx::NodeProto *Copy = OG.add_node();
+      *Copy = Node;
+      // Annotated as this stage's own nodes are (the first is a template).
+      if (OG.node_size() > 1) {
+        if (Expected<std::vector<NodeDeviceConfiguration>> C = nodeDeviceConfigurations(OG.node(0)))
+          setNodeDeviceConfigurations(*Copy, *C);
+        if (Expected<MetadataEntries> Meta = nodeMetadataProps(OG.node(0)))
+          setNodeMetadataProps(*Copy, *Meta);
+      }
       for (int I = OG.node_size() - 1; I > 0; --I) OG.mutable_node()->SwapElements(I, I - 1);
+      for (const std::string &NodeIn : Node.input())
+        if (!NodeIn.empty()) L.recomputedInputs.push_back(NodeIn);
       L.recomputed.push_back(In);
       return true;
     }
@@ -389,24 +399,31 @@ Error StageExtractor::addInputs(StageModel &SM, const std::set<std::string> &Pro
                                 nlohmann::json &Edges) const {
   onnx::GraphProto &OG = *SM.model.mutable_graph();
   std::set<std::string> Added;
+  std::vector<std::string> Reads; // grows: a recomputed node's inputs come last
   for (int I : StageNodes[SM.stage])
-    for (const std::string &In : nodeDataInputs(G.node(I))) {
-      if (Produced.count(In) || !Added.insert(In).second) continue;
-      if (copyIn(In, OG, L, SM.device)) continue;
-      std::optional<onnx::TypeProto> T = typeOf(In);
-      if (!T)
-        return makeError("stage ", SM.name, ": the type of its input '", In,
-                         "' is unknown (shape inference could not type it)");
-      auto *VI = OG.add_input();
-      VI->set_name(In);
-      *VI->mutable_type() = *T;
-      SM.inputs.push_back(In);
-      auto PIt = Producer.find(In);
-      nlohmann::json From =
-          PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
-      L.inputs.push_back({{"tensor", In}, {"from", From}});
-      Edges.push_back({{"tensor", In}, {"from", From}, {"to", SM.stage}});
+    for (const std::string &In : nodeDataInputs(G.node(I))) Reads.push_back(In);
+  for (size_t K = 0; K < Reads.size(); ++K) {
+    const std::string In = Reads[K];
+    if (Produced.count(In) || !Added.insert(In).second) continue;
+    if (copyIn(In, OG, L, SM.device)) {
+      Reads.insert(Reads.end(), L.recomputedInputs.begin(), L.recomputedInputs.end());
+      L.recomputedInputs.clear();
+      continue;
     }
+    std::optional<onnx::TypeProto> T = typeOf(In);
+    if (!T)
+      return makeError("stage ", SM.name, ": the type of its input '", In,
+                       "' is unknown (shape inference could not type it)");
+    auto *VI = OG.add_input();
+    VI->set_name(In);
+    *VI->mutable_type() = *T;
+    SM.inputs.push_back(In);
+    auto PIt = Producer.find(In);
+    nlohmann::json From =
+        PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
+    L.inputs.push_back({{"tensor", In}, {"from", From}});
+    Edges.push_back({{"tensor", In}, {"from", From}, {"to", SM.stage}});
+  }
   return Error::success();
 }
 
