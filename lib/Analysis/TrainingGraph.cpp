@@ -173,10 +173,42 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool Split
         if (ParamNames.count(In)) return false;
     return true;
   };
+  // Issue 22: a forward node that reads only parameters (BLOOM's LM-head
+  // Transpose of the tied embedding) computes a weight-derived tensor. When
+  // it reads a parameter with several forward readers, its backward partner
+  // (the partial gradient's last step) is not joined to it yet: it may
+  // become a sink of that shared parameter below.
+  auto ParamOnly = [&](int V) {
+    if (!G.node(V).isForwardSide() || G.node(V).onnxNodes.empty()) return false;
+    for (int O : G.node(V).onnxNodes)
+      for (const std::string &In : OG.node(O).input())
+        if (!In.empty() && !ParamNames.count(In)) return false;
+    return true;
+  };
+  std::map<std::string, int> ForwardReaderCount;
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    if (!G.node(V).isForwardSide()) continue;
+    std::set<std::string> Seen;
+    for (int O : G.node(V).onnxNodes)
+      for (const std::string &In : OG.node(O).input())
+        if (ParamNames.count(In) && Seen.insert(In).second) ++ForwardReaderCount[In];
+  }
+  auto DerivesShared = [&](int F) {
+    if (!ParamOnly(F)) return false;
+    for (int O : G.node(F).onnxNodes)
+      for (const std::string &In : OG.node(O).input())
+        if (ForwardReaderCount[In] >= 2) return true;
+    return false;
+  };
+  std::vector<int> Deferred; // backward nodes whose partner derives a shared parameter
   UnionFind UF(G.numNodes());
-  for (size_t V = 0; V < G.numNodes(); ++V)
-    if (G.node(V).partner >= 0 && !(SplitStateless && Stateless(G.node(V).partner)))
-      UF.unite(V, G.node(V).partner);
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const int F = G.node(V).partner;
+    if (F < 0 || (SplitStateless && Stateless(F))) continue;
+    if (G.node(V).isBackward() && DerivesShared(F)) Deferred.push_back(static_cast<int>(V));
+    else UF.unite(V, F);
+  }
+  std::set<int> Placed; // deferred nodes that became sinks
   G.sharedParameters.clear();
   for (size_t V = 0; V < G.numNodes(); ++V)
     for (int O : G.node(V).onnxNodes)
@@ -236,10 +268,29 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool Split
     // partner): each copy sums its local partials.
     auto It = GradProducer.find(P);
     if (It != GradProducer.end() && G.node(It->second).op == "Sum") SP.sinks.push_back(It->second);
+    // Weight-derived readers, and their backward partners when these only
+    // feed the parameter's sinks (BLOOM: Transpose_Grad
+    // into the AccumulateGrad Sum): each device holding a partial runs
+    // its own copy.
+    std::set<int> Readers(SP.readers.begin(), SP.readers.end());
+    for (int V : SP.readers)
+      if (ParamOnly(V)) SP.derived.push_back(V);
+    std::set<int> Sinks(SP.sinks.begin(), SP.sinks.end());
+    for (int B : Deferred) {
+      if (!std::count(SP.derived.begin(), SP.derived.end(), G.node(B).partner) || Readers.count(B)) continue;
+      bool IntoSinks = !G.outEdges(B).empty();
+      for (int EId : G.outEdges(B)) IntoSinks &= Sinks.count(G.edge(EId).dst) > 0;
+      if (!IntoSinks) continue;
+      SP.sinks.push_back(B);
+      Placed.insert(B);
+    }
     std::sort(SP.sinks.begin(), SP.sinks.end());
     SP.sinks.erase(std::unique(SP.sinks.begin(), SP.sinks.end()), SP.sinks.end());
     G.sharedParameters.push_back(std::move(SP));
   }
+  // A deferred backward node that is no sink joins its partner after all.
+  for (int B : Deferred)
+    if (!Placed.count(B)) UF.unite(B, G.node(B).partner);
 
   std::map<int, int> Size;
   for (size_t V = 0; V < G.numNodes(); ++V) ++Size[UF.find(V)];

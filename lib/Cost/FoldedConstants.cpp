@@ -144,6 +144,7 @@ FoldedRemoval onnxp::removeFoldedNodes(CostGraph &G, const OnnxModel &M,
     };
     S.readers = Map(SP.readers);
     S.sinks = Map(SP.sinks);
+    S.derived = Map(SP.derived);
     S.owner = SP.owner >= 0 ? NewId[SP.owner] : -1;
     if (S.owner < 0 && !S.readers.empty()) S.owner = S.readers.front();
     Out.sharedParameters.push_back(std::move(S));

@@ -251,15 +251,17 @@ std::vector<DeviceMemory> onnxp::livenessMemory(const CostGraph &G, const std::v
     SavedSum[Device[V]] += N.savedBytes;
   }
   // Issue 22, item 4: a shared parameter whose readers sit on several
-  // devices has a copy on each; its owner's terms hold the first.
+  // devices has a copy on each device holding a reader (of it or of a
+  // tensor derived from it), with its gradient and optimizer state; a device
+  // that only accumulates a partial gradient holds the gradient buffer
+  // (IR/CostGraph.h replicaHolders). Its owner's terms hold the first copy.
   for (const SharedParameter &SP : G.sharedParameters) {
-    std::set<int> Devs;
-    for (int V : SP.readers) Devs.insert(Device[V]);
-    if (Devs.size() < 2) continue;
-    for (int Dev : Devs) {
+    const ReplicaHolders H = replicaHolders(G, SP, Device);
+    for (int Dev : H.devices) {
       if (SP.owner >= 0 && Device[SP.owner] == Dev) continue;
-      Out[Dev].weights += SP.weightBytes;
       Out[Dev].gradients += SP.gradBytes;
+      if (!std::binary_search(H.weightDevices.begin(), H.weightDevices.end(), Dev)) continue;
+      Out[Dev].weights += SP.weightBytes;
       Out[Dev].optimizerState += SP.optimizerBytes;
     }
   }

@@ -12,6 +12,7 @@
 #include <map>
 #include <ostream>
 #include <queue>
+#include <set>
 
 using namespace onnxp;
 
@@ -136,4 +137,24 @@ void CostGraph::print(std::ostream &OS) const {
     if (!E.tensor.empty()) OS << " '" << E.tensor << "'";
     OS << " bytes=" << formatNumber(E.bytes) << " comm=" << formatNumber(E.commTime) << "\n";
   }
+}
+
+ReplicaHolders onnxp::replicaHolders(const CostGraph &G, const SharedParameter &SP,
+                                     const std::vector<int> &Device) {
+  ReplicaHolders H;
+  if (Device.size() != G.numNodes()) return H;
+  std::set<int> Readers;
+  for (int V : SP.readers) Readers.insert(Device[V]);
+  if (Readers.size() < 2) return H;
+  std::set<int> Weight = Readers;
+  for (int D : SP.derived)
+    for (int EId : G.outEdges(D)) Weight.insert(Device[G.edge(EId).dst]);
+  std::set<int> All = Weight;
+  for (int S : SP.sinks) {
+    All.insert(Device[S]);
+    for (int EId : G.inEdges(S)) All.insert(Device[G.edge(EId).src]);
+  }
+  H.devices.assign(All.begin(), All.end());
+  H.weightDevices.assign(Weight.begin(), Weight.end());
+  return H;
 }

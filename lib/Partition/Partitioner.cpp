@@ -488,6 +488,9 @@ Expected<Plan> runWithSharedParameters(const PartitionerInfo &Info, const CostGr
   if (A) ONNXP_RETURN_IF_ERROR(finishGraphPlan(Info, G, P, O, FO, *A, Start));
   const bool Priced = *O.objective == Objective::MaxLoad || *O.objective == Objective::Gpipe;
   if (!Priced || !usesLiveness(G, O) || O.replicate || Name == "single") return A;
+  // (Planning on G with the replicas' local edges made free was tried for
+  // issue 22: dp then put all readers on one device, where those edges are
+  // transfers after all, and ip took ten times longer; not kept.)
   auto StartB = std::chrono::steady_clock::now();
   Expected<Plan> B = runUnderLiveness(Info, G, P, O, FO);
   Error BErr = B ? finishGraphPlan(Info, G, P, O, FO, *B, StartB) : B.takeError();
@@ -522,6 +525,20 @@ Expected<Plan> runWithSharedParameters(const PartitionerInfo &Info, const CostGr
               " ms per iteration of " + std::to_string(B->iterationMicrobatches) +
               " micro-batch(es) (--microbatches)";
     else Note += ": a copy on each, no gradient to all-reduce";
+    std::string GradOnly;
+    for (int Dev : R.devices)
+      if (!std::binary_search(R.weightDevices.begin(), R.weightDevices.end(), Dev))
+        GradOnly += (GradOnly.empty() ? "" : ", ") + P.deviceName(Dev);
+    if (!GradOnly.empty())
+      Note += "; " + GradOnly + " hold(s) only its gradient (a partial accumulated there)";
+    const SharedParameter &SP = G.sharedParameters[R.index];
+    const std::vector<std::vector<int>> Copies = derivedCopyDevices(G, SP, B->device);
+    for (size_t I = 0; I < SP.derived.size(); ++I) {
+      if (Copies[I].empty()) continue;
+      std::string On;
+      for (int Dev : Copies[I]) On += (On.empty() ? "" : ", ") + P.deviceName(Dev);
+      Note += "; '" + G.node(SP.derived[I]).name + "' (weight-derived) recomputed on " + On;
+    }
     B->notes.push_back(Note);
   }
   B->notes.push_back("replicating shared parameters: " + formatNumber(B->objective) + " " + G.timeUnit +

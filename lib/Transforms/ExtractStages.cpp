@@ -116,7 +116,9 @@ namespace {
 struct StageLists {
   nlohmann::json inputs = nlohmann::json::array();
   nlohmann::json outputs = nlohmann::json::array();
-  nlohmann::json constants = nlohmann::json::array(); ///< copied, not received
+  nlohmann::json constants = nlohmann::json::array();  ///< copied, not received
+  nlohmann::json recomputed = nlohmann::json::array(); ///< issue 22: recomputed, not received
+  std::vector<std::string> recomputedInputs;           ///< what the recomputed nodes read
 };
 
 /// Cuts one annotated model into stage models and pipeline.json. The
@@ -143,7 +145,7 @@ private:
   StageModel stageShell(int St) const;
   std::set<std::string> copyNodes(int St, onnx::GraphProto &OG) const;
   void addOldIrInput(const std::string &Name, onnx::GraphProto &OG) const;
-  bool copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L) const;
+  bool copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L, int Device) const;
   Error addInputs(StageModel &SM, const std::set<std::string> &Produced, StageLists &L,
                   nlohmann::json &Edges) const;
   std::vector<std::string> boundaryOutputs(const std::set<std::string> &Produced) const;
@@ -336,8 +338,10 @@ void StageExtractor::addOldIrInput(const std::string &Name, onnx::GraphProto &OG
 
 /// Copies In into the stage if it is an initializer or a small constant
 /// (listed in L.constants); false if the stage must receive it.
-bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L) const {
+bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLists &L, int Device) const {
   if (auto It = Initializers.find(In); It != Initializers.end()) {
+    for (const onnx::TensorProto &Init : OG.initializer())
+      if (Init.name() == In) return true; // already copied for a recomputed node
     *OG.add_initializer() = *It->second;
     addOldIrInput(In, OG);
     return true;
@@ -355,6 +359,32 @@ bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLi
   // it stays in the stage and reads the copy.
   auto PIt = Producer.find(In);
   if (PIt == Producer.end()) return false;
+  // Issue 22: a weight-derived tensor this device recomputes: its producer
+  // goes first in the stage. Its inputs are parameters (initializers, or
+  // graph inputs in an ORT training graph): addInputs copies or receives them.
+  if (auto RIt = O.recomputed.find(In);
+      RIt != O.recomputed.end() && RIt->second.count(P.deviceNames[Device])) {
+    const onnx::NodeProto &Node = G.node(PIt->second);
+    bool FromParameters = true;
+    for (const std::string &NodeIn : Node.input())
+      FromParameters &= NodeIn.empty() || Initializers.count(NodeIn) || !Producer.count(NodeIn);
+    if (FromParameters) {
+      onnx::NodeProto *Copy = OG.add_node();
+      *Copy = Node;
+      // Annotated as this stage's own nodes are (the first is a template).
+      if (OG.node_size() > 1) {
+        if (Expected<std::vector<NodeDeviceConfiguration>> C = nodeDeviceConfigurations(OG.node(0)))
+          setNodeDeviceConfigurations(*Copy, *C);
+        if (Expected<MetadataEntries> Meta = nodeMetadataProps(OG.node(0)))
+          setNodeMetadataProps(*Copy, *Meta);
+      }
+      for (int I = OG.node_size() - 1; I > 0; --I) OG.mutable_node()->SwapElements(I, I - 1);
+      for (const std::string &NodeIn : Node.input())
+        if (!NodeIn.empty()) L.recomputedInputs.push_back(NodeIn);
+      L.recomputed.push_back(In);
+      return true;
+    }
+  }
   std::optional<onnx::TensorProto> C = smallConstant(G.node(PIt->second), In);
   if (!C) return false;
   *OG.add_initializer() = std::move(*C);
@@ -369,24 +399,31 @@ Error StageExtractor::addInputs(StageModel &SM, const std::set<std::string> &Pro
                                 nlohmann::json &Edges) const {
   onnx::GraphProto &OG = *SM.model.mutable_graph();
   std::set<std::string> Added;
+  std::vector<std::string> Reads; // grows: a recomputed node's inputs come last
   for (int I : StageNodes[SM.stage])
-    for (const std::string &In : nodeDataInputs(G.node(I))) {
-      if (Produced.count(In) || !Added.insert(In).second) continue;
-      if (copyIn(In, OG, L)) continue;
-      std::optional<onnx::TypeProto> T = typeOf(In);
-      if (!T)
-        return makeError("stage ", SM.name, ": the type of its input '", In,
-                         "' is unknown (shape inference could not type it)");
-      auto *VI = OG.add_input();
-      VI->set_name(In);
-      *VI->mutable_type() = *T;
-      SM.inputs.push_back(In);
-      auto PIt = Producer.find(In);
-      nlohmann::json From =
-          PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
-      L.inputs.push_back({{"tensor", In}, {"from", From}});
-      Edges.push_back({{"tensor", In}, {"from", From}, {"to", SM.stage}});
+    for (const std::string &In : nodeDataInputs(G.node(I))) Reads.push_back(In);
+  for (size_t K = 0; K < Reads.size(); ++K) {
+    const std::string In = Reads[K];
+    if (Produced.count(In) || !Added.insert(In).second) continue;
+    if (copyIn(In, OG, L, SM.device)) {
+      Reads.insert(Reads.end(), L.recomputedInputs.begin(), L.recomputedInputs.end());
+      L.recomputedInputs.clear();
+      continue;
     }
+    std::optional<onnx::TypeProto> T = typeOf(In);
+    if (!T)
+      return makeError("stage ", SM.name, ": the type of its input '", In,
+                       "' is unknown (shape inference could not type it)");
+    auto *VI = OG.add_input();
+    VI->set_name(In);
+    *VI->mutable_type() = *T;
+    SM.inputs.push_back(In);
+    auto PIt = Producer.find(In);
+    nlohmann::json From =
+        PIt == Producer.end() ? nlohmann::json("graph") : nlohmann::json(P.stage[PIt->second]);
+    L.inputs.push_back({{"tensor", In}, {"from", From}});
+    Edges.push_back({{"tensor", In}, {"from", From}, {"to", SM.stage}});
+  }
   return Error::success();
 }
 
@@ -468,6 +505,7 @@ nlohmann::json StageExtractor::stageJson(const StageModel &SM, const StageLists 
   if (P.multiNode && SM.device < static_cast<int>(P.deviceNode.size()))
     Stage["node"] = P.deviceNode[SM.device];
   if (!L.constants.empty()) Stage["constants"] = L.constants;
+  if (!L.recomputed.empty()) Stage["recomputed"] = L.recomputed;
   if (SM.stage < static_cast<int>(O.prediction.stageTime.size()))
     Stage["predicted_time"] = O.prediction.stageTime[SM.stage];
   return Stage;

@@ -91,6 +91,12 @@ struct SharedParameter {
   /// (ORT's AccumulateGrad Sum, optimizer nodes): under replication each
   /// device holding a copy runs them on its local partial gradients.
   std::vector<int> sinks;
+  /// Weight-derived nodes (issue 22, Megatron's embedding group): forward
+  /// readers whose every input is a parameter (BLOOM's LM-head Transpose of
+  /// the tied embedding). When the parameter is replicated, a device holding
+  /// a reader of their output runs its own copy of them instead of
+  /// receiving the output; their backward partners are sinks.
+  std::vector<int> derived;
   double weightBytes = 0;    ///< one copy of the parameter
   double gradBytes = 0;      ///< its gradient buffer (training)
   double optimizerBytes = 0; ///< its optimizer state (training)
@@ -154,6 +160,20 @@ private:
 };
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+/// Issue 22, item 4: the devices that hold a copy of shared parameter SP
+/// under a placement. SP is replicated when its readers sit on at least two
+/// devices (else both vectors are empty: one copy, transfers as usual).
+/// Then every device reading a weight-derived tensor (SP.derived) holds a
+/// copy of the weight and runs its own copy of the derived node, and every
+/// device producing a partial gradient for, or running, one of SP's sinks
+/// accumulates that gradient locally: all of them all-reduce the gradient
+/// once per iteration.
+struct ReplicaHolders {
+  std::vector<int> devices;       ///< all holders, ascending: the all-reduce group
+  std::vector<int> weightDevices; ///< those holding the weight (readers), ascending
+};
+ReplicaHolders replicaHolders(const CostGraph &G, const SharedParameter &SP, const std::vector<int> &Device);
 
 /// Formats a double for dumps and reports: shortest round-trippable form
 /// with at most 6 significant digits, "inf" for infinity.

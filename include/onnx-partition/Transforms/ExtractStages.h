@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct ExtractOptions {
   /// devices (names) that hold a copy and all-reduce its gradient once per
   /// iteration (pipeline.json "replicated_parameters").
   std::vector<std::pair<std::string, std::vector<std::string>>> replicatedParameters;
+  /// Issue 22: weight-derived tensors of replicated parameters (a Transpose
+  /// of a tied weight) and the devices (names) that recompute them: a stage
+  /// there reading one copies its producer node (whose inputs are
+  /// initializers) instead of receiving it (pipeline.json "recomputed").
+  std::map<std::string, std::set<std::string>> recomputed;
   /// Issue 22, item 1: the pipeline the plan's memory was checked for
   /// (pipeline.json "pipeline"; empty schedule: none written): the schedule,
   /// whether the user named it, micro-batches per iteration, and per device

@@ -62,6 +62,8 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
   // objective (the gpipe objective shares the same usage).
   ONNXP_RETURN_IF_ERROR(
       evaluateInto(G, P, Pl, Obj == Objective::Gpipe ? Objective::Gpipe : Objective::MaxLoad));
+  // Issue 22: the copies replicas run, re-priced independently.
+  ONNXP_RETURN_IF_ERROR(checkReplicaCompute(G, P, Pl));
   switch (Obj) {
   case Objective::MaxLoad:
   case Objective::Gpipe: break;

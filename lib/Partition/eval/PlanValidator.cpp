@@ -15,7 +15,9 @@
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 
 using namespace onnxp;
 
@@ -177,5 +179,50 @@ Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
         return Fail("the backward part on ", P.deviceName(Dev), " is not contiguous");
     }
   }
+  return Error::success();
+}
+
+Error onnxp::checkReplicaCompute(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  const int D = P.numDevices();
+  if (Pl.device.size() != G.numNodes() || Pl.usage.size() != static_cast<size_t>(D)) return Error::success();
+  std::vector<double> Compute(D, 0);
+  for (size_t V = 0; V < G.numNodes(); ++V) Compute[Pl.device[V]] += P.nodeTimeMs(G.node(V), Pl.device[V]);
+  bool Any = false;
+  for (const SharedParameter &SP : G.sharedParameters) {
+    std::set<int> Readers;
+    for (int V : SP.readers) Readers.insert(Pl.device[V]);
+    if (SP.folded || Readers.size() < 2) continue;
+    Any = true;
+    // A derived node runs wherever its output is read.
+    for (int V : SP.derived) {
+      std::set<int> On{Pl.device[V]};
+      for (int EId : G.outEdges(V))
+        if (On.insert(Pl.device[G.edge(EId).dst]).second)
+          Compute[Pl.device[G.edge(EId).dst]] += P.nodeTimeMs(G.node(V), Pl.device[G.edge(EId).dst]);
+    }
+    // A sink runs where it is placed and where one of its inputs is made;
+    // sinks feeding sinks: repeat until nothing changes.
+    std::map<int, std::set<int>> On;
+    for (int S : SP.sinks) On[S] = {Pl.device[S]};
+    for (bool Grew = true; Grew;) {
+      Grew = false;
+      for (int S : SP.sinks)
+        for (int EId : G.inEdges(S)) {
+          const int Src = G.edge(EId).src;
+          std::set<int> Made = On.count(Src) ? On[Src] : std::set<int>{Pl.device[Src]};
+          for (int Dev : Made) Grew |= On[S].insert(Dev).second;
+        }
+    }
+    for (auto &[S, Devs] : On)
+      for (int Dev : Devs)
+        if (Dev != Pl.device[S]) Compute[Dev] += P.nodeTimeMs(G.node(S), Dev);
+  }
+  if (!Any) return Error::success();
+  for (int Dev = 0; Dev < D; ++Dev)
+    if (std::abs(Compute[Dev] - Pl.usage[Dev].compute) > 1e-9 * std::max(1.0, Compute[Dev]))
+      return makeInternalError("plan from '", Pl.algorithm, "' is mispriced: ", P.deviceName(Dev),
+                               " computes ", formatNumber(Compute[Dev]),
+                               " ms with its replicas' copies, the evaluator says ",
+                               formatNumber(Pl.usage[Dev].compute));
   return Error::success();
 }

@@ -28,33 +28,70 @@ std::vector<ReplicatedParameter> onnxp::replicatedParameters(const CostGraph &G,
   for (size_t I = 0; I < G.sharedParameters.size(); ++I) {
     const SharedParameter &SP = G.sharedParameters[I];
     if (SP.folded) continue; // a folded constant: copied for free, nothing to reduce
-    std::vector<int> Devs = readerDevices(SP, Device);
-    if (Devs.size() < 2) continue;
+    ReplicaHolders H = replicaHolders(G, SP, Device);
+    if (H.devices.size() < 2) continue;
     ReplicatedParameter R;
     R.index = static_cast<int>(I);
     R.name = SP.name;
-    R.devices = std::move(Devs);
+    R.devices = std::move(H.devices);
+    R.weightDevices = std::move(H.weightDevices);
     R.gradientBytes = SP.gradBytes;
     Out.push_back(std::move(R));
   }
   return Out;
 }
 
-namespace {
-bool holds(const std::vector<int> &Devs, int D) { return std::binary_search(Devs.begin(), Devs.end(), D); }
-} // namespace
-
 std::vector<char> onnxp::replicaLocalEdges(const CostGraph &G, const std::vector<int> &Device) {
   std::vector<char> Local(G.numEdges(), 0);
   for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
     const SharedParameter &SP = G.sharedParameters[R.index];
-    for (int S : SP.sinks) {
-      if (!holds(R.devices, Device[S])) continue;
-      for (int EId : G.inEdges(S))
-        if (holds(R.devices, Device[G.edge(EId).src])) Local[EId] = 1;
-    }
+    // Every device feeding a sink holds the gradient and runs its own copy
+    // of the sink (replicaHolders), every reader of a derived tensor its
+    // own copy of the derived node: nothing crosses a link for them.
+    for (int S : SP.sinks)
+      for (int EId : G.inEdges(S)) Local[EId] = 1;
+    for (int D : SP.derived)
+      for (int EId : G.outEdges(D)) Local[EId] = 1;
   }
   return Local;
+}
+
+std::vector<std::vector<int>> onnxp::sinkCopyDevices(const CostGraph &G, const SharedParameter &SP,
+                                                     const std::vector<int> &Device) {
+  // A copy of sink S runs where one of its inputs is produced: by a node
+  // placed there, or by a copy of an earlier sink (to a fixpoint: sinks
+  // are few and their chains short).
+  std::vector<std::set<int>> Runs(SP.sinks.size());
+  auto SinkIndex = [&](int V) {
+    auto It = std::find(SP.sinks.begin(), SP.sinks.end(), V);
+    return It == SP.sinks.end() ? -1 : static_cast<int>(It - SP.sinks.begin());
+  };
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (size_t I = 0; I < SP.sinks.size(); ++I)
+      for (int EId : G.inEdges(SP.sinks[I])) {
+        const int Src = G.edge(EId).src, J = SinkIndex(Src);
+        std::set<int> From = J < 0 ? std::set<int>{Device[Src]} : Runs[J];
+        if (J >= 0) From.insert(Device[Src]);
+        for (int Dev : From)
+          if (Dev != Device[SP.sinks[I]] && Runs[I].insert(Dev).second) Changed = true;
+      }
+  }
+  std::vector<std::vector<int>> Out;
+  for (const std::set<int> &S : Runs) Out.emplace_back(S.begin(), S.end());
+  return Out;
+}
+
+std::vector<std::vector<int>> onnxp::derivedCopyDevices(const CostGraph &G, const SharedParameter &SP,
+                                                        const std::vector<int> &Device) {
+  std::vector<std::vector<int>> Out;
+  for (int D : SP.derived) {
+    std::set<int> Devs;
+    for (int EId : G.outEdges(D))
+      if (Device[G.edge(EId).dst] != Device[D]) Devs.insert(Device[G.edge(EId).dst]);
+    Out.emplace_back(Devs.begin(), Devs.end());
+  }
+  return Out;
 }
 
 ReplicaLoad onnxp::replicaLoad(const CostGraph &G, const Platform &P, const std::vector<int> &Device,
@@ -64,13 +101,16 @@ ReplicaLoad onnxp::replicaLoad(const CostGraph &G, const Platform &P, const std:
   const double M = std::max(1, Microbatches);
   for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
     const SharedParameter &SP = G.sharedParameters[R.index];
-    for (int S : SP.sinks) {
-      if (!holds(R.devices, Device[S])) continue;
-      for (int Dev : R.devices) {
-        if (Dev == Device[S]) continue; // charged where the plan puts it
-        (G.node(S).isBackward() ? L.sinkBackward : L.sinkForward)[Dev] += P.nodeTimeMs(G.node(S), Dev);
-      }
+    // Copies run once per sample: the written stage runs them on every
+    // micro-batch, as it runs everything else.
+    const std::vector<std::vector<int>> Sinks = sinkCopyDevices(G, SP, Device);
+    for (size_t I = 0; I < SP.sinks.size(); ++I) {
+      const CostNode &S = G.node(SP.sinks[I]);
+      for (int Dev : Sinks[I]) (S.isBackward() ? L.sinkBackward : L.sinkForward)[Dev] += P.nodeTimeMs(S, Dev);
     }
+    const std::vector<std::vector<int>> Copies = derivedCopyDevices(G, SP, Device);
+    for (size_t I = 0; I < SP.derived.size(); ++I)
+      for (int Dev : Copies[I]) L.sinkForward[Dev] += P.nodeTimeMs(G.node(SP.derived[I]), Dev);
     // Once per iteration, so 1/M of it per sample.
     const double Ms = ringAllReduceMs(P, R.gradientBytes, R.devices) / M;
     for (int Dev : R.devices) L.allReduce[Dev] += Ms;
@@ -140,6 +180,15 @@ void onnxp::mapSharedParameters(const CostGraph &G, const std::vector<int> &OldT
     M.sinks.clear();
     for (int S : Map(SP.sinks))
       if (!Mixed.count(S) && !std::count(M.readers.begin(), M.readers.end(), S)) M.sinks.push_back(S);
+    // A derived node stays one only in a group of its own kind (its copies
+    // run nothing else).
+    std::set<int> DerivedOld(SP.derived.begin(), SP.derived.end());
+    std::set<int> NotDerived;
+    for (size_t V = 0; V < OldToNew.size(); ++V)
+      if (!DerivedOld.count(static_cast<int>(V))) NotDerived.insert(OldToNew[V]);
+    M.derived.clear();
+    for (int D : Map(SP.derived))
+      if (!NotDerived.count(D)) M.derived.push_back(D);
     M.owner = SP.owner >= 0 ? OldToNew[SP.owner] : -1;
     Out.sharedParameters.push_back(std::move(M));
   }

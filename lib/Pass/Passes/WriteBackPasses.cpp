@@ -209,6 +209,14 @@ public:
         std::vector<std::string> Devs;
         for (int D : R.devices) Devs.push_back(Ctx.platform.deviceName(D));
         EO.replicatedParameters.emplace_back(R.name, std::move(Devs));
+        // Issue 22: where the weight-derived tensors are recomputed.
+        const SharedParameter &SP = Ctx.graph.sharedParameters[R.index];
+        const std::vector<std::vector<int>> Copies = derivedCopyDevices(Ctx.graph, SP, Pl.device);
+        for (size_t I = 0; I < SP.derived.size(); ++I)
+          for (int EId : Ctx.graph.outEdges(SP.derived[I]))
+            for (int D : Copies[I])
+              if (!Ctx.graph.edge(EId).tensor.empty())
+                EO.recomputed[Ctx.graph.edge(EId).tensor].insert(Ctx.platform.deviceName(D));
       }
     // Issue 22, item 1: the pipeline whose in-flight micro-batches the
     // memory check counted, for the runner.

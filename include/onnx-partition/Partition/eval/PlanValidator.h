@@ -28,6 +28,13 @@ struct ValidationOptions {
 /// Returns the first violation found, naming the node and device.
 Error validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O = {});
 
+/// Issue 22: re-prices, without the evaluator's helpers, the compute each
+/// device runs for a plan that replicates shared parameters (its nodes, a
+/// copy of each weight-derived node per other device reading its output,
+/// a copy of each sink per other device producing one of its inputs) and
+/// fails when Pl.usage (the evaluator's) says otherwise.
+Error checkReplicaCompute(const CostGraph &G, const Platform &P, const Plan &Pl);
+
 /// Whether the node set {v : InSet[v]} is contiguous in G restricted to the
 /// nodes with Consider[v] (seed 004 Def. 3.1: no path leaves the set and
 /// re-enters it). Consider may be empty meaning all nodes.

@@ -27,7 +27,10 @@ namespace onnxp {
 struct ReplicatedParameter {
   int index = -1; ///< into CostGraph::sharedParameters
   std::string name;
-  std::vector<int> devices; ///< the devices holding a copy, ascending (>= 2)
+  std::vector<int> devices; ///< the devices holding a copy, ascending (>= 2): the all-reduce group
+  /// Those holding the weight itself (a reader, or a reader of a derived
+  /// tensor); the others hold only the gradient (IR/CostGraph.h replicaHolders).
+  std::vector<int> weightDevices;
   double gradientBytes = 0; ///< bytes all-reduced per iteration
 };
 
@@ -40,15 +43,27 @@ std::vector<int> readerDevices(const SharedParameter &SP, const std::vector<int>
 std::vector<ReplicatedParameter> replicatedParameters(const CostGraph &G, const std::vector<int> &Device);
 
 /// Per edge of G: true when Device replicates a shared parameter and the edge
-/// carries a partial gradient from a device holding a copy into one of its
-/// sinks placed on a device holding a copy: that device's own copy of the
-/// sink reads it, nothing crosses a link.
+/// enters one of its sinks (a partial gradient: the device producing it
+/// holds the gradient and its own copy of the sink reads it) or leaves one
+/// of its derived nodes (a weight-derived tensor: the reader's device runs
+/// its own copy of the node). Nothing crosses a link for these edges.
 std::vector<char> replicaLocalEdges(const CostGraph &G, const std::vector<int> &Device);
 
-/// Per device: the extra compute (ms, from Platform::nodeTimeMs) of the sink
-/// copies the devices holding a copy run, split by forward side / backward
-/// role of the sink, and the all-reduce time per sample (divided by
-/// Microbatches). Index [device].
+/// For each sink of SP (SP.sinks order): the devices other than its own
+/// that run a copy of it, i.e. that produce one of its inputs (a node
+/// placed there or a copy of an earlier sink). Ascending.
+std::vector<std::vector<int>> sinkCopyDevices(const CostGraph &G, const SharedParameter &SP,
+                                              const std::vector<int> &Device);
+/// For each derived node of SP (SP.derived order): the devices other than
+/// its own holding a reader of its output, each running a copy. Ascending.
+std::vector<std::vector<int>> derivedCopyDevices(const CostGraph &G, const SharedParameter &SP,
+                                                 const std::vector<int> &Device);
+
+/// Per device: the extra compute (ms, from Platform::nodeTimeMs) of the
+/// sink and derived-node copies, once per sample (the written stages run
+/// them on every micro-batch), split by forward side (derived nodes and
+/// forward-role sinks) / backward role, and the all-reduce time per sample
+/// (divided by Microbatches). Index [device].
 struct ReplicaLoad {
   std::vector<double> sinkForward, sinkBackward, allReduce;
 };
