@@ -6,12 +6,15 @@
 // limits, evenly spaced from 0.5x to 1.25x the peak memory of PipeDream's
 // P-stage straight pipeline (the range of tools/bench/bench_pipeline), one
 // table row per limit on stdout and the chart (memorySweepSvg) in OUT.svg.
-// Every period is the simulator's (PipelineSweep.h).
+// Every period and peak is the simulator's (PipelineSweep.h); the peaks hold
+// the stash of the micro-batches each GPU has in flight under its plan's
+// 1F1B pattern, which the rows list per GPU (issue 22, PatternInFlight.h).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/Outputs.h"
 
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/PatternInFlight.h"
 #include "onnx-partition/Partition/PipelineBaseline.h"
 #include "onnx-partition/Partition/PipelineSweep.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -21,6 +24,17 @@
 #include <ostream>
 
 using namespace onnxp;
+
+namespace {
+/// "4,3,2,1": per used GPU, the micro-batches it holds in flight; "-" for
+/// no plan.
+std::string inFlightList(const std::vector<int> &PerGpu) {
+  std::string S;
+  for (int K : PerGpu)
+    if (K > 0) S += (S.empty() ? "" : ",") + std::to_string(K);
+  return S.empty() ? "-" : S;
+}
+} // namespace
 
 Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P, const OutputOptions &O,
                                               std::ostream &OS) {
@@ -40,10 +54,16 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
   IO.deadline = O.partition.deadline; // what is left of the run's limit, shared by the points
   IO.relativeGap = O.partition.relativeGap;
   IO.threads = O.partition.threads;
-  OS << "memory sweep of '" << C.name << "', " << P.accelerators << " GPUs (PipeDream " << P.accelerators
-     << "-stage peak " << formatNumber(Base->peakMemory()) << " bytes)\n";
+  // The straight pipeline has at most one stage per block (issue 22: the
+  // header named P stages on a chain of fewer blocks). Peaks count the stash
+  // of the micro-batches each GPU holds in flight under 1F1B (seed 000 §4.2.2).
+  OS << "memory sweep of '" << C.name << "', " << P.accelerators << " GPUs (PipeDream "
+     << Base->pattern.usedGpus() << "-stage peak " << formatNumber(Base->peakMemory())
+     << " bytes with the stash of " << inFlightList(patternInFlight(Tasks, Base->pattern))
+     << " micro-batches in flight per GPU)\n";
   OS << std::setw(14) << "limit_bytes" << std::setw(14) << "ilp_ms" << std::setw(14) << "bound_ms"
-     << std::setw(14) << "baseline_ms" << std::setw(8) << "stages"
+     << std::setw(14) << "baseline_ms" << std::setw(8) << "stages" << std::setw(12) << "ilp_flight"
+     << std::setw(12) << "base_flight"
      << "\n";
   auto Row = [&](const MemorySweepPoint &Pt) {
     OS << std::setw(14) << formatNumber(Pt.memoryBytes) << std::setw(14)
@@ -52,7 +72,8 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
                                       : formatNumber(Pt.ilpPeriod))
        << std::setw(14) << formatNumber(Pt.ilpBound) << std::setw(14)
        << (std::isnan(Pt.baselinePeriod) ? std::string("none fits") : formatNumber(Pt.baselinePeriod))
-       << std::setw(8) << Pt.baselineStages << "\n";
+       << std::setw(8) << Pt.baselineStages << std::setw(12) << inFlightList(Pt.ilpInFlight) << std::setw(12)
+       << inFlightList(Pt.baselineInFlight) << "\n";
     OS.flush();
   };
   Expected<std::vector<MemorySweepPoint>> Sweep = memorySweep(Tasks, Limits, IO, Row);

@@ -149,7 +149,8 @@ void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const
       OS << "    memory " << Ctx.platform.deviceName(D) << " (" << memoryModelName(P.memoryModel)
          << "): " << describeDeviceMemory(Terms[D]) << "\n";
   // Issue 22, item 1: the pipeline whose in-flight micro-batches those count.
-  if (P.memoryModel == MemoryModel::Liveness && P.device.size() == G.numNodes())
+  if ((P.memoryModel == MemoryModel::Liveness || !P.scheduleMemory.empty()) &&
+      P.device.size() == G.numNodes())
     if (const std::string InFlight = describeInFlight(G, Ctx.platform, P); !InFlight.empty())
       OS << "    in flight (saved activations per micro-batch held at once): " << InFlight << "\n";
   if (Makespan)
@@ -226,6 +227,10 @@ void onnxp::printRunSummary(std::ostream &OS, const PassContext &Ctx, const Outp
   OS << "  algorithm " << P.algorithm << ": " << objectiveName(P.objectiveKind) << " "
      << formatNumber(P.objective) << " " << Unit;
   if (!std::isnan(P.lowerBound)) OS << ", lower bound " << formatNumber(P.lowerBound);
+  // Issue 22: a bound over a family this plan is not in (ip's bound over the
+  // plans that colocate shared parameters, above its replicating plan).
+  if (P.lowerBound > P.objective && !P.lowerBoundScope.empty() && P.lowerBoundScope != Plan::kAnyPlan)
+    OS << " (among " << P.lowerBoundScope << "; this plan is not one)";
   OS << ", solved in " << formatNumber(P.solveSeconds) << " s\n";
   printBounds(OS, P, Unit);
   printAlternatives(OS, P);

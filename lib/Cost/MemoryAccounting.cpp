@@ -331,6 +331,19 @@ std::vector<DeviceMemory> onnxp::planMemoryByTerm(const CostGraph &G, const Plat
   std::vector<DeviceMemory> Out;
   if (Pl.memoryModel == MemoryModel::Liveness) {
     Out = planLivenessMemory(G, Pl, D); // with the pipeline's in-flight micro-batches
+  } else if (Pl.memoryModel == MemoryModel::Schedule && !Pl.scheduleMemory.empty()) {
+    // A periodic pattern's simulator measured these at each GPU's peak.
+    Out.assign(D, DeviceMemory());
+    for (int Dev = 0; Dev < D && Dev < static_cast<int>(Pl.scheduleMemory.size()); ++Dev) {
+      const ScheduleMemory &S = Pl.scheduleMemory[Dev];
+      DeviceMemory &M = Out[Dev];
+      M.weights = S.weights;
+      M.gradients = S.gradients;
+      M.savedActivations = S.savedActivations;
+      M.inFlight = S.inFlight;
+      M.transient = S.transient;
+      M.peak = M.weights + M.gradients + M.savedActivations + M.inFlight + M.transient;
+    }
   } else {
     Out.assign(D, DeviceMemory());
     for (size_t V = 0; V < G.numNodes(); ++V) {

@@ -26,6 +26,15 @@ std::map<int, int> onnxp::stagePipelineOrder(const CostGraph &G, const std::vect
 
 bool onnxp::isPipelineScheduleName(const std::string &Name) { return Name == "gpipe" || Name == "1f1b"; }
 
+std::string onnxp::pipelineScheduleKind(const Plan &Pl) {
+  if (!Pl.scheduleMemory.empty()) return "1f1b-periodic";
+  return Pl.pipelineSchedule.empty() ? "1f1b" : Pl.pipelineSchedule;
+}
+
+int onnxp::pipelineMicrobatches(const Plan &Pl) {
+  return Pl.scheduleMemory.empty() ? Pl.iterationMicrobatches : Pl.scheduleReplayed;
+}
+
 std::vector<int> onnxp::pipelinePositions(const CostGraph &G, const std::vector<int> &Device,
                                           const std::vector<int> &Stage, int NumDevices, int *NumStages) {
   std::vector<int> Pos(std::max(NumDevices, 0), -1);
@@ -62,6 +71,12 @@ int onnxp::inFlightAtStage(const std::string &Schedule, int Position, int NumSta
 
 std::vector<int> onnxp::inFlightMicrobatches(const CostGraph &G, const Plan &Pl, int NumDevices) {
   std::vector<int> K(std::max(NumDevices, 0), 1);
+  // Memory model schedule: the periodic pattern's own counts.
+  if (!Pl.scheduleMemory.empty()) {
+    for (int D = 0; D < NumDevices && D < static_cast<int>(Pl.scheduleMemory.size()); ++D)
+      K[D] = Pl.scheduleMemory[D].microbatches;
+    return K;
+  }
   if (Pl.iterationMicrobatches <= 1) return K;
   int P = 0;
   const std::vector<int> Pos = pipelinePositions(G, Pl.device, Pl.stage, NumDevices, &P);
@@ -86,8 +101,12 @@ std::string onnxp::describeInFlight(const CostGraph &G, const Platform &P, const
     if (Pos[Dev] >= 0) Devs.push_back(Dev);
   std::stable_sort(Devs.begin(), Devs.end(), [&](int A, int B) { return Pos[A] < Pos[B]; });
   std::ostringstream OS;
-  OS << (Pl.pipelineSchedule.empty() ? "1f1b (no --schedule named)" : Pl.pipelineSchedule) << ", "
-     << Pl.iterationMicrobatches << " micro-batches per iteration:";
+  if (!Pl.scheduleMemory.empty())
+    OS << pipelineScheduleKind(Pl) << " (steady state, as its simulator replays " << Pl.scheduleReplayed
+       << " micro-batches):";
+  else
+    OS << (Pl.pipelineSchedule.empty() ? "1f1b (no --schedule named)" : Pl.pipelineSchedule) << ", "
+       << Pl.iterationMicrobatches << " micro-batches per iteration:";
   for (size_t I = 0; I < Devs.size(); ++I)
     OS << (I ? ", " : " ") << P.deviceName(Devs[I]) << " holds " << K[Devs[I]];
   return OS.str();

@@ -112,8 +112,11 @@ double livenessReserve(const CostGraph &G);
 
 /// Memory per device of a plan by term, for the summary and --report
 /// (issue 22, item 5): the liveness model for liveness plans; for sum plans
-/// the node charges by kind (inference outputs in `transient`); for the
-/// other models only `peak` (the validator's figure, Plan::usage).
+/// the node charges by kind (inference outputs in `transient`); for
+/// schedule plans of a periodic 1F1B pattern the simulator's terms
+/// (Plan::scheduleMemory: weights are its two versions, the stash of the
+/// further micro-batches is in `inFlight`); for the other models only `peak`
+/// (the validator's figure, Plan::usage).
 std::vector<DeviceMemory> planMemoryByTerm(const CostGraph &G, const Platform &P, const Plan &Pl);
 
 /// Whether M splits into named terms (a workload's sum plan has only its

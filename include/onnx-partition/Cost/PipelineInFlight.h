@@ -33,6 +33,16 @@ namespace onnxp {
 /// Whether Name is a schedule a graph plan may be pipelined with.
 bool isPipelineScheduleName(const std::string &Name);
 
+/// The schedule Pl's memory was checked for, as pipeline.json and --report
+/// name it: "gpipe", "1f1b" (also when none was named), or "1f1b-periodic"
+/// for a periodic pattern's plan (Plan::scheduleMemory; pipeline-ilp,
+/// pipeline-pipedream).
+std::string pipelineScheduleKind(const Plan &Pl);
+
+/// Micro-batches of that schedule: Plan::iterationMicrobatches, or for a
+/// periodic pattern the micro-batches its simulator replayed.
+int pipelineMicrobatches(const Plan &Pl);
+
 /// The pipeline order of a plan's stages, the one order --schedule,
 /// --trace (stagesAsChain) and the in-flight counts share: stage id
 /// (Stage[v], or Device[v] when Stage is empty) -> its position, stages in
@@ -53,8 +63,8 @@ std::vector<int> pipelinePositions(const CostGraph &G, const std::vector<int> &D
 int inFlightAtStage(const std::string &Schedule, int Position, int NumStages, int Microbatches);
 
 /// Per device: micro-batches whose saved activations it holds at once under
-/// Pl's pipeline (Plan::pipelineSchedule, Plan::iterationMicrobatches); 1
-/// for a device without a stage.
+/// Pl's pipeline (Plan::pipelineSchedule, Plan::iterationMicrobatches, or a
+/// periodic pattern's Plan::scheduleMemory); 1 for a device without a stage.
 std::vector<int> inFlightMicrobatches(const CostGraph &G, const Plan &Pl, int NumDevices);
 
 /// livenessMemory of Pl's placement with its pipeline's in-flight

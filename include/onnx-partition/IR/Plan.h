@@ -57,6 +57,20 @@ struct DeviceUsage {
   double memory = 0; ///< bytes held
 };
 
+/// Memory model `schedule` with a periodic 1F1B pattern (pipeline-ilp,
+/// pipeline-pipedream): one device's memory at the peak its simulator
+/// measured, by term (issue 22, item 1). The terms sum to DeviceUsage::memory.
+struct ScheduleMemory {
+  double weights = 0;          ///< two weight versions (seed 000 eq. 33)
+  double gradients = 0;        ///< the weight gradient (eq. 33)
+  double savedActivations = 0; ///< stash of the micro-batch stashing most at the peak
+  double inFlight = 0;         ///< stash of the other micro-batches in flight then
+  double transient = 0;        ///< communication buffers, kept outputs, the task's I/O
+  /// Micro-batches whose stash the device holds at once in the steady state
+  /// (Partition/PatternInFlight.h; 1 for a device without blocks).
+  int microbatches = 1;
+};
+
 /// One algorithm's outcome when several ran for one request (`--algo all`,
 /// `auto`): the rows of the side-by-side table in the summary and report.
 struct AlgorithmOutcome {
@@ -120,6 +134,11 @@ struct Plan {
   /// JSON text. Its simulator replays it to price the plan; the report and
   /// the annotated model carry it, so --load-plan can replay it again.
   std::string schedule;
+  /// Per device, memory model `schedule` with a periodic 1F1B pattern: the
+  /// simulator's terms and the pattern's in-flight micro-batches (empty
+  /// otherwise). scheduleReplayed: the micro-batches the simulator replayed.
+  std::vector<ScheduleMemory> scheduleMemory;
+  int scheduleReplayed = 0;
   /// Every algorithm considered when several ran (`all`, `auto`), in order.
   std::vector<AlgorithmOutcome> alternatives;
 

@@ -42,6 +42,10 @@ struct PipelineGpuMemory {
   /// what Cost/PipelineInFlight.h's in-flight count must equal). A GPU with
   /// several runs of blocks counts each run's.
   int maxStashedMicrobatches = 0;
+  /// Of peakStash, the bytes of the micro-batch that stashes most then; the
+  /// rest (peakStash - this) is the other micro-batches in flight (issue 22:
+  /// the summary's "saved activations" and "in-flight micro-batches").
+  double peakStashOneBatch = 0;
 
   /// The memory at the start of task \p Task; keeps the terms if it is a new peak.
   /// Returns the total (weights + buffers + stash + direct + the task's own I/O).

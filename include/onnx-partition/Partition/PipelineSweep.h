@@ -35,6 +35,9 @@ struct MemorySweepPoint {
   double baselinePeriod = NAN; ///< NaN when no straight pipeline fits
   double baselinePeakMemory = NAN;
   int baselineStages = 0;
+  /// Issue 22, item 1: per GPU, the micro-batches whose stash each plan's
+  /// 1F1B pattern holds at once (PatternInFlight.h); the peaks count them.
+  std::vector<int> ilpInFlight, baselineInFlight;
 };
 
 /// Evenly spaced limits from Lo to Hi (bytes), Count of them.

@@ -51,6 +51,8 @@ Error priceOnChain(const Platform &P, Plan &Pl, const FinalizeOptions &O) {
   Pl.objective = Block.objective;
   for (size_t D = 0; D < Pl.usage.size() && D < Block.usage.size(); ++D)
     Pl.usage[D].memory = Block.usage[D].memory;
+  Pl.scheduleMemory = Block.scheduleMemory;
+  Pl.scheduleReplayed = Block.scheduleReplayed;
   return Error::success();
 }
 } // namespace

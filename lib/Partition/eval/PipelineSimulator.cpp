@@ -140,11 +140,17 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
     if (M.blocks == 0) continue;
     double Stash = 0, Direct = 0;
     int Stashed = 0;
+    std::map<long, double> StashOf; // per micro-batch, its stash on this GPU
     for (const Instance &In : OnGpu[G]) {
       int K = In.Task;
       if (K > 0 && !P.isCut(Tasks, K - 1)) Direct -= Tasks.outputBytes(K - 1); // becomes the input
       double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
+      const double PeakBefore = M.peak;
       const double Total = M.noteTaskStart(Stash, Direct, Io, taskName(Tasks, K));
+      if (M.peak > PeakBefore) {
+        M.peakStashOneBatch = 0;
+        for (const auto &[Batch, Bytes] : StashOf) M.peakStashOneBatch = std::max(M.peakStashOneBatch, Bytes);
+      }
       if (Tr && In.Start >= TraceFrom - Eps && In.Start < TraceTo - Eps) {
         std::map<std::string, std::string> Args{{"minibatch", std::to_string(In.Batch)},
                                                 {"memory_bytes", std::to_string((long long)Total)}};
@@ -154,6 +160,8 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
       }
       if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
       else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
+      StashOf[In.Batch] += (Tasks.isForward(K) ? 1 : -1) * Tasks.stashBytes(Tasks.blockOf(K));
+      if (std::fabs(StashOf[In.Batch]) < 0.5) StashOf.erase(In.Batch); // released (whole bytes)
       // Micro-batches stashed here: counted at the first block's forward,
       // released with its stash at that block's backward.
       const int Blk = Tasks.blockOf(K);

@@ -95,9 +95,9 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
     for (int D = 0; D < P.numDevices(); ++D)
       if (Pos[D] >= 0)
         InFlight.push_back({{"device", P.deviceName(D)}, {"stage_position", Pos[D]}, {"microbatches", K[D]}});
-    J["pipeline"] = {{"schedule", Pl.pipelineSchedule.empty() ? "1f1b" : Pl.pipelineSchedule},
+    J["pipeline"] = {{"schedule", pipelineScheduleKind(Pl)},
                      {"schedule_named", !Pl.pipelineSchedule.empty()},
-                     {"microbatches", Pl.iterationMicrobatches},
+                     {"microbatches", pipelineMicrobatches(Pl)},
                      {"in_flight", InFlight}};
   }
   J["devices"] = json::array();

@@ -3,6 +3,7 @@
 // The sweep of PipelineSweep.h: pipeline-ilp and the baseline at each limit.
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/PatternInFlight.h"
 #include "onnx-partition/Partition/PipelineSweep.h"
 #include "onnx-partition/Support/Escape.h"
 
@@ -33,6 +34,7 @@ onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits
       Pt.baselinePeriod = Base->period();
       Pt.baselinePeakMemory = Base->peakMemory();
       Pt.baselineStages = Base->pattern.usedGpus();
+      Pt.baselineInFlight = patternInFlight(Tasks, Base->pattern);
     }
     PipelineIlpOptions IO = O;
     IO.memoryBytes = M;
@@ -46,6 +48,7 @@ onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits
     if (Ilp) {
       Pt.ilpPeriod = Ilp->period();
       Pt.ilpPeakMemory = Ilp->peakMemory();
+      Pt.ilpInFlight = patternInFlight(Tasks, Ilp->pattern);
       Pt.ilpBound = Ilp->lowerBound;
       Pt.ilpGap = Ilp->stats.count("solver_gap") ? Ilp->stats.at("solver_gap") : NAN;
       Pt.ilpProven = Ilp->stats.count("proven_optimal") && Ilp->stats.at("proven_optimal") == 1;

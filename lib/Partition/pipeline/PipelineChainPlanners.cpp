@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/PatternInFlight.h"
 #include "onnx-partition/Partition/PipelineIlp.h"
 #include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/HumanUnits.h"
@@ -158,6 +159,9 @@ Error pricePipelineSchedule(const Chain &C, const Platform &P, Plan &Pl) {
     Pl.usage[G].load = Sim->gpus[G].computeLoad;
     Pl.usage[G].memory = Sim->gpus[G].peak;
   }
+  // Issue 22, item 1: the memory terms and in-flight micro-batches per GPU.
+  Pl.scheduleMemory = scheduleMemoryOf(*Tasks, *Pat, *Sim, P.numDevices());
+  Pl.scheduleReplayed = Sim->numBatches;
   Pl.stats["simulated_period_ms"] = Sim->period;
   Pl.stats["simulated_peak_memory"] = Sim->peakMemory;
   return Error::success();

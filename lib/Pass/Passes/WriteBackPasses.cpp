@@ -220,14 +220,18 @@ public:
       }
     // Issue 22, item 1: the pipeline whose in-flight micro-batches the
     // memory check counted, for the runner.
-    if (Pl.memoryModel == MemoryModel::Liveness && Pl.device.size() == Ctx.graph.numNodes()) {
+    // A periodic pattern's plan (memory model schedule) gives its
+    // simulator's counts and peaks.
+    const bool Periodic = Pl.memoryModel == MemoryModel::Schedule && !Pl.scheduleMemory.empty();
+    if ((Pl.memoryModel == MemoryModel::Liveness || Periodic) && Pl.device.size() == Ctx.graph.numNodes()) {
       const int D = Ctx.platform.numDevices();
       const std::vector<int> Pos = pipelinePositions(Ctx.graph, Pl.device, Pl.stage, D);
       const std::vector<int> K = inFlightMicrobatches(Ctx.graph, Pl, D);
-      const std::vector<DeviceMemory> Mem = planLivenessMemory(Ctx.graph, Pl, D);
-      EO.pipeline.schedule = Pl.pipelineSchedule.empty() ? "1f1b" : Pl.pipelineSchedule;
+      const std::vector<DeviceMemory> Mem =
+          Periodic ? planMemoryByTerm(Ctx.graph, Ctx.platform, Pl) : planLivenessMemory(Ctx.graph, Pl, D);
+      EO.pipeline.schedule = pipelineScheduleKind(Pl);
       EO.pipeline.named = !Pl.pipelineSchedule.empty();
-      EO.pipeline.microbatches = Pl.iterationMicrobatches;
+      EO.pipeline.microbatches = pipelineMicrobatches(Pl);
       for (int Dev = 0; Dev < D; ++Dev)
         if (Pos[Dev] >= 0)
           EO.pipeline.devices.push_back({Ctx.platform.deviceName(Dev), Pos[Dev], K[Dev], Mem[Dev].peak});
