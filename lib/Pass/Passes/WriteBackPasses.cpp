@@ -18,6 +18,7 @@
 #include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Pass/Passes.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
 #include "onnx-partition/Transforms/ChainScheduleWriteBack.h"
@@ -26,6 +27,8 @@
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/Placement.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
+
+#include <set>
 
 using namespace onnxp;
 
@@ -93,6 +96,39 @@ Error ensurePlacement(PassContext &Ctx) {
   return Error::success();
 }
 
+/// Issue 22: a plan that replicates a shared parameter is priced with each
+/// device summing its partial gradients in its own copy of the parameter's
+/// sinks and one all-reduce per iteration (Partition/eval/TiedWeights.h).
+/// The written model does not hold those sink copies: a partial gradient
+/// made on another device than its sink's travels there with a Transfer
+/// node every sample. Say so, with the bytes, so that nobody takes the
+/// written training stages for the priced schedule.
+void notePartialGradientTransfers(PassContext &Ctx) {
+  const CostGraph &G = Ctx.graph;
+  const std::vector<int> &Device = Ctx.plan->device;
+  if (Device.size() != G.numNodes()) return;
+  for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
+    const SharedParameter &SP = G.sharedParameters[R.index];
+    double Bytes = 0;
+    std::set<int> To;
+    for (int S : SP.sinks)
+      for (int EId : G.inEdges(S)) {
+        const CostEdge &E = G.edge(EId);
+        if (Device[E.src] == Device[S]) continue;
+        Bytes += E.bytes;
+        To.insert(Device[S]);
+      }
+    if (Bytes <= 0) continue;
+    std::string Devs;
+    for (int D : To) Devs += (Devs.empty() ? "" : ", ") + Ctx.platform.deviceName(D);
+    Ctx.notes.push_back("the written stages send each sample's partial gradient of '" + R.name + "' to " +
+                        Devs + " (" + humanBytes(Bytes) +
+                        " per sample, Transfer nodes): the plan prices it summed on the device that makes it "
+                        "and all-reduced once per iteration (pipeline.json's replicated_parameters), which a "
+                        "training runtime must do to reach the plan's figures");
+  }
+}
+
 class InsertTransfersPass final : public Pass {
 public:
   const char *name() const override { return "insert-transfers"; }
@@ -126,6 +162,7 @@ public:
                           std::to_string(Ctx.placement->numStages()) + " stages");
     Ctx.count(name(), "Number of Transfer nodes inserted", TR->transfers.size());
     Ctx.count(name(), "Number of bytes transferred per sample", Total);
+    notePartialGradientTransfers(Ctx);
     // A single-accelerator chain plan's offloads, prefetches and
     // recomputations (seeds 001, 002) at the points its schedule says.
     if (!Ctx.chain) return !TR->transfers.empty();
