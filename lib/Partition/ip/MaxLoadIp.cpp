@@ -58,6 +58,7 @@
 #include "IpWarmStart.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
+#include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <algorithm>
@@ -648,6 +649,11 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
     // validator too (placement, memory, contiguity) before it is returned.
     ValidationOptions VO;
     VO.requireContiguous = Contiguous;
+    // Replicating a shared parameter is legal under the liveness memory
+    // model, which the runner records on the plan only after ip returns; the
+    // incumbent is checked under the model this run will record (issue 22).
+    if (O.memoryModel == "liveness" && !replicatedParameters(G, Ip.device).empty())
+      Ip.memoryModel = MemoryModel::Liveness;
     if (Error E = validatePlan(G, P, Ip, VO)) {
       Pl->device = Warm->device;
       Pl->notes.push_back("the IP's incumbent is not a valid plan (" + E.message() +
