@@ -13,9 +13,10 @@
 
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 
+#include "ClassMoves.h"
+
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 using namespace onnxp;
 
@@ -170,39 +171,21 @@ ClassPolishResult onnxp::polishClasses(const CostGraph &G, const Platform &P, Pl
   const int N = static_cast<int>(G.numNodes()), D = P.numDevices();
   if (static_cast<int>(Pl.device.size()) != N || D < 2) return R;
 
-  std::map<int, int> Dense;
-  std::vector<std::vector<int>> Members;
-  for (int V = 0; V < N; ++V) {
-    auto [It, New] = Dense.try_emplace(G.classOf(V), static_cast<int>(Members.size()));
-    if (New) Members.emplace_back();
-    Members[It->second].push_back(V);
-  }
-  const int C = static_cast<int>(Members.size());
-  std::vector<char> Frozen(C, 0), AccOk(C, 1);
-  std::vector<double> Bytes(C, 0);
+  ClassMoves CM(G, P, Pl.device);
+  const std::vector<std::vector<int>> &Members = CM.members;
+  const int C = CM.size();
+  std::vector<char> Frozen(C, 0);
   const std::vector<char> Pinned = pinnedNodes(G);
   for (int V = 0; V < N; ++V)
-    if (Pinned[V]) Frozen[Dense[G.classOf(V)]] = 1;
-  for (int Cl = 0; Cl < C; ++Cl)
-    for (int V : Members[Cl]) {
-      Bytes[Cl] += G.node(V).memBytes;
-      AccOk[Cl] &= G.node(V).accSupported;
-    }
-  std::vector<double> Mem(D, 0);
-  for (int V = 0; V < N; ++V)
-    if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
+    if (Pinned[V]) Frozen[CM.index.at(G.classOf(V))] = 1;
 
   IncrementalLoads L(G, P, Pl.device);
   const double NetCap = O.networkBytesCap >= 0 ? O.networkBytesCap : L.networkBytes();
   auto NetOk = [&] { return L.networkBytes() <= NetCap * (1 + 1e-12) + 1e-6; };
   auto DevOf = [&](int Cl) { return L.device()[Members[Cl][0]]; };
-  auto Fits = [&](int Cl, int To, double Freed) {
-    return !P.isAccelerator(To) || (AccOk[Cl] && Mem[To] - Freed + Bytes[Cl] <= P.memoryOf(To) * (1 + 1e-12));
-  };
+  auto Fits = [&](int Cl, int To, double Freed) { return CM.fits(P, Cl, To, Freed, P.memoryOf(To)); };
   auto Place = [&](int Cl, int To) {
-    const int From = DevOf(Cl);
-    if (P.isAccelerator(From)) Mem[From] -= Bytes[Cl];
-    if (P.isAccelerator(To)) Mem[To] += Bytes[Cl];
+    CM.move(P, Cl, DevOf(Cl), To);
     L.move(Members[Cl], To);
   };
 
@@ -244,7 +227,7 @@ ClassPolishResult onnxp::polishClasses(const CostGraph &G, const Platform &P, Pl
         if (Frozen[B] || Db == Da) continue;
         double TimeB = 0;
         for (int V : Members[B]) TimeB += P.nodeTimeMs(G.node(V), Da);
-        if (TimeB >= TimeA || !Fits(A, Db, Bytes[B]) || !Fits(B, Da, Bytes[A])) continue;
+        if (TimeB >= TimeA || !Fits(A, Db, CM.bytes[B]) || !Fits(B, Da, CM.bytes[A])) continue;
         Place(A, Db);
         Place(B, Da);
         const Key K = loadKey(L, D);

@@ -12,10 +12,11 @@
 //===----------------------------------------------------------------------===//
 #include "IpPolish.h"
 
+#include "ClassMoves.h"
+
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <chrono>
-#include <map>
 
 using namespace onnxp;
 
@@ -44,33 +45,13 @@ Score scoreOf(const CostGraph &G, const Platform &P, const Plan &Pl) {
 int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double Seconds) {
   using Clock = std::chrono::steady_clock;
   const auto Deadline = Clock::now() + std::chrono::duration<double>(Seconds);
-  const int N = static_cast<int>(G.numNodes()), D = P.numDevices();
-  std::map<int, int> Dense;
-  std::vector<std::vector<int>> Members;
-  for (int V = 0; V < N; ++V) {
-    auto [It, New] = Dense.try_emplace(G.classOf(V), (int)Members.size());
-    if (New) Members.emplace_back();
-    Members[It->second].push_back(V);
-  }
-  const int C = static_cast<int>(Members.size());
-  std::vector<double> Bytes(C, 0);
-  std::vector<char> AccOk(C, 1);
-  for (int Cl = 0; Cl < C; ++Cl)
-    for (int V : Members[Cl]) {
-      Bytes[Cl] += G.node(V).memBytes;
-      AccOk[Cl] &= G.node(V).accSupported;
-    }
-  std::vector<double> Mem(D, 0);
-  for (int V = 0; V < N; ++V)
-    if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
-
-  auto Fits = [&](int Cl, int To, double Freed) {
-    return !P.isAccelerator(To) || (AccOk[Cl] && Mem[To] - Freed + Bytes[Cl] <= P.accMemory() * (1 + 1e-12));
-  };
+  const int D = P.numDevices();
+  ClassMoves CM(G, P, Pl.device);
+  const std::vector<std::vector<int>> &Members = CM.members;
+  const int C = CM.size();
+  auto Fits = [&](int Cl, int To, double Freed) { return CM.fits(P, Cl, To, Freed, P.accMemory()); };
   auto Place = [&](int Cl, int To) {
-    int From = Pl.device[Members[Cl][0]];
-    if (P.isAccelerator(From)) Mem[From] -= Bytes[Cl];
-    if (P.isAccelerator(To)) Mem[To] += Bytes[Cl];
+    CM.move(P, Cl, Pl.device[Members[Cl][0]], To);
     for (int V : Members[Cl]) Pl.device[V] = To;
   };
 
@@ -102,7 +83,7 @@ int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double
       if (Ev->usage[Da].load < Best.Max - 1e-9 * std::max(1.0, Best.Max)) continue;
       for (int B = 0; B < C && !Improved; ++B) {
         const int Db = Pl.device[Members[B][0]];
-        if (Db == Da || !Fits(A, Db, Bytes[B]) || !Fits(B, Da, Bytes[A])) continue;
+        if (Db == Da || !Fits(A, Db, CM.bytes[B]) || !Fits(B, Da, CM.bytes[A])) continue;
         Place(A, Db);
         Place(B, Da);
         Score S = scoreOf(G, P, Pl);
