@@ -189,6 +189,26 @@ ClassPolishResult onnxp::polishClasses(const CostGraph &G, const Platform &P, Pl
     L.move(Members[Cl], To);
   };
 
+  // One sweep of single-class moves: each class takes the first device
+  // (in device order) whose move Accept keeps; whether any move was kept.
+  auto sweepMoves = [&](auto &&Accept) {
+    bool Any = false;
+    for (int Cl = 0; Cl < C && !O.until.expired(); ++Cl) {
+      if (Frozen[Cl]) continue;
+      const int From = DevOf(Cl);
+      for (int To = 0; To < D; ++To) {
+        if (To == From || !Fits(Cl, To, 0)) continue;
+        Place(Cl, To);
+        if (Accept()) {
+          Any = true;
+          break;
+        }
+        Place(Cl, From);
+      }
+    }
+    return Any;
+  };
+
   // Phase 1: (max-load, sum of squared loads), moves then swaps off a most
   // loaded device.
   Key Best = loadKey(L, D);
@@ -196,23 +216,13 @@ ClassPolishResult onnxp::polishClasses(const CostGraph &G, const Platform &P, Pl
   while (!O.until.expired()) {
     L.recompute();
     Best = loadKey(L, D);
-    bool Improved = false;
-    for (int Cl = 0; Cl < C && !O.until.expired(); ++Cl) {
-      if (Frozen[Cl]) continue;
-      const int From = DevOf(Cl);
-      for (int To = 0; To < D; ++To) {
-        if (To == From || !Fits(Cl, To, 0)) continue;
-        Place(Cl, To);
-        const Key K = loadKey(L, D);
-        if (NetOk() && better(K, Best)) {
-          Best = K;
-          ++R.moves;
-          Improved = true;
-          break;
-        }
-        Place(Cl, From);
-      }
-    }
+    bool Improved = sweepMoves([&] {
+      const Key K = loadKey(L, D);
+      if (!NetOk() || !better(K, Best)) return false;
+      Best = K;
+      ++R.moves;
+      return true;
+    });
     if (Improved) continue;
     // Swaps of a class on a most-loaded device with one elsewhere that
     // computes less there.
@@ -255,23 +265,13 @@ ClassPolishResult onnxp::polishClasses(const CostGraph &G, const Platform &P, Pl
     Key BestC = computeKey(L, P.accelerators);
     Local = false;
     while (!O.until.expired()) {
-      bool Improved = false;
-      for (int Cl = 0; Cl < C && !O.until.expired(); ++Cl) {
-        if (Frozen[Cl]) continue;
-        const int From = DevOf(Cl);
-        for (int To = 0; To < D; ++To) {
-          if (To == From || !Fits(Cl, To, 0)) continue;
-          Place(Cl, To);
-          const Key K = computeKey(L, P.accelerators);
-          if (NetOk() && L.maxLoad() <= Cap && better(K, BestC)) {
-            BestC = K;
-            ++R.evenMoves;
-            Improved = true;
-            break;
-          }
-          Place(Cl, From);
-        }
-      }
+      const bool Improved = sweepMoves([&] {
+        const Key K = computeKey(L, P.accelerators);
+        if (!NetOk() || L.maxLoad() > Cap || !better(K, BestC)) return false;
+        BestC = K;
+        ++R.evenMoves;
+        return true;
+      });
       if (!Improved) {
         Local = true;
         break;
