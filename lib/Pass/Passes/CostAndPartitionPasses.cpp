@@ -8,6 +8,7 @@
 // planners); load-plan reads --load-plan FILE instead, priced the same way.
 //
 //===----------------------------------------------------------------------===//
+#include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
 #include "onnx-partition/Cost/AnalyticalCosts.h"
@@ -21,6 +22,7 @@
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
+#include <map>
 
 #include <cmath>
 
@@ -115,6 +117,46 @@ Error priceGraph(PassContext &Ctx) {
   return Error::success();
 }
 
+/// The largest total accelerator time of one colocation class of G (ms).
+double heaviestClassMs(const CostGraph &G) {
+  std::map<int, double> ClassMs;
+  double Heaviest = 0;
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    Heaviest = std::max(Heaviest, ClassMs[G.classOf(static_cast<int>(V))] += G.node(V).accTime);
+  return Heaviest;
+}
+
+/// Issue 22: seed 004 §3 joins a backward node to its forward partner (they
+/// operate on the same weights). When the partner reads no parameter (BLOOM's
+/// LM-head MatMul reads the Transpose of the tied embedding), that reason is
+/// absent, and the joined class can outweigh an even share of the work: BLOOM-3's
+/// LM head is one 12.48 ms class on 4 devices that share 22.3 ms. Say so, and
+/// how heavy the heaviest class is with --split-stateless-backward (the
+/// classification is re-run on a copy). ORT training graphs only: a derived
+/// backward (--training) keeps its forward partner's class either way.
+std::string statelessJoinHint(const PassContext &Ctx) {
+  const PipelineOptions &O = Ctx.options;
+  if (O.splitStatelessBackward || O.training || !Ctx.model || Ctx.graph.countRole(Role::Backward) == 0)
+    return "";
+  const int Devices = Ctx.platform.numDevices();
+  if (Devices < 2) return "";
+  double Work = 0;
+  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) Work += Ctx.graph.node(V).accTime;
+  const double Joined = heaviestClassMs(Ctx.graph);
+  // Only when that class, not the work per device, sets the bound.
+  if (!(Joined > Work / Devices)) return "";
+  CostGraph Split = Ctx.graph;
+  classifyTrainingGraph(Split, *Ctx.model, /*SplitStateless=*/true);
+  const double Apart = heaviestClassMs(Split);
+  if (!(Apart < 0.9 * Joined)) return "";
+  return "the heaviest colocated unit (" + formatNumber(Joined) +
+         " ms on one accelerator, more than an even share of the work, " + formatNumber(Work / Devices) +
+         " ms on " + std::to_string(Devices) +
+         " devices) joins backward nodes to a forward node that reads no parameter; "
+         "--split-stateless-backward lets them sit apart (heaviest unit then " +
+         formatNumber(Apart) + " ms; docs/cost-model.md, issue 22)";
+}
+
 class EstimateCostsPass final : public Pass {
 public:
   const char *name() const override { return "estimate-costs"; }
@@ -151,6 +193,7 @@ public:
         Note += std::string(Est ? ", " : "") + std::to_string(Zero) + " (no sized input) count 0 bytes";
       Ctx.notes.push_back(Note);
     }
+    if (std::string Hint = statelessJoinHint(Ctx); !Hint.empty()) Ctx.notes.push_back(Hint);
     Ctx.count(name(), "Number of nodes priced", Ctx.graph.numNodes());
     return true;
   }
