@@ -112,6 +112,7 @@ double Platform::memoryOf(int D) const { return isAccelerator(D) ? specOf(D).mem
 
 int Platform::kindOf(int D) const {
   if (!mixed() || !isAccelerator(D)) return 0;
+  if (static_cast<size_t>(D) < deviceKinds.size()) return deviceKinds[D];
   int Seen = 0;
   for (size_t K = 0; K < acceleratorKinds.size(); ++K) {
     Seen += acceleratorKinds[K].count;

@@ -88,6 +88,10 @@ struct Platform {
   /// `accelerators`); empty: every accelerator is `accelerator`, which is
   /// also the kind node times (CostNode::accTime) were estimated for.
   std::vector<AcceleratorKind> acceleratorKinds;
+  /// Mixed platforms: the kind index of each accelerator when the device
+  /// order is not the runs of acceleratorKinds (dp tries other orders of the
+  /// same kinds: Partition/dp/KindOrders.h); empty: the runs.
+  std::vector<int> deviceKinds;
 
   /// Memory of one accelerator; on a mixed platform the smallest kind's
   /// (planners that take one capacity stay safe on every device).

@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/dp/IdealDP.h"
+#include "onnx-partition/Partition/dp/KindOrders.h"
 #include "onnx-partition/Support/Deadline.h"
 
 #include "DPCore.h"
@@ -57,6 +58,38 @@ namespace {
 
 /// Largest DP table the exact DP allocates (see runIdealDP).
 constexpr double kMaxTableBytes = 4.0 * (1 << 30);
+
+/// Issue 21, mixed platforms. The DP drops a state when one with fewer
+/// accelerators used is no worse (seed 004 §5.1.1's table is read as the
+/// minimum over device counts): any completion of the larger state can be
+/// mirrored on the devices the smaller one has left. That mirror runs stage
+/// i of the completion on device A'+i instead of A+i, so with several kinds
+/// it holds only if each device A'+i is at least as fast as A+i on every
+/// node -- true for a fastest-first order, not for V100s listed before
+/// A100s or for the interleaved orders dp tries (KindOrders.h). Memory is
+/// one cap for all (the smallest kind's), links one peer link on one node.
+/// Mirror[A' * (K + 1) + A] (A' < A): whether state A' may drop state A.
+std::vector<char> mirrorTable(const CostGraph &G, const Platform &P, int K) {
+  std::vector<char> Mirror(size_t(K + 1) * (K + 1), 0);
+  const int Kinds = P.mixed() ? P.numKinds() : 1;
+  // AsFast[a][b]: kind a runs every node at most as long as kind b.
+  std::vector<std::vector<char>> AsFast(Kinds, std::vector<char>(Kinds, 1));
+  for (int A = 0; A < Kinds; ++A)
+    for (int B = 0; B < Kinds; ++B)
+      for (const CostNode &N : G.nodes())
+        if (A != B && N.accSupported &&
+            P.nodeTimeOnKind(N, A) > P.nodeTimeOnKind(N, B) * (1 + 1e-12) + 1e-15) {
+          AsFast[A][B] = 0;
+          break;
+        }
+  for (int Ap = 0; Ap <= K; ++Ap)
+    for (int A = Ap + 1; A <= K; ++A) {
+      bool Ok = true;
+      for (int I = 0; Ok && A + I < K; ++I) Ok = AsFast[P.kindOf(Ap + I)][P.kindOf(A + I)];
+      Mirror[size_t(Ap) * (K + 1) + A] = Ok;
+    }
+  return Mirror;
+}
 
 class MaxLoadDP {
 public:
@@ -222,6 +255,13 @@ Solution MaxLoadDP::solve(double UpperBound) {
   DeviceSetCost Cost(G, UG, P);
   std::vector<int> Live;
   std::vector<double> PrefixMin(NS);
+  // Mixed kinds: which smaller device counts may drop a state (mirrorTable);
+  // RowMin[S]: best value with A accelerators and at most C CPUs.
+  const std::vector<char> Mirror = mirrorTable(G, P, K);
+  bool AllMirror = true;
+  for (int Ap = 0; Ap <= K; ++Ap)
+    for (int A = Ap + 1; A <= K; ++A) AllMirror &= Mirror[size_t(Ap) * (K + 1) + A] != 0;
+  std::vector<double> RowMin(NS);
   DPClock Clock(O.deadline);
   bool FirstWalk = true;
   for (int From : L.bySize()) {
@@ -243,6 +283,12 @@ Solution MaxLoadDP::solve(double UpperBound) {
       double Fewer =
           std::min(A > 0 ? PrefixMin[S - (Cpus + 1)] : kInfinity, C > 0 ? PrefixMin[S - 1] : kInfinity);
       PrefixMin[S] = std::min(Fewer, V[S]);
+      RowMin[S] = std::min(C > 0 ? RowMin[S - 1] : kInfinity, V[S]);
+      if (!AllMirror) { // fewer accelerators count only where the mirror holds
+        Fewer = C > 0 ? RowMin[S - 1] : kInfinity;
+        for (int Ap = 0; Ap < A; ++Ap)
+          if (Mirror[size_t(Ap) * (K + 1) + A]) Fewer = std::min(Fewer, RowMin[idx(Ap, C)]);
+      }
       // Balancing uses every accelerator: fewer devices dominate nothing.
       if (V[S] <= Cut && (Balance || V[S] < Fewer) && canFinish(From, A, C)) Live.push_back(S);
     }
@@ -521,7 +567,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
                                            : formatNumber(100 * (Balanced->FirstSpread - 1)) + "%") +
         " in the first optimal split found); " +
         (Balanced->Complete ? "the least spread of any split of this max-load the DP searches (contiguous, "
-                              "devices in platform order)"
+                              "devices in this order)"
                             : "the least spread found in " + std::to_string(Balanced->Points) +
                                   " frontier points, not proven least") +
         " (max-load counts transfers, so a device that sends and receives more computes less)");
@@ -548,7 +594,8 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
 }
 
 Expected<Plan> onnxp::partitionIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
-  return runIdealDP(G, P, O, /*Linearize=*/false, IdealDPTuning());
+  // On a mixed platform, over the orders of the accelerator kinds.
+  return dpOverKindOrders(G, P, O);
 }
 
 Expected<Plan> onnxp::partitionLinearizedDP(const CostGraph &G, const Platform &P,
