@@ -258,8 +258,16 @@ nlohmann::json StageExtractor::pipelineHeader() const {
                  {"time_unit", O.prediction.timeUnit}};
   if (!O.replicatedParameters.empty()) {
     J["replicated_parameters"] = nlohmann::json::array();
-    for (const auto &[Name, Devs] : O.replicatedParameters)
-      J["replicated_parameters"].push_back({{"name", Name}, {"all_reduce_gradient_between", Devs}});
+    for (const ExtractOptions::ReplicatedParameter &R : O.replicatedParameters) {
+      nlohmann::json E = {{"name", R.name}, {"all_reduce_gradient_between", R.devices}};
+      // Issue 22, item 4: the stage outputs a runtime sums into the gradient.
+      if (!R.gradient.empty()) {
+        E["gradient"] = R.gradient;
+        E["partials"] = nlohmann::json::object();
+        for (const auto &[Dev, T] : R.partials) E["partials"][Dev] = T;
+      }
+      J["replicated_parameters"].push_back(std::move(E));
+    }
   }
   if (!O.pipeline.schedule.empty()) {
     nlohmann::json Devs = nlohmann::json::array();

@@ -177,15 +177,21 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
   // Folded outputs that nothing reads any more (a Shape whose readers all
   // read copies) keep their value_info; copies get theirs by inference.
   ONNXP_RETURN_IF_ERROR(assignStages(G, MP));
+  joinReaderStages(G, MP, IsCopyOrFolded);
+  Out.joining = std::move(IsCopyOrFolded);
+  return Out;
+}
 
-  // A folded node joins the earliest stage of its readers on its device,
+void onnxp::joinReaderStages(const onnx::GraphProto &G, ModelPlacement &MP,
+                             const std::vector<char> &Joining) {
+  // A joining node takes the earliest stage of its readers on its device,
   // readers first; then stage ids are made dense again in their order.
   std::unordered_map<std::string, std::vector<int>> NewReaders;
   for (int I = 0; I < G.node_size(); ++I)
     for (const std::string &In : G.node(I).input())
       if (!In.empty()) NewReaders[In].push_back(I);
   for (int I = G.node_size() - 1; I >= 0; --I) {
-    if (!IsCopyOrFolded[I]) continue;
+    if (I >= static_cast<int>(Joining.size()) || !Joining[I]) continue;
     int Best = -1;
     for (const std::string &O : G.node(I).output())
       if (auto It = NewReaders.find(O); !O.empty() && It != NewReaders.end())
@@ -202,5 +208,4 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
   }
   for (int &S : MP.stage) S = Dense[S];
   MP.stageDevice = std::move(StageDevice);
-  return Out;
 }

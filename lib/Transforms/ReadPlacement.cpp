@@ -97,7 +97,8 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
   for (int I = 0; I < G.node_size(); ++I) {
     const onnx::NodeProto &N = G.node(I);
     bool Inserted = N.domain() == kPartitionDomain || N.name().find(kRecomputeNameTag) != std::string::npos ||
-                    N.name().find(kFoldedCopyTag) != std::string::npos;
+                    N.name().find(kFoldedCopyTag) != std::string::npos ||
+                    N.name().find(kSinkCopyTag) != std::string::npos;
     std::string Where = "node '" + displayName(N, I) + "'";
     Expected<std::vector<NodeDeviceConfiguration>> NC = nodeDeviceConfigurations(N);
     if (!NC) return NC.takeError();

@@ -133,7 +133,13 @@ std::string stringAttr(const onnx::NodeProto &N, const std::string &Name) {
 Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx::ModelProto &Out) {
   const onnx::GraphProto &OG = Original.graph();
   const onnx::GraphProto &G = Out.graph();
-  if (namesOf(OG.input()) != namesOf(G.input()) || namesOf(OG.output()) != namesOf(G.output()) ||
+  // Issue 22, item 4: the partial gradients of sink copies (SinkCopies.h)
+  // follow the original outputs.
+  std::vector<std::string> Outputs = namesOf(G.output());
+  while (Outputs.size() > static_cast<size_t>(OG.output_size()) &&
+         Outputs.back().find(kPartialTag) != std::string::npos)
+    Outputs.pop_back();
+  if (namesOf(OG.input()) != namesOf(G.input()) || namesOf(OG.output()) != Outputs ||
       namesOf(OG.initializer()) != namesOf(G.initializer()))
     return makeInternalError("the written model changed the graph's inputs, outputs or initializers");
   bool HasFunctions = false;
@@ -166,13 +172,20 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
     const onnx::NodeProto &B = G.node(R->originalNodes[K]);
     std::string Where =
         "node '" + (A.name().empty() ? A.op_type() + "_" + std::to_string(K) : A.name()) + "'";
+    // A Sum that is a replicated parameter's sink reads only its device's
+    // partial gradients (SinkCopies.h): some of its inputs, in order.
+    const bool Dropped = A.op_type() == "Sum" && B.input_size() < A.input_size() && B.input_size() > 0;
     if (A.op_type() != B.op_type() || A.domain() != B.domain() || A.name() != B.name() ||
-        A.output_size() != B.output_size() || A.input_size() != B.input_size())
+        A.output_size() != B.output_size() || (A.input_size() != B.input_size() && !Dropped))
       return makeInternalError(Where, " changed in the written model");
     for (int J = 0; J < A.output_size(); ++J)
       if (A.output(J) != B.output(J)) return makeInternalError(Where, ": output ", J, " was renamed");
-    for (int J = 0; J < A.input_size(); ++J) {
-      if (A.input(J) == B.input(J)) continue;
+    const std::set<std::string> AInputs(A.input().begin(), A.input().end());
+    for (int J = 0; J < B.input_size(); ++J) {
+      auto Wanted = [&](const std::string &Name) {
+        return Dropped ? AInputs.count(Name) > 0 : Name == A.input(J);
+      };
+      if (Wanted(B.input(J))) continue;
       // What the node reads instead: a chain of inserted identities
       // (Transfer, Offload, Prefetch) and recomputed copies of the
       // original producer (Transforms/Recompute.h), back to the original.
@@ -200,13 +213,21 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
           const std::string &OrigOp = G.node(OP->second).op_type();
           if (OrigOp != T->op_type() && !(OrigOp == "Shape" && T->op_type() == "Constant")) break;
           Name = Orig;
+        } else if (T->name().find(kSinkCopyTag) != std::string::npos &&
+                   Name.rfind(kSinkCopyTag) != std::string::npos) {
+          // An earlier sink's copy on this device (SinkCopies.h).
+          std::string Orig = Name.substr(0, Name.rfind(kSinkCopyTag));
+          auto OP = Producer.find(Orig);
+          if (OP == Producer.end() || G.node(OP->second).op_type() != T->op_type()) break;
+          Name = Orig;
         } else {
           break;
         }
-        Reaches = Name == A.input(J);
+        Reaches = Wanted(Name);
       }
       if (!Reaches)
-        return makeInternalError(Where, ": input ", J, " reads '", B.input(J), "' instead of '", A.input(J),
+        return makeInternalError(Where, ": input ", J, " reads '", B.input(J), "' instead of '",
+                                 Dropped ? std::string("one of its inputs") : A.input(J),
                                  "', a transfer or a recomputation of it");
     }
   }

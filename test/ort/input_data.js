@@ -52,4 +52,34 @@ function compareTensors(ref, got) {
   return {abs, rel};
 }
 
-module.exports = {ELEM_TYPE_NAMES, randomTensorData, compareTensors};
+/// Issue 22, item 4: a replicated parameter's gradient is written as one
+/// partial per device (pipeline.json "replicated_parameters": "gradient",
+/// "partials"), which a training runtime all-reduces. GET(name) gives a
+/// tensor ({type, data, dims}) or undefined. Returns the gradients summed
+/// elementwise from their partials ({name: {type, data, dims}}; a gradient
+/// with a missing partial is left out) and the set of partial names that
+/// are not themselves a gradient (they have no counterpart in the original
+/// model). Throws on an element type it cannot add.
+function sumPartials(pipeline, get) {
+  const gradients = {}, partials = new Set();
+  for (const r of pipeline.replicated_parameters || []) {
+    if (!r.gradient || !r.partials) continue;
+    const names = Object.values(r.partials);
+    for (const n of names) if (n !== r.gradient) partials.add(n);
+    const parts = names.map((n) => get(n));
+    if (parts.some((t) => !t)) continue;
+    const first = parts[0];
+    const Array = ARRAYS[first.type];
+    if (!Array || first.type === 'bool' || first.type === 'uint8' || first.type === 'int8')
+      throw new Error(`gradient '${r.gradient}' has type ${first.type}; its partials cannot be summed here`);
+    if (parts.some((t) => t.dims.join('x') !== first.dims.join('x')))
+      throw new Error(`the partials of '${r.gradient}' have different shapes`);
+    const data = new Array(first.data.length);
+    for (const t of parts)
+      for (let i = 0; i < data.length; ++i) data[i] += t.data[i];
+    gradients[r.gradient] = {type: first.type, data, dims: first.dims};
+  }
+  return {gradients, partials};
+}
+
+module.exports = {ELEM_TYPE_NAMES, randomTensorData, compareTensors, sumPartials};

@@ -17,6 +17,8 @@
 // --int-range NAME=B overrides);
 // symbolic and negative dims take --dim, else the partitioner's binding,
 // else 1.
+// A replicated parameter's gradient that pipeline.json lists with partials
+// is compared as the sum of those partials (what the all-reduce makes).
 // For every graph output it reports the max abs error of the annotated
 // model and of the stage pipeline against the original, and the max error
 // relative to max(|reference|, 1); it prints PASS and exits 0 when every
@@ -73,7 +75,7 @@ function parseArgs(argv) {
 
 const {rng} = require('./seeded_random');
 const {integerRanges, boundOf, parseIntRange, describeRanges} = require('./input_ranges');
-const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare} = require('./input_data');
+const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare, sumPartials} = require('./input_data');
 
 function makeInput(ort, spec, next, dims, ranges) {
   const type = ELEM_TYPE_NAMES[spec.elem_type];
@@ -130,12 +132,22 @@ async function main() {
                 `${session.outputNames.length} outputs`);
   }
 
+  // A replicated parameter's gradient is the sum of its devices' partials
+  // (pipeline.json "replicated_parameters"), in the annotated model and in
+  // the stages alike.
+  const annSum = sumPartials(pipeline, (n) => ann[n]);
+  const stageSum = sumPartials(pipeline, (n) => pool.get(n));
+  for (const [name, t] of Object.entries(annSum.gradients))
+    console.log(`gradient ${name}: the sum of ${Object.keys(
+        pipeline.replicated_parameters.find((r) => r.gradient === name).partials).length} partials`);
+
   let ok = true, worstAnnAbs = 0, worstAbs = 0, worstRel = 0;
   for (const out of pipeline.graph_outputs) {
+    if (stageSum.partials.has(out.name)) continue; // summed into its gradient
     const r = ref[out.name];
     if (!r) throw new Error(`the original model has no output '${out.name}'`);
-    const fromAnn = ann[out.name];
-    const fromStages = pool.get(out.name);
+    const fromAnn = annSum.gradients[out.name] || ann[out.name];
+    const fromStages = stageSum.gradients[out.name] || pool.get(out.name);
     if (!fromAnn || !fromStages) {
       console.log(`output ${out.name}: missing from the ${fromAnn ? 'stages' : 'annotated model'}`);
       ok = false;

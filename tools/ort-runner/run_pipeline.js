@@ -47,7 +47,9 @@
 //
 // Check: with --original, the same micro-batches run through the original
 // model afterwards; the max abs error and the max error relative to
-// max(|reference|, 1) must be within --rtol (default 1e-5). Sessions run
+// max(|reference|, 1) must be within --rtol (default 1e-5); a replicated
+// parameter's gradient that pipeline.json lists with per-device partials is
+// checked as their sum (what the all-reduce makes). Sessions run
 // with graph optimizations disabled unless --optimize (then ORT fuses
 // differently inside each stage than across the whole model).
 //
@@ -215,7 +217,7 @@ function parseArgs(argv) {
 // The seeded input generator and the output comparison are shared with
 // test/ort/run_stages.js, so both feed the same inputs for the same --seed.
 const {rng} = require('../../test/ort/seeded_random');
-const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare} = require('../../test/ort/input_data');
+const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare, sumPartials} = require('../../test/ort/input_data');
 const {integerRanges, boundOf, parseIntRange, describeRanges} = require('../../test/ort/input_ranges');
 // Integer inputs' ranges, read from the models once in main().
 let ranges = null;
@@ -491,8 +493,12 @@ async function main() {
       const s = performance.now();
       const ref = await sess.run(feeds);
       total += performance.now() - s;
+      // A replicated parameter's gradient: the sum of its partials (what
+      // the all-reduce of pipeline.json's replicated_parameters makes).
+      const summed = sumPartials(pipeline, (n) => result.outputs[m][n]);
       for (const o of pipeline.graph_outputs) {
-        const got = result.outputs[m][o.name];
+        if (summed.partials.has(o.name)) continue;
+        const got = summed.gradients[o.name] || result.outputs[m][o.name];
         if (!ref[o.name] || !got) {
           ok = false;
           continue;

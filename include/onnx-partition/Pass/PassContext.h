@@ -20,6 +20,7 @@
 #include "onnx-partition/Transforms/ExtractStages.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/Placement.h"
+#include "onnx-partition/Transforms/SinkCopies.h"
 
 #include <map>
 #include <optional>
@@ -88,6 +89,9 @@ struct PassContext {
   std::optional<onnx::ModelProto> annotated; ///< the model as -o writes it
   bool annotationsCurrent = false;           ///< annotate-placement ran after the last change
   std::vector<InsertedTransfer> transfers;   ///< Transfer nodes inserted
+  /// Issue 22, item 4: per replicated parameter, the sink copies written
+  /// (Transforms/SinkCopies.h): the gradient and each device's partial.
+  std::vector<WrittenSinks> sinkCopies;
   bool transfersInserted = false;
   std::optional<StagePipeline> stages; ///< stage models and pipeline.json
   /// The recompute check model of an activation schedule (recomputeCheckModel)

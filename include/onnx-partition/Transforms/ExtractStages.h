@@ -50,7 +50,16 @@ struct ExtractOptions {
   /// Issue 22, item 4: each shared parameter the plan replicates, with the
   /// devices (names) that hold a copy and all-reduce its gradient once per
   /// iteration (pipeline.json "replicated_parameters").
-  std::vector<std::pair<std::string, std::vector<std::string>>> replicatedParameters;
+  /// When the written model holds its sinks' copies (Transforms/SinkCopies.h),
+  /// also the gradient tensor and, per device name, the stage output holding
+  /// that device's partial gradient: their sum is the gradient.
+  struct ReplicatedParameter {
+    std::string name;
+    std::vector<std::string> devices;
+    std::string gradient;
+    std::vector<std::pair<std::string, std::string>> partials;
+  };
+  std::vector<ReplicatedParameter> replicatedParameters;
   /// Issue 22: weight-derived tensors of replicated parameters (a Transpose
   /// of a tied weight) and the devices (names) that recompute them: a stage
   /// there reading one copies its producer node (whose inputs are

@@ -27,6 +27,7 @@ struct FoldedCopies {
   ModelPlacement placement;  ///< per node of `model`, stages assigned
   std::vector<int> newIndex; ///< per node of the input graph: its index in `model`
   size_t copies = 0;         ///< nodes added
+  std::vector<char> joining; ///< per node of `model`: a folded node or a copy
 };
 
 /// P places every node of M's graph but the Folded ones (device -1).
@@ -37,6 +38,12 @@ struct FoldedCopies {
 /// its device, so it never needs a stage of its own.
 Expected<FoldedCopies> copyFoldedNodes(const OnnxModel &M, const ModelPlacement &P,
                                        const std::vector<int> &Folded);
+
+/// After assignStages over G: every node marked in Joining (per node of G)
+/// joins the earliest stage of its readers on its own device, readers
+/// first, so it never needs a stage of its own; stage ids are then made
+/// dense again in their order.
+void joinReaderStages(const onnx::GraphProto &G, ModelPlacement &P, const std::vector<char> &Joining);
 
 } // namespace onnxp
 

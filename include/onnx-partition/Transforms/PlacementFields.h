@@ -36,6 +36,13 @@ inline constexpr const char *kRecomputeNameTag = "/recompute";
 /// reads it (Transforms/FoldedCopies.h), are named "<original>/folded_copy_
 /// <device>", their outputs likewise; readers count them as inserted.
 inline constexpr const char *kFoldedCopyTag = "/folded_copy_";
+/// Issue 22, item 4: copies of a replicated parameter's sink nodes, one per
+/// extra device holding partial gradients (Transforms/SinkCopies.h), are
+/// named "<original>/sink_copy_<device>", their outputs likewise, except
+/// the gradient's: "<gradient>/partial_<device>", a graph output. Readers
+/// count the copies as inserted.
+inline constexpr const char *kSinkCopyTag = "/sink_copy_";
+inline constexpr const char *kPartialTag = "/partial_";
 /// Plan JSON key: the input-graph indices of the folded nodes no plan places.
 inline constexpr const char *kFoldedNodesKey = "folded_onnx_nodes";
 /// Name of the DeviceConfigurationProto that lists the plan's devices.

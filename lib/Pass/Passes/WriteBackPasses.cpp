@@ -8,11 +8,13 @@
 // the tool writes Ctx.annotated and Ctx.stages once every pass succeeded,
 // so a failure leaves no output behind (DESIGN.md, "Quality bars").
 //
-// Order: insert-transfers (the plan onto the ONNX nodes, Transfer nodes on
-// every tensor crossing devices), annotate-placement (device, stage and the
-// plan report in the model), extract-stages (one model per stage and
-// pipeline.json), verify-output (the ONNX checker with strict shape
-// inference and the writer's verifier on every model made).
+// Order: insert-transfers (the plan onto the ONNX nodes, folded nodes and a
+// replicated parameter's gradient sinks copied to the devices that need
+// them, Transfer nodes on every tensor crossing devices),
+// annotate-placement (device, stage and the plan report in the model),
+// extract-stages (one model per stage and pipeline.json), verify-output
+// (the ONNX checker with strict shape inference and the writer's verifier
+// on every model made).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Cost/PipelineInFlight.h"
@@ -26,6 +28,7 @@
 #include "onnx-partition/Transforms/FoldedCopies.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/Placement.h"
+#include "onnx-partition/Transforms/SinkCopies.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
 #include <set>
@@ -60,6 +63,40 @@ Error needPlanAndModel(const PassContext &Ctx, const char *Pass) {
   return Error::success();
 }
 
+/// Issue 22, item 4: each replicated parameter's sinks copied to the
+/// devices making its partial gradients (Transforms/SinkCopies.h), on the
+/// model as written so far (Copied, or the input) placed by P; NewIndex
+/// maps the input's nodes to it and is updated. A sink without an ONNX node
+/// (backward nodes derived from a forward model) leaves its parameter out:
+/// the written model holds no gradient of it.
+Error writeSinkCopies(PassContext &Ctx, ModelPlacement &P, std::vector<int> &NewIndex,
+                      std::optional<onnx::ModelProto> &Copied, const std::vector<char> &Joining) {
+  const CostGraph &G = Ctx.graph;
+  const std::vector<int> &Device = Ctx.plan->device;
+  if (Device.size() != G.numNodes()) return Error::success();
+  std::vector<SinkGroup> Groups;
+  for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
+    SinkGroup Group{R.name, {}};
+    bool Written = true;
+    for (int S : G.sharedParameters[R.index].sinks) {
+      Written &= !G.node(S).onnxNodes.empty();
+      for (int O : G.node(S).onnxNodes) Group.sinks.push_back(NewIndex[O]);
+    }
+    if (Written && !Group.sinks.empty()) Groups.push_back(std::move(Group));
+  }
+  if (Groups.empty()) return Error::success();
+  Expected<SinkCopies> SC = copySinks(Copied ? *Copied : Ctx.model->proto, P, Groups, Joining);
+  if (!SC) return SC.takeError();
+  size_t Copies = 0;
+  for (const WrittenSinks &W : SC->groups) Copies += W.copies;
+  Ctx.count("insert-transfers", "Number of sink nodes copied to a device making partial gradients", Copies);
+  for (int &I : NewIndex) I = SC->newIndex[I];
+  P = std::move(SC->placement);
+  Copied = std::move(SC->model);
+  Ctx.sinkCopies = std::move(SC->groups);
+  return Error::success();
+}
+
 /// Maps the plan onto the ONNX nodes once (the first write-back pass to run
 /// does it) and starts the output model as a copy of the input.
 Error ensurePlacement(PassContext &Ctx) {
@@ -71,14 +108,17 @@ Error ensurePlacement(PassContext &Ctx) {
   std::vector<int> NewIndex(M.graph().node_size());
   for (size_t I = 0; I < NewIndex.size(); ++I) NewIndex[I] = static_cast<int>(I);
   std::optional<onnx::ModelProto> Copied;
+  std::vector<char> Joining; // per node of the model so far: joins its readers' stage
   if (!Ctx.foldedOnnxNodes.empty()) {
     Expected<FoldedCopies> FC = copyFoldedNodes(M, *P, Ctx.foldedOnnxNodes);
     if (!FC) return FC.takeError();
     *P = std::move(FC->placement);
     NewIndex = std::move(FC->newIndex);
     Copied = std::move(FC->model);
+    Joining = std::move(FC->joining);
     Ctx.count("insert-transfers", "Number of folded nodes copied to a second device", FC->copies);
   }
+  ONNXP_RETURN_IF_ERROR(writeSinkCopies(Ctx, *P, NewIndex, Copied, Joining));
   // The report and the model's plan JSON list the stages the model records
   // (one stage vector for every reader); derived nodes without an ONNX node
   // have no written stage, and then the plan keeps none.
@@ -99,15 +139,20 @@ Error ensurePlacement(PassContext &Ctx) {
 /// Issue 22: a plan that replicates a shared parameter is priced with each
 /// device summing its partial gradients in its own copy of the parameter's
 /// sinks and one all-reduce per iteration (Partition/eval/TiedWeights.h).
-/// The written model does not hold those sink copies: a partial gradient
-/// made on another device than its sink's travels there with a Transfer
-/// node every sample. Say so, with the bytes, so that nobody takes the
-/// written training stages for the priced schedule.
+/// The written model holds those copies (Transforms/SinkCopies.h) unless
+/// the sinks are not of a form they can be copied in: then a partial
+/// gradient made on another device than its sink's travels there with a
+/// Transfer node every sample. Say so, with the bytes and why, so that
+/// nobody takes those written training stages for the priced schedule.
 void notePartialGradientTransfers(PassContext &Ctx) {
   const CostGraph &G = Ctx.graph;
   const std::vector<int> &Device = Ctx.plan->device;
   if (Device.size() != G.numNodes()) return;
   for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
+    std::string Reason;
+    for (const WrittenSinks &W : Ctx.sinkCopies)
+      if (W.parameter == R.name) Reason = W.reason;
+    if (Reason.empty()) continue; // copied, or no gradient written
     const SharedParameter &SP = G.sharedParameters[R.index];
     double Bytes = 0;
     std::set<int> To;
@@ -123,7 +168,8 @@ void notePartialGradientTransfers(PassContext &Ctx) {
     for (int D : To) Devs += (Devs.empty() ? "" : ", ") + Ctx.platform.deviceName(D);
     Ctx.notes.push_back("the written stages send each sample's partial gradient of '" + R.name + "' to " +
                         Devs + " (" + humanBytes(Bytes) +
-                        " per sample, Transfer nodes): the plan prices it summed on the device that makes it "
+                        " per sample, Transfer nodes): its sinks are not copied (" + Reason +
+                        "); the plan prices it summed on the device that makes it "
                         "and all-reduced once per iteration (pipeline.json's replicated_parameters), which a "
                         "training runtime must do to reach the plan's figures");
   }
@@ -245,7 +291,13 @@ public:
       for (const ReplicatedParameter &R : replicatedParameters(Ctx.graph, Pl.device)) {
         std::vector<std::string> Devs;
         for (int D : R.devices) Devs.push_back(Ctx.platform.deviceName(D));
-        EO.replicatedParameters.emplace_back(R.name, std::move(Devs));
+        ExtractOptions::ReplicatedParameter E{R.name, std::move(Devs), {}, {}};
+        for (const WrittenSinks &W : Ctx.sinkCopies)
+          if (W.parameter == R.name && W.reason.empty()) {
+            E.gradient = W.gradient;
+            E.partials = W.partials;
+          }
+        EO.replicatedParameters.push_back(std::move(E));
         // Issue 22: where the weight-derived tensors are recomputed.
         const SharedParameter &SP = Ctx.graph.sharedParameters[R.index];
         const std::vector<std::vector<int>> Copies = derivedCopyDevices(Ctx.graph, SP, Pl.device);
@@ -276,7 +328,11 @@ public:
                        [](const auto &A, const auto &B) { return A.position < B.position; });
     }
     EO.dimBindings = M.dimBindings;
-    EO.fallbackType = [&](const std::string &N) { return frontEndType(M, N); };
+    // A sink copy's tensors are typed as the ones they stand for.
+    EO.fallbackType = [&](const std::string &N) {
+      std::optional<onnx::TypeProto> T = frontEndType(M, N);
+      return T ? T : frontEndType(M, sinkCopyOriginal(N));
+    };
     Expected<StagePipeline> SP = extractStages(*Ctx.annotated, *Ctx.placement, Ctx.transfers, EO);
     if (!SP) return SP.takeError();
     Ctx.stages = std::move(*SP);
