@@ -195,11 +195,16 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
         auto It = Producer.find(Name);
         const onnx::NodeProto *T = It == Producer.end() ? nullptr : &G.node(It->second);
         if (!T) break;
+        // A copy of the original producer with the same op: a recomputation
+        // (Recompute.h) or an earlier sink's copy on this device (SinkCopies.h).
+        const char *SameOpTag = nullptr;
+        for (const char *Tag : {kRecomputeNameTag, kSinkCopyTag})
+          if (T->name().find(Tag) != std::string::npos && Name.rfind(Tag) != std::string::npos)
+            SameOpTag = Tag;
         if (T->domain() == kPartitionDomain && T->input_size() == 1) {
           Name = T->input(0);
-        } else if (T->name().find(kRecomputeNameTag) != std::string::npos &&
-                   Name.rfind(kRecomputeNameTag) != std::string::npos) {
-          std::string Orig = Name.substr(0, Name.rfind(kRecomputeNameTag));
+        } else if (SameOpTag) {
+          std::string Orig = Name.substr(0, Name.rfind(SameOpTag));
           auto OP = Producer.find(Orig);
           if (OP == Producer.end() || G.node(OP->second).op_type() != T->op_type()) break;
           Name = Orig;
@@ -212,13 +217,6 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
           if (OP == Producer.end()) break;
           const std::string &OrigOp = G.node(OP->second).op_type();
           if (OrigOp != T->op_type() && !(OrigOp == "Shape" && T->op_type() == "Constant")) break;
-          Name = Orig;
-        } else if (T->name().find(kSinkCopyTag) != std::string::npos &&
-                   Name.rfind(kSinkCopyTag) != std::string::npos) {
-          // An earlier sink's copy on this device (SinkCopies.h).
-          std::string Orig = Name.substr(0, Name.rfind(kSinkCopyTag));
-          auto OP = Producer.find(Orig);
-          if (OP == Producer.end() || G.node(OP->second).op_type() != T->op_type()) break;
           Name = Orig;
         } else {
           break;
