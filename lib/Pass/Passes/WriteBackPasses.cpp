@@ -97,6 +97,40 @@ Error writeSinkCopies(PassContext &Ctx, ModelPlacement &P, std::vector<int> &New
   return Error::success();
 }
 
+/// Issue 22, item 1: a pipeline's in-flight micro-batches follow its
+/// stages' order. A non-contiguous plan was checked with each device as one
+/// stage; its written stages (a device may hold several, and sink or
+/// folded copies move boundaries) can put a device earlier in the order,
+/// so it holds more micro-batches (BLOOM-3's ip plan at M = 8: acc2 3
+/// checked, 5 written). Re-count with the written stages, report those
+/// figures (the summary, the report and pipeline.json then agree), and
+/// refuse to write a plan whose written pipeline no longer fits.
+Error recheckWrittenInFlight(PassContext &Ctx, const std::vector<int> &Checked) {
+  Plan &Pl = *Ctx.plan;
+  const Platform &P = Ctx.platform;
+  const std::vector<int> Written = inFlightMicrobatches(Ctx.graph, Pl, P.numDevices());
+  if (Written == Checked) return Error::success();
+  const std::vector<DeviceMemory> Mem = planLivenessMemory(Ctx.graph, Pl, P.numDevices());
+  std::string Moved;
+  for (int D = 0; D < P.numDevices() && D < static_cast<int>(Mem.size()); ++D) {
+    if (!P.isAccelerator(D) || Written[D] == Checked[D]) continue;
+    if (Mem[D].peak > P.memoryOf(D) * (1 + 1e-12))
+      return makeError("the written stages put ", P.deviceName(D), " at a pipeline position where it holds ",
+                       Written[D], " micro-batches in flight (the plan counted ", Checked[D], "): its peak ",
+                       humanBytes(Mem[D].peak), " exceeds its ", humanBytes(P.memoryOf(D)),
+                       "; plan with fewer --microbatches or a contiguous algorithm (dp)");
+    Moved += (Moved.empty() ? "" : ", ") + P.deviceName(D) + " " + std::to_string(Checked[D]) + " -> " +
+             std::to_string(Written[D]) + " (peak " + humanBytes(Mem[D].peak) + ")";
+    if (D < static_cast<int>(Pl.usage.size())) Pl.usage[D].memory = Mem[D].peak;
+  }
+  if (!Moved.empty())
+    Ctx.notes.push_back(
+        "the written stages' pipeline order changes the micro-batches in flight from what the "
+        "plan counted with one stage per device: " +
+        Moved + "; within memory, and the figures shown are the written pipeline's");
+  return Error::success();
+}
+
 /// Maps the plan onto the ONNX nodes once (the first write-back pass to run
 /// does it) and starts the output model as a copy of the input.
 Error ensurePlacement(PassContext &Ctx) {
@@ -124,6 +158,9 @@ Error ensurePlacement(PassContext &Ctx) {
   // have no written stage, and then the plan keeps none.
   bool AllMapped = true;
   for (const CostNode &N : Ctx.graph.nodes()) AllMapped &= !N.onnxNodes.empty();
+  std::vector<int> CheckedInFlight; // what the plan's memory check counted
+  if (Ctx.plan->memoryModel == MemoryModel::Liveness && Ctx.plan->iterationMicrobatches > 1)
+    CheckedInFlight = inFlightMicrobatches(Ctx.graph, *Ctx.plan, Ctx.platform.numDevices());
   if (AllMapped) {
     Ctx.plan->stage.assign(Ctx.graph.numNodes(), 0);
     for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
@@ -131,6 +168,7 @@ Error ensurePlacement(PassContext &Ctx) {
   } else {
     Ctx.plan->stage.clear();
   }
+  if (!CheckedInFlight.empty()) ONNXP_RETURN_IF_ERROR(recheckWrittenInFlight(Ctx, CheckedInFlight));
   Ctx.placement = std::move(*P);
   Ctx.annotated = Copied ? std::move(*Copied) : M.proto;
   return Error::success();
