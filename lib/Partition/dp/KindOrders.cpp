@@ -9,15 +9,49 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
+#include <string>
 
 using namespace onnxp;
 
+namespace {
+bool sameSpec(const DeviceSpec &A, const DeviceSpec &B) {
+  auto SameKinds = [](const std::map<std::string, OpKindEfficiency> &X,
+                      const std::map<std::string, OpKindEfficiency> &Y) {
+    return X.size() == Y.size() &&
+           std::equal(X.begin(), X.end(), Y.begin(), [](const auto &L, const auto &R) {
+             return L.first == R.first && L.second.flopsEfficiency == R.second.flopsEfficiency &&
+                    L.second.bandwidthEfficiency == R.second.bandwidthEfficiency &&
+                    L.second.kernelOverheadMs == R.second.kernelOverheadMs;
+           });
+  };
+  return A.name == B.name && A.peakFlops == B.peakFlops && A.memBandwidth == B.memBandwidth &&
+         A.kernelOverheadMs == B.kernelOverheadMs && A.memoryBytes == B.memoryBytes &&
+         SameKinds(A.opKinds, B.opKinds);
+}
+
+/// The first kind index with K's spec: a kind listed twice (a100, v100,
+/// a100, v100) is one kind whose devices are interchangeable.
+int canonicalKind(const Platform &P, int K) {
+  for (int J = 0; J < K; ++J)
+    if (sameSpec(P.acceleratorKinds[J].spec, P.acceleratorKinds[K].spec)) return J;
+  return K;
+}
+
+/// Devices per canonical kind, by kind index (0 for the others).
+std::vector<int> canonicalCounts(const Platform &P) {
+  std::vector<int> Count(P.numKinds(), 0);
+  for (int D = 0; D < P.accelerators; ++D) ++Count[canonicalKind(P, P.kindOf(D))];
+  return Count;
+}
+} // namespace
+
 std::vector<int> onnxp::kindSequence(const Platform &P) {
   std::vector<int> Kinds(P.accelerators);
-  for (int D = 0; D < P.accelerators; ++D) Kinds[D] = P.kindOf(D);
+  for (int D = 0; D < P.accelerators; ++D) Kinds[D] = canonicalKind(P, P.kindOf(D));
   return Kinds;
 }
 
@@ -26,8 +60,8 @@ double onnxp::countKindOrders(const Platform &P) {
   // double far beyond any platform here.
   double Count = 1;
   int Placed = 0;
-  for (const AcceleratorKind &K : P.acceleratorKinds)
-    for (int I = 1; I <= K.count; ++I) {
+  for (int C : canonicalCounts(P))
+    for (int I = 1; I <= C; ++I) {
       ++Placed;
       Count = Count * Placed / I;
       if (Count > 1e18) return 1e18;
@@ -44,11 +78,13 @@ std::vector<std::vector<int>> onnxp::kindOrders(const Platform &P, size_t Max) {
   const std::vector<int> Own = kindSequence(P);
   Add(Own);
   // The kinds in runs, every order of the runs.
-  std::vector<int> Runs(P.numKinds());
-  std::iota(Runs.begin(), Runs.end(), 0);
+  const std::vector<int> Count = canonicalCounts(P);
+  std::vector<int> Runs;
+  for (int K = 0; K < P.numKinds(); ++K)
+    if (Count[K] > 0) Runs.push_back(K);
   do {
     std::vector<int> S;
-    for (int K : Runs) S.insert(S.end(), P.acceleratorKinds[K].count, K);
+    for (int K : Runs) S.insert(S.end(), Count[K], K);
     Add(S);
   } while (Out.size() < Max && std::next_permutation(Runs.begin(), Runs.end()));
   // Every distinct sequence: next_permutation over the sorted multiset.
@@ -71,8 +107,8 @@ std::vector<int> onnxp::devicesOnPlatform(const Platform &P, const Platform &Q) 
   for (int K = 0; K < P.numKinds(); ++K) {
     std::vector<int> OnP, OnQ;
     for (int D = 0; D < P.accelerators; ++D) {
-      if (P.kindOf(D) == K) OnP.push_back(D);
-      if (Q.kindOf(D) == K) OnQ.push_back(D);
+      if (canonicalKind(P, P.kindOf(D)) == K) OnP.push_back(D);
+      if (canonicalKind(Q, Q.kindOf(D)) == K) OnQ.push_back(D);
     }
     for (size_t J = 0; J < OnQ.size() && J < OnP.size(); ++J) Map[OnQ[J]] = OnP[J];
   }
@@ -80,7 +116,9 @@ std::vector<int> onnxp::devicesOnPlatform(const Platform &P, const Platform &Q) 
 }
 
 bool onnxp::searchesKindOrders(const Platform &P) {
-  return P.mixed() && P.numKinds() >= 2 && P.accelerators >= 2 && !P.multiNode();
+  if (!P.mixed() || P.accelerators < 2 || P.multiNode()) return false;
+  const std::vector<int> Count = canonicalCounts(P);
+  return std::count_if(Count.begin(), Count.end(), [](int C) { return C > 0; }) >= 2;
 }
 
 namespace {

@@ -24,7 +24,8 @@
 
 namespace onnxp {
 
-/// The kind index of each accelerator of P, in device order.
+/// The kind index of each accelerator of P, in device order. A kind listed
+/// twice with the same spec counts as its first listing throughout.
 std::vector<int> kindSequence(const Platform &P);
 
 /// How many distinct sequences of P's accelerator kinds there are (the
