@@ -50,3 +50,7 @@ config.environment["ONNX_PARTITION_QUIET"] = "1"
 _cache = os.path.join(config.onnxp_binary_dir, "CMakeCache.txt")
 if os.path.isfile(_cache) and "ONNXP_SANITIZE:BOOL=ON" in open(_cache).read():
     config.available_features.add("sanitized")
+    # The --time-limit tests' wall bounds (Inputs/wall_within.py) allow 3x
+    # here: the part of a run that always completes (offload-weights' first
+    # candidate: 0.7 s in Release) took 6.57 s of a 6 s bound under ASan.
+    config.environment["WALL_WITHIN_SCALE"] = "3"
