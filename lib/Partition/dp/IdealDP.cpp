@@ -373,6 +373,8 @@ std::pair<double, double> computeRange(const CostGraph &G, const Platform &P, co
 /// split of least spread (largest / least compute) on the frontier has the
 /// least spread of all optimal splits; the walk is exact when it ends by
 /// itself (no split left), not at MaxPoints or the time budget.
+/// balanceCompute's work budget on small graphs (ideal pairs).
+constexpr double kBalancePairFloor = 4e6;
 struct BalanceResult {
   std::optional<Solution> Even; ///< set when better than the first split
   double FirstSpread = 0, Spread = 0;
@@ -381,22 +383,22 @@ struct BalanceResult {
 };
 BalanceResult balanceCompute(const CostGraph &G, const Platform &P, const PartitionOptions &O,
                              const UnitGraph &UG, const IdealLattice &L, const Solution &First,
-                             double BudgetSeconds) {
+                             double BudgetPairs) {
   constexpr int MaxPoints = 32;
   BalanceResult R;
   auto [Lo0, Hi0] = computeRange(G, P, toPlan(G, P, UG, L, First));
   // An idle accelerator (the DP may leave one) is an infinite spread.
   R.FirstSpread = R.Spread = Lo0 > 0 ? Hi0 / Lo0 : kInfinity;
-  const auto Start = std::chrono::steady_clock::now();
+  double SpentPairs = 0; // work, not wall time: the same points on any machine
   double MinCompute = 0;
   while (R.Points < MaxPoints) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count() > BudgetSeconds)
-      break;
+    if (SpentPairs >= BudgetPairs) break;
     if (Deadline(O.deadline).expired()) break;
     MaxLoadDP D(G, P, O, UG, L);
     D.Balance = MaxLoadDP::BalanceMode{First.Value, MinCompute};
     Solution S = D.solve(First.Value);
     if (S.TimedOut) break;
+    SpentPairs += S.Pairs;
     ++R.Points;
     if (std::isinf(S.Value) || S.Segments.empty()) {
       R.Complete = true;
@@ -541,13 +543,13 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
                      P.cpus == 0 ? " (try --cpus)" : "");
 
   // Issue 21: on a mixed platform, the optimal split with the most even
-  // compute (balanceCompute), within a few times the DP's own time.
+  // compute (balanceCompute), within the DP's own work again.
   std::optional<BalanceResult> Balanced;
   if (Tuning.balanceCompute && P.mixed() && P.cpus == 0 && !O.replicate && !Gpipe && !Best.TimedOut &&
       !ExactTimedOut) {
-    // At most about the DP's own time again.
-    const double Spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
-    Balanced = balanceCompute(G, P, O, *UsedUG, *UsedL, Best, std::max(0.5, Spent));
+    // Ideal pairs, not seconds, so that the points walked (and the plan)
+    // do not depend on the machine's load; small graphs get 4e6 pairs.
+    Balanced = balanceCompute(G, P, O, *UsedUG, *UsedL, Best, std::max(kBalancePairFloor, Pairs));
     if (Balanced->Even) Best.Segments = Balanced->Even->Segments;
     if (std::isinf(Balanced->Spread)) Balanced.reset(); // no optimum uses every accelerator
   }
