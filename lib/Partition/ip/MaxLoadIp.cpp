@@ -661,8 +661,17 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
       Pl->stats["warm_start_kept"] = 1;
     } else if (Ip.objective > Warm->objective * (1 + 1e-9)) {
       Pl->device = Warm->device;
-      Pl->notes.push_back("the IP's incumbent (max-load " + formatNumber(Ip.objective) +
-                          ") is worse than its warm start; the warm start is kept");
+      // Name the IP's own value too when it differs: on a graph with shared
+      // parameters the IP's model and the evaluator price a plan differently
+      // (replica edges, copies, the all-reduce), and BLOOM-3 printed CBC's
+      // "best 9.17492" and then only an incumbent of 17.8238.
+      const bool Differs = std::isfinite(Pl->objective) &&
+                           std::abs(Pl->objective - Ip.objective) > 1e-9 * std::max(1.0, Ip.objective);
+      Pl->notes.push_back(
+          "the IP's incumbent (max-load " + formatNumber(Ip.objective) +
+          (Differs ? " as the evaluator prices it, " + formatNumber(Pl->objective) + " in the IP's own model"
+                   : std::string()) +
+          ") is worse than its warm start (" + formatNumber(Warm->objective) + "); the warm start is kept");
       Pl->stats["warm_start_kept"] = 1;
     }
   }
