@@ -39,9 +39,6 @@ std::optional<std::vector<int64_t>> staticShapeValue(const OnnxModel &M, const o
   return V;
 }
 
-std::string baseName(const onnx::NodeProto &N, int Index) {
-  return N.name().empty() ? N.op_type() + "_" + std::to_string(Index) : N.name();
-}
 } // namespace
 
 Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPlacement &P,
@@ -64,7 +61,7 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
     for (const std::string &In : nodeDataInputs(OG.node(I))) {
       if (!Direct.count(In) && Producer.count(In) && IsFolded[Producer[In]])
         return makeInternalError("folded tensor '", In, "' is read inside a subgraph of node '",
-                                 baseName(OG.node(I), I), "'");
+                                 nodeDisplayName(OG, I), "'");
       Readers[In].push_back(I);
     }
   }
@@ -144,8 +141,8 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
     if (Live && Need[I].size() > (Need[I].count(Home[I]) ? 1u : 0u)) {
       V = ON.op_type() == "Shape" ? staticShapeValue(M, ON) : std::nullopt;
       if (!V || ON.output_size() != 1)
-        return makeInternalError("folded node '", baseName(ON, I), "' reads a live tensor and is not a ",
-                                 "Shape of a static shape");
+        return makeInternalError("folded node '", nodeDisplayName(OG, I),
+                                 "' reads a live tensor and is not a ", "Shape of a static shape");
     }
     for (int C : Need[I]) {
       if (C == Home[I]) continue;
@@ -167,7 +164,7 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
           if (!Copy.output(J).empty()) Copy.set_output(J, Copy.output(J) + Suffix);
         Rewire(Copy, C);
       }
-      Copy.set_name(baseName(ON, I) + Suffix);
+      Copy.set_name(nodeDisplayName(OG, I) + Suffix);
       MP.device.push_back(C);
       MP.inserted.push_back(1);
       IsCopyOrFolded.push_back(1);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/SinkCopies.h"
 
+#include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Transforms/FoldedCopies.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 
@@ -19,18 +20,8 @@
 using namespace onnxp;
 
 namespace {
-std::string baseName(const onnx::NodeProto &N, int Index) {
-  return N.name().empty() ? N.op_type() + "_" + std::to_string(Index) : N.name();
-}
-
 bool isSum(const onnx::NodeProto &N) {
   return N.op_type() == "Sum" && (N.domain().empty() || N.domain() == "ai.onnx");
-}
-
-bool hasSubgraph(const onnx::NodeProto &N) {
-  for (const auto &A : N.attribute())
-    if (A.has_g() || A.graphs_size() > 0) return true;
-  return false;
 }
 
 /// One version of a sink: the node (original or copy) on Device and what
@@ -85,7 +76,7 @@ GroupPlan SinkCopier::plan(const SinkGroup &Group) const {
   // and read by nothing else.
   for (int S : Sinks) {
     const onnx::NodeProto &N = G.node(S);
-    const std::string Name = "sink '" + baseName(N, S) + "'";
+    const std::string Name = "sink '" + nodeDisplayName(G, S) + "'";
     if (N.output_size() != 1 || N.output(0).empty() || hasSubgraph(N))
       return Fail(Name + " (" + N.op_type() + ") has several outputs or a subgraph");
     bool ReadBySink = false, ReadByOther = false;
@@ -107,7 +98,7 @@ GroupPlan SinkCopier::plan(const SinkGroup &Group) const {
   for (int S : Sinks) {
     const onnx::NodeProto &N = G.node(S);
     const int Home = P.device[S];
-    const std::string Name = "sink '" + baseName(N, S) + "'";
+    const std::string Name = "sink '" + nodeDisplayName(G, S) + "'";
     std::vector<std::map<int, std::string>> In; // per input: device -> local name
     std::set<int> Devices{Home};
     for (const std::string &T : N.input()) {
@@ -183,7 +174,7 @@ Expected<SinkCopies> onnxp::copySinks(const onnx::ModelProto &M, const ModelPlac
       for (const auto &[D, T] : Partials) W.partials.emplace_back(P.deviceNames[D], T);
       for (const auto &[S, Vs] : GP.versions) {
         if (Original.count(S))
-          return makeInternalError("node '", baseName(OG.node(S), S), "' is a sink of two parameters");
+          return makeInternalError("node '", nodeDisplayName(OG, S), "' is a sink of two parameters");
         Original[S] = &Vs.front();
         for (size_t K = 1; K < Vs.size(); ++K) Copies[S].push_back(&Vs[K]);
         W.copies += Vs.size() - 1;
@@ -217,7 +208,7 @@ Expected<SinkCopies> onnxp::copySinks(const onnx::ModelProto &M, const ModelPlac
     for (const Version *V : Copies[I]) {
       onnx::NodeProto &Copy = *G.add_node();
       Copy = ON;
-      Copy.set_name(baseName(ON, I) + kSinkCopyTag + P.deviceNames[V->device]);
+      Copy.set_name(nodeDisplayName(OG, I) + kSinkCopyTag + P.deviceNames[V->device]);
       Copy.clear_input();
       for (const std::string &T : V->inputs) Copy.add_input(T);
       Copy.set_output(0, V->output);
