@@ -68,10 +68,12 @@ constexpr double kMaxTableBytes = 4.0 * (1 << 30);
 /// node -- true for a fastest-first order, not for V100s listed before
 /// A100s or for the interleaved orders dp tries (KindOrders.h). Memory is
 /// one cap for all (the smallest kind's), links one peer link on one node.
-/// Mirror[A' * (K + 1) + A] (A' < A): whether state A' may drop state A.
+/// Mirror[A' * (K + 1) + A] (A' < A): whether state A' may drop state A;
+/// empty when every one may (one kind, or a fastest-first order).
 std::vector<char> mirrorTable(const CostGraph &G, const Platform &P, int K) {
+  if (!P.mixed()) return {};
   std::vector<char> Mirror(size_t(K + 1) * (K + 1), 0);
-  const int Kinds = P.mixed() ? P.numKinds() : 1;
+  const int Kinds = P.numKinds();
   // AsFast[a][b]: kind a runs every node at most as long as kind b.
   std::vector<std::vector<char>> AsFast(Kinds, std::vector<char>(Kinds, 1));
   for (int A = 0; A < Kinds; ++A)
@@ -82,12 +84,15 @@ std::vector<char> mirrorTable(const CostGraph &G, const Platform &P, int K) {
           AsFast[A][B] = 0;
           break;
         }
+  bool All = true;
   for (int Ap = 0; Ap <= K; ++Ap)
     for (int A = Ap + 1; A <= K; ++A) {
       bool Ok = true;
       for (int I = 0; Ok && A + I < K; ++I) Ok = AsFast[P.kindOf(Ap + I)][P.kindOf(A + I)];
       Mirror[size_t(Ap) * (K + 1) + A] = Ok;
+      All &= Ok;
     }
+  if (All) return {};
   return Mirror;
 }
 
@@ -258,9 +263,6 @@ Solution MaxLoadDP::solve(double UpperBound) {
   // Mixed kinds: which smaller device counts may drop a state (mirrorTable);
   // RowMin[S]: best value with A accelerators and at most C CPUs.
   const std::vector<char> Mirror = mirrorTable(G, P, K);
-  bool AllMirror = true;
-  for (int Ap = 0; Ap <= K; ++Ap)
-    for (int A = Ap + 1; A <= K; ++A) AllMirror &= Mirror[size_t(Ap) * (K + 1) + A] != 0;
   std::vector<double> RowMin(NS);
   DPClock Clock(O.deadline);
   bool FirstWalk = true;
@@ -284,7 +286,7 @@ Solution MaxLoadDP::solve(double UpperBound) {
           std::min(A > 0 ? PrefixMin[S - (Cpus + 1)] : kInfinity, C > 0 ? PrefixMin[S - 1] : kInfinity);
       PrefixMin[S] = std::min(Fewer, V[S]);
       RowMin[S] = std::min(C > 0 ? RowMin[S - 1] : kInfinity, V[S]);
-      if (!AllMirror) { // fewer accelerators count only where the mirror holds
+      if (!Mirror.empty()) { // fewer accelerators count only where the mirror holds
         Fewer = C > 0 ? RowMin[S - 1] : kInfinity;
         for (int Ap = 0; Ap < A; ++Ap)
           if (Mirror[size_t(Ap) * (K + 1) + A]) Fewer = std::min(Fewer, RowMin[idx(Ap, C)]);

@@ -4,12 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/dp/KindOrders.h"
+#include "onnx-partition/IR/AcceleratorKinds.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Support/Deadline.h"
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -18,29 +18,6 @@
 using namespace onnxp;
 
 namespace {
-bool sameSpec(const DeviceSpec &A, const DeviceSpec &B) {
-  auto SameKinds = [](const std::map<std::string, OpKindEfficiency> &X,
-                      const std::map<std::string, OpKindEfficiency> &Y) {
-    return X.size() == Y.size() &&
-           std::equal(X.begin(), X.end(), Y.begin(), [](const auto &L, const auto &R) {
-             return L.first == R.first && L.second.flopsEfficiency == R.second.flopsEfficiency &&
-                    L.second.bandwidthEfficiency == R.second.bandwidthEfficiency &&
-                    L.second.kernelOverheadMs == R.second.kernelOverheadMs;
-           });
-  };
-  return A.name == B.name && A.peakFlops == B.peakFlops && A.memBandwidth == B.memBandwidth &&
-         A.kernelOverheadMs == B.kernelOverheadMs && A.memoryBytes == B.memoryBytes &&
-         SameKinds(A.opKinds, B.opKinds);
-}
-
-/// The first kind index with K's spec: a kind listed twice (a100, v100,
-/// a100, v100) is one kind whose devices are interchangeable.
-int canonicalKind(const Platform &P, int K) {
-  for (int J = 0; J < K; ++J)
-    if (sameSpec(P.acceleratorKinds[J].spec, P.acceleratorKinds[K].spec)) return J;
-  return K;
-}
-
 /// Devices per canonical kind, by kind index (0 for the others).
 std::vector<int> canonicalCounts(const Platform &P) {
   std::vector<int> Count(P.numKinds(), 0);
@@ -213,13 +190,12 @@ Expected<Plan> onnxp::dpOverKindOrders(const CostGraph &G, const Platform &P, co
   const double BestValue = *std::min_element(Value.begin(), Value.end());
   // Among the orders at the optimum, the most even compute: the platform's
   // own (balanced already) if it is one, then the ties re-run balanced.
-  Plan Best = std::move(*First);
-  size_t BestOrder = 0;
-  const bool OwnTies = Value[0] <= BestValue * (1 + 1e-9);
-  if (!OwnTies) { // what the balanced re-runs below improve on, if the clock allows them
-    Best = std::move(*LowestPlain);
-    BestOrder = LowestOrder;
-  }
+  // The platform's own plan (balanced) unless an order is lower; then that
+  // order's unbalanced plan, which any balanced tie below replaces.
+  const bool Lower = LowestPlain.has_value();
+  Plan Best = Lower ? std::move(*LowestPlain) : std::move(*First);
+  size_t BestOrder = Lower ? LowestOrder : 0;
+  bool BestBalanced = !Lower;
   size_t Ties = 0;
   for (size_t I = 1; I < Orders.size() && Ties < kMaxBalancedTies; ++I) {
     if (!(Value[I] <= BestValue * (1 + 1e-9)) || Deadline(O.deadline).expired()) continue;
@@ -228,11 +204,10 @@ Expected<Plan> onnxp::dpOverKindOrders(const CostGraph &G, const Platform &P, co
     Expected<Plan> Pl = runIdealDP(G, Q, O, /*Linearize=*/false, IdealDPTuning());
     if (!Pl) return Pl.takeError();
     Seconds += Pl->solveSeconds;
-    // The unbalanced plan of the lowest order gives way to its balanced run.
-    const bool Replaces = !OwnTies && I == LowestOrder;
-    if (Replaces || spreadStat(*Pl) < spreadStat(Best) - 1e-12) {
+    if (!BestBalanced || spreadStat(*Pl) < spreadStat(Best) - 1e-12) {
       Best = onPlatform(std::move(*Pl), P, Q);
       BestOrder = I;
+      BestBalanced = true;
     }
   }
   Best.solveSeconds = Seconds;

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/eval/UniversalBound.h"
+#include "onnx-partition/IR/AcceleratorKinds.h"
 
 #include <algorithm>
 #include <cmath>
@@ -153,32 +154,25 @@ double onnxp::universalBound(const CostGraph &G, const Platform &P, Objective Ob
       }
       std::vector<std::vector<double>> Items;
       for (auto &[C, T] : ByClass) Items.push_back(std::move(T));
-      // A kind listed twice (a100, v100, a100, v100) is one kind to the LP:
-      // identical columns merge without changing its optimum, and the
-      // pairwise search of kindDualBound finds it only when they are merged
-      // (light ResNet-50: 0.118565 ms listed so, 0.12537 listed once each).
-      std::vector<int> Canon(P.numKinds());
+      // A kind listed twice (a100, v100, a100, v100) is one kind to the LP
+      // (IR/AcceleratorKinds.h): its columns merge, each item at the least
+      // of their times so the bound stays a bound, and the pairwise search
+      // of kindDualBound finds the optimum only when they are merged (light
+      // ResNet-50: 0.118565 ms listed so, 0.12537 listed once each).
+      std::vector<int> Column(P.numKinds(), -1); // kind -> merged column
+      int Columns = 0;
       for (int Kd = 0; Kd < P.numKinds(); ++Kd) {
-        Canon[Kd] = Kd;
-        for (int Prev = 0; Prev < Kd && Canon[Kd] == Kd; ++Prev)
-          if (Canon[Prev] == Prev &&
-              std::all_of(Items.begin(), Items.end(), [&](const std::vector<double> &T) {
-                return std::abs(T[Kd] - T[Prev]) <= 1e-12 * std::max(std::abs(T[Prev]), 1e-300);
-              }))
-            Canon[Kd] = Prev;
+        const int Canon = canonicalKind(P, Kd);
+        Column[Kd] = Canon == Kd ? Columns++ : Column[Canon];
       }
-      std::vector<int> Column; // canonical kinds, in order
-      for (int Kd = 0; Kd < P.numKinds(); ++Kd)
-        if (Canon[Kd] == Kd) Column.push_back(Kd);
       std::vector<std::vector<double>> Merged;
       for (const std::vector<double> &T : Items) {
-        std::vector<double> Row;
-        for (int Kd : Column) Row.push_back(T[Kd]);
+        std::vector<double> Row(Columns, kInfinity);
+        for (int Kd = 0; Kd < P.numKinds(); ++Kd) Row[Column[Kd]] = std::min(Row[Column[Kd]], T[Kd]);
         Merged.push_back(std::move(Row));
       }
-      std::vector<int> Count(Column.size(), 0);
-      for (int D = 0; D < K; ++D)
-        ++Count[std::find(Column.begin(), Column.end(), Canon[P.kindOf(D)]) - Column.begin()];
+      std::vector<int> Count(Columns, 0);
+      for (int D = 0; D < K; ++D) ++Count[Column[P.kindOf(D)]];
       WorkBound = std::max(WorkBound, kindDualBound(Merged, Count));
     }
   }
