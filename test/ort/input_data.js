@@ -69,12 +69,12 @@ function sumPartials(pipeline, get) {
     const parts = names.map((n) => get(n));
     if (parts.some((t) => !t)) continue;
     const first = parts[0];
-    const Array = ARRAYS[first.type];
-    if (!Array || first.type === 'bool' || first.type === 'uint8' || first.type === 'int8')
+    const Typed = ARRAYS[first.type];
+    if (!Typed || first.type === 'bool' || first.type === 'uint8' || first.type === 'int8')
       throw new Error(`gradient '${r.gradient}' has type ${first.type}; its partials cannot be summed here`);
     if (parts.some((t) => t.dims.join('x') !== first.dims.join('x')))
       throw new Error(`the partials of '${r.gradient}' have different shapes`);
-    const data = new Array(first.data.length);
+    const data = new Typed(first.data.length);
     for (const t of parts)
       for (let i = 0; i < data.length; ++i) data[i] += t.data[i];
     gradients[r.gradient] = {type: first.type, data, dims: first.dims};
