@@ -12,7 +12,7 @@
 
 #include "UnionFind.h"
 
-#include "onnx-partition/Partition/eval/TiedWeights.h"
+#include "onnx-partition/IR/SharedParameters.h"
 
 #include <algorithm>
 #include <map>

@@ -13,7 +13,7 @@
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
-#include "onnx-partition/Partition/eval/TiedWeights.h"
+#include "onnx-partition/IR/SharedParameters.h"
 
 #include <algorithm>
 #include <cassert>

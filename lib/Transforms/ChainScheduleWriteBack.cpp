@@ -18,8 +18,7 @@
 #include "onnx-partition/Transforms/ChainScheduleWriteBack.h"
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
-#include "onnx-partition/Partition/Remat.h"
-#include "onnx-partition/Partition/WeightOffload.h"
+#include "onnx-partition/IR/ChainSchedules.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/PipelinePatternWriteBack.h"
 #include "onnx-partition/Transforms/PlacementFields.h"

@@ -35,6 +35,7 @@
 #define ONNXP_PARTITION_REMAT_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/ChainSchedules.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <chrono>
@@ -43,60 +44,6 @@
 #include <vector>
 
 namespace onnxp {
-
-struct RematOptions {
-  double memoryBytes = 0; ///< M, counting the chain input a_0
-  /// Host link bandwidth in bytes per second; ignored when offload is false.
-  /// +infinity is allowed (transfers take no time).
-  double bandwidthBytesPerSec = 0;
-  bool offload = true;  ///< false: rematerialization only (rotor, --no-offload)
-  int memorySteps = 50; ///< N: the slot is M / N (ignored when slotBytes > 0)
-  /// > 0: fixed slot size; the budget is floor(M / slotBytes) slots.
-  double slotBytes = 0;
-  double lossTimeMs = 0; ///< duration of the loss (forward + backward)
-  /// planOffloadRemat stops here (issue 20) and says so in
-  /// RematPlan::stoppedByDeadline.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-};
-
-enum class RematOpKind { ForwardAll, ForwardCheck, ForwardNoGrad, Loss, Backward, Offload, Prefetch, Idle };
-
-const char *rematOpName(RematOpKind K);
-
-/// One entry of the operation sequence. Compute operations run in sequence
-/// order on the accelerator. Offload(k) enqueues the checkpoint a^{k} (or
-/// abar^{k} when `stored`) on the link at this point (first in, first out).
-/// Prefetch(k) says the tensor must be back on the accelerator at this point;
-/// the link brings prefetches back as late as possible in need order. Idle is
-/// time the accelerator waits for the link (the epsilons of Lemma 1).
-struct RematOp {
-  RematOpKind kind = RematOpKind::Idle;
-  int layer = 0;       ///< F/B: layer 1..L; Loss: L+1; Offload/Prefetch: activation index 0..L
-  bool stored = false; ///< Offload/Prefetch: the tensor is abar^layer, not a^layer
-  double idleMs = 0;   ///< Idle only
-};
-
-/// Per layer: how the forward phase ran it and what happened to its input.
-struct RematLayerReport {
-  RematOpKind forwardVariant = RematOpKind::ForwardAll; ///< F_all, F_ck or F_nograd
-  int recomputations = 0;                               ///< forward executions after the loss
-  bool inputOffloaded = false;                          ///< the input of this layer was offloaded
-  double inputBytes = 0;                                ///< bytes of that input (a^{k-1} or abar^{k-1})
-};
-
-struct RematPlan {
-  bool feasible = false;
-  double makespanMs = 0; ///< the DP's value (infinity when infeasible)
-  double slotBytes = 0;
-  int budgetSlots = 0;
-  double bandwidthBytesPerSec = 0; ///< 0 when offloading is off
-  bool offload = false;
-  std::vector<RematOp> ops;
-  std::vector<RematLayerReport> layers; ///< index k-1 for layer k
-  double offloadedBytes = 0;            ///< total volume sent to the host
-  size_t statesExplored = 0;            ///< DP states evaluated (for benchmarks)
-  bool stoppedByDeadline = false;       ///< the DP ran out of time: no plan
-};
 
 /// Seed 001's dynamic program (App. B). With Options.offload false it runs
 /// the same recurrences with beta = 0 (no offloading, no idle time), which
@@ -108,16 +55,6 @@ Expected<RematPlan> planRotor(const Chain &C, const RematOptions &Options);
 
 /// The no-memory-limit makespan: every forward once, every backward once.
 double rematLowerBoundMs(const Chain &C, const RematOptions &Options);
-
-/// Plan::schedule of `--algo offload-activations` / `rotor` read back: the
-/// operation sequence (feasible, layers left empty) and the options it was
-/// made with (bandwidth, loss time, offload on or off).
-struct ActivationScheduleText {
-  RematPlan plan;
-  RematOptions options;
-  double residentBytes = 0; ///< issue 22: model states charged besides the activations
-};
-Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &Text);
 
 /// Human-readable per-layer report (variant, recomputations, offloads).
 std::string formatRematReport(const Chain &C, const RematPlan &Plan);

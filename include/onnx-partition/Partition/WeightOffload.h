@@ -25,6 +25,7 @@
 #define ONNXP_PARTITION_WEIGHTOFFLOAD_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/ChainSchedules.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <chrono>
@@ -97,40 +98,6 @@ struct OffloadSelection {
 /// True when the selection brings every operation's peak under M_GPU with
 /// Algorithm 1's accounting (a necessary condition for a schedule).
 bool selectionCoversMemory(const OffloadInstance &I, const OffloadSelection &S);
-
-enum class TransferKind {
-  Prefetch, ///< host -> GPU; the buffer is reserved from the start
-  Offload,  ///< GPU -> host, then the GPU copy is deleted at the end
-  Upload,   ///< GPU -> host, the GPU copy stays (seed 002 §3 "uploading")
-};
-const char *transferKindName(TransferKind K);
-
-struct OffloadTransfer {
-  int layer = 0;
-  TransferKind kind = TransferKind::Prefetch;
-  double start = 0, end = 0, bytes = 0;
-  int forOp = -1; ///< Prefetch: the op that needs it; Offload/Upload: the op after which it is sent
-};
-
-/// Deletion of a GPU copy without a transfer: the host copy is current
-/// (the discount, or an earlier Upload).
-struct OffloadDrop {
-  int layer = 0;
-  double time = 0;
-  int afterOp = -1;
-};
-
-/// One iteration of the periodic schedule: everything lies in [0, cycleTime],
-/// and the state at cycleTime equals the state at 0 (the next B_L starts at
-/// cycleTime).
-struct OffloadSchedule {
-  double cycleTime = 0;
-  std::vector<double> opStart; ///< per op 0..2L-1
-  std::vector<OffloadTransfer> transfers;
-  std::vector<OffloadDrop> drops;
-  std::vector<char> residentAtStart;  ///< per layer: w_k on the GPU at time 0
-  std::vector<char> hostFreshAtStart; ///< per layer: the host holds the current w_k at time 0
-};
 
 struct OffloadScheduleOptions {
   bool discount = true; ///< Greedy* schedules without it
@@ -228,8 +195,6 @@ std::string describeOffloadPlan(const OffloadInstance &I, const OffloadPlan &P);
 /// every transfer with its stream; the bound and gap when B is given.
 std::string offloadReportJson(const OffloadInstance &I, const OffloadPlan &P,
                               const OffloadBound *B = nullptr);
-/// Reads the schedule back from that JSON (for a chain of L layers).
-Expected<OffloadSchedule> parseOffloadScheduleJson(const std::string &Text, int L);
 
 } // namespace onnxp
 

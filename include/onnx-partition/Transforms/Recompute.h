@@ -1,6 +1,6 @@
 //===- Transforms/Recompute.h - An activation schedule in the graph -*- C++ -*-===//
 //
-// Writes an activation schedule (Partition/Remat.h, seed 001) into an ONNX
+// Writes an activation schedule (IR/ChainSchedules.h, seed 001) into an ONNX
 // Runtime training graph, which is what makes it a compiler pass:
 //  - every forward execution after the loss becomes a copy of the layer's
 //    forward nodes, placed before the backward nodes that need it and fed
@@ -19,7 +19,7 @@
 #ifndef ONNXP_TRANSFORMS_RECOMPUTE_H
 #define ONNXP_TRANSFORMS_RECOMPUTE_H
 
-#include "onnx-partition/Partition/Remat.h"
+#include "onnx-partition/IR/ChainSchedules.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <onnx/onnx_pb.h>

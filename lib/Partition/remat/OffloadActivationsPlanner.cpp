@@ -227,42 +227,6 @@ Expected<Plan> partitionRotor(const Chain &C, const Platform &P, const Partition
   return planActivations(C, P, O, false);
 }
 
-Expected<ActivationScheduleText> parseActivationScheduleJson(const std::string &Text) {
-  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object() || J.value("kind", "") != "activation-schedule")
-    return makeError("activation schedule: the plan's schedule is not an activation schedule");
-  ActivationScheduleText S;
-  RematPlan &R = S.plan;
-  RematOptions &O = S.options;
-  try {
-    R.slotBytes = J.at("slot_bytes").get<double>();
-    S.residentBytes = J.value("resident_bytes", 0.0);
-    R.budgetSlots = J.at("budget_slots").get<int>();
-    R.offload = J.at("offload").get<bool>();
-    O.bandwidthBytesPerSec = J.at("bandwidth_bytes_per_s").get<double>();
-    O.lossTimeMs = J.at("loss_ms").get<double>();
-    for (const auto &E : J.at("ops")) {
-      RematOp Op;
-      std::string Name = E.at(0).get<std::string>();
-      bool Found = false;
-      for (RematOpKind K :
-           {RematOpKind::ForwardAll, RematOpKind::ForwardCheck, RematOpKind::ForwardNoGrad, RematOpKind::Loss,
-            RematOpKind::Backward, RematOpKind::Offload, RematOpKind::Prefetch, RematOpKind::Idle})
-        if (Name == rematOpName(K)) Op.kind = K, Found = true;
-      if (!Found) return makeError("activation schedule: unknown operation '", Name, "'");
-      if (Op.kind == RematOpKind::Idle) Op.idleMs = E.at(1).get<double>();
-      else Op.layer = E.at(1).get<int>();
-      Op.stored = E.size() > 2;
-      R.ops.push_back(Op);
-    }
-  } catch (const std::exception &Ex) {
-    return makeError("activation schedule: malformed schedule: ", Ex.what());
-  }
-  O.offload = R.offload;
-  R.feasible = true;
-  return S;
-}
-
 /// Parses Plan::schedule and replays it; never reads the DP's own value.
 static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, const Plan &Pl) {
   Expected<ActivationScheduleText> S = parseActivationScheduleJson(Pl.schedule);

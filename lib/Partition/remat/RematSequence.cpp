@@ -15,20 +15,6 @@
 using namespace onnxp;
 using namespace onnxp::remat;
 
-const char *onnxp::rematOpName(RematOpKind K) {
-  switch (K) {
-  case RematOpKind::ForwardAll: return "F_all";
-  case RematOpKind::ForwardCheck: return "F_ck";
-  case RematOpKind::ForwardNoGrad: return "F_nograd";
-  case RematOpKind::Loss: return "Loss";
-  case RematOpKind::Backward: return "B";
-  case RematOpKind::Offload: return "Offload";
-  case RematOpKind::Prefetch: return "Prefetch";
-  case RematOpKind::Idle: return "Idle";
-  }
-  return "?";
-}
-
 void onnxp::remat::finishPlan(const Chain &C, const SlotChain &S, RematPlan &P) {
   P.layers.assign(C.size(), RematLayerReport());
   P.offloadedBytes = 0;

@@ -151,12 +151,3 @@ bool onnxp::selectionCoversMemory(const OffloadInstance &I, const OffloadSelecti
   }
   return true;
 }
-
-const char *onnxp::transferKindName(TransferKind K) {
-  switch (K) {
-  case TransferKind::Prefetch: return "prefetch";
-  case TransferKind::Offload: return "offload";
-  case TransferKind::Upload: return "upload";
-  }
-  return "?";
-}

@@ -17,6 +17,7 @@
 
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/IR/SharedParameters.h"
 
 #include <string>
 #include <vector>
@@ -74,20 +75,6 @@ ReplicaLoad replicaLoad(const CostGraph &G, const Platform &P, const std::vector
 /// moving Bytes/n over every ring link at once, so the slowest link prices a
 /// step. 0 for fewer than two devices.
 double ringAllReduceMs(const Platform &P, double Bytes, const std::vector<int> &Devices);
-
-/// Whether G has a shared parameter that is not a folded constant (those
-/// are always copied: Cost/FoldedConstants.h).
-bool hasTiedParameters(const CostGraph &G);
-
-/// G with every shared parameter's readers and sinks joined into one
-/// colocation class: the plans that never replicate (today's behaviour).
-/// Folded constants stay apart, copied to their readers.
-CostGraph colocateSharedParameters(const CostGraph &G);
-
-/// Maps the shared parameters of G through a node map (contraction:
-/// OldToNew[v] is v's group in the new graph) into Out. A sink stays a sink
-/// only when its group holds nothing but sinks of that parameter.
-void mapSharedParameters(const CostGraph &G, const std::vector<int> &OldToNew, CostGraph &Out);
 
 } // namespace onnxp
 
