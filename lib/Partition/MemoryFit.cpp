@@ -28,13 +28,6 @@ struct Clock {
   bool out() const { return end.expired(); }
 };
 
-bool looksLikeMemory(const Error &E) {
-  if (E.kind() != Error::Kind::Input) return false;
-  const std::string &M = E.message();
-  return M.find("memory") != std::string::npos || M.find("fit") != std::string::npos ||
-         M.find("weights alone") != std::string::npos;
-}
-
 /// Single-accelerator chain planners: more devices change nothing.
 bool singleDevice(const std::string &Name) {
   return Name == "rotor" || Name == "offload-activations" || Name == "offload-weights" || Name == "single";
@@ -42,7 +35,7 @@ bool singleDevice(const std::string &Name) {
 } // namespace
 
 bool onnxp::isMemoryFailure(const Error &E, const Platform &P) {
-  return !InSearch && std::isfinite(P.accMemory()) && looksLikeMemory(E);
+  return !InSearch && std::isfinite(P.accMemory()) && E.kind() == Error::Kind::Input && E.doesNotFit();
 }
 
 std::string onnxp::whatWouldFit(const std::string &Name, const CostGraph &G, const Platform &P,

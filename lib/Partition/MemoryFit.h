@@ -18,8 +18,9 @@
 
 namespace onnxp {
 
-/// Whether E is a planner's "does not fit" on a platform with finite
-/// memory (and not raised inside a search of whatWouldFit).
+/// Whether E is a planner's "does not fit" (Error::doesNotFit) on a
+/// platform with finite memory (and not raised inside a search of
+/// whatWouldFit).
 bool isMemoryFailure(const Error &E, const Platform &P);
 
 /// Runs algorithm Name on a platform; true when it returns a valid plan.

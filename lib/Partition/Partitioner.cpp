@@ -356,7 +356,7 @@ Error explainMemoryFailure(Error E, const std::string &Name, const CostGraph &G,
     More += " (counting the saved activations of the micro-batches each stage holds in flight: " +
             (O.pipelineSchedule.empty() ? std::string("1f1b") : O.pipelineSchedule) + ", " +
             std::to_string(O.iterationMicrobatches) + " micro-batches per iteration)";
-  return Error(E.kind(), E.message() + More);
+  return Error(E.kind(), E.message() + More).withCause(E.cause());
 }
 } // namespace
 

@@ -95,8 +95,8 @@ std::string onnxp::formatProgress(const std::string &Who, const MilpProgress &Pr
 }
 
 std::string onnxp::solverStopNote(const MilpResult &R) {
-  std::string Why = R.interrupted.empty() ? "the time limit stopped the search"
-                    : R.interrupted == "the deadline"
+  std::string Why = R.stop == MilpStop::None ? "the time limit stopped the search"
+                    : R.stop == MilpStop::Deadline
                         ? "the time limit stopped CBC from outside (it had not stopped itself)"
                         : "the search ended early: " + R.interrupted;
   if (!R.hasSolution()) return Why + " before CBC found a solution";

@@ -300,12 +300,14 @@ Expected<MilpResult> solveInChild(const MilpModel &M, const MilpOptions &O) {
   R.seconds = Seconds;
   R.startAccepted = !M.mipStart().empty() && M.maxViolation(M.mipStart()) <= 1e-6;
   if (Killed) {
+    R.stop = S.StopRequested ? MilpStop::Caller : MilpStop::Deadline;
     R.interrupted = S.StopRequested ? "the caller" : "the deadline";
   } else {
     char Why[64];
     if (WIFSIGNALED(WaitStatus))
       std::snprintf(Why, sizeof(Why), "CBC died of signal %d", WTERMSIG(WaitStatus));
     else std::snprintf(Why, sizeof(Why), "CBC exited with code %d", WEXITSTATUS(WaitStatus));
+    R.stop = MilpStop::Crashed;
     R.interrupted = Why;
   }
   R.bound = S.Last.bound;

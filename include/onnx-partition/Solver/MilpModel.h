@@ -159,6 +159,16 @@ enum class MilpStatus {
 };
 const char *milpStatusName(MilpStatus S);
 
+/// Why a solve ended before CBC ended it by itself (in the manner of
+/// HiGHS's model status): what callers decide on; MilpResult::interrupted
+/// says it in words.
+enum class MilpStop {
+  None,     ///< CBC ended by itself (optimal, infeasible, or at its own limit)
+  Deadline, ///< the deadline passed and the child was killed
+  Caller,   ///< MilpOptions::stopOnIncumbent asked to stop
+  Crashed,  ///< the child died without a result (a signal or an exit code)
+};
+
 struct MilpResult {
   MilpStatus status = MilpStatus::NoSolution;
   double objective = MilpModel::Inf;
@@ -168,8 +178,10 @@ struct MilpResult {
   bool startAccepted = false;    ///< the MIP start was feasible and used
   long nodes = 0;
   std::vector<double> values; ///< empty unless a solution exists
+  MilpStop stop = MilpStop::None;
   /// Empty when CBC ended by itself (optimal, infeasible, or at its own
-  /// limit); else why it was stopped from outside ("the deadline").
+  /// limit); else why it was stopped from outside, in words ("the
+  /// deadline", "the caller", "CBC died of signal 11"), for notes.
   std::string interrupted;
 
   bool hasSolution() const { return status == MilpStatus::Optimal || status == MilpStatus::Feasible; }

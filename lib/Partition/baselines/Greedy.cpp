@@ -45,11 +45,13 @@ Expected<Plan> onnxp::partitionGreedy(const CostGraph &G, const Platform &P, con
       if (Dev < P.accelerators && Mem <= P.accMemory()) Target = Dev;
     }
     if (Target < 0) {
-      if (Cpu < 0)
-        return makeError("greedy: unit holding node '", G.node(UG.members[U][0]).name,
-                         Supported ? "' does not fit on any remaining accelerator"
-                                   : "' cannot run on an accelerator",
-                         " and the platform has no CPU (use --cpus)");
+      if (Cpu < 0) {
+        Error E = makeError("greedy: unit holding node '", G.node(UG.members[U][0]).name,
+                            Supported ? "' does not fit on any remaining accelerator"
+                                      : "' cannot run on an accelerator",
+                            " and the platform has no CPU (use --cpus)");
+        return Supported ? E.withCause(Error::Cause::DoesNotFit) : E;
+      }
       Target = Cpu;
       if (!Supported && Used > 0 && Dev < P.accelerators) {
         ++Dev; // keep each accelerator's set contiguous

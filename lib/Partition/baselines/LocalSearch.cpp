@@ -168,8 +168,8 @@ Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P
     }
   }
   if (Best.empty())
-    return makeError("local-search: found no split that respects memory and accelerator support",
-                     P.cpus == 0 ? " (try --cpus)" : "");
+    return makeDoesNotFitError("local-search: found no split that respects memory and accelerator support",
+                               P.cpus == 0 ? " (try --cpus)" : "");
   Plan Pl;
   Pl.device = Best;
   Pl.stats["moves"] = Moves;

@@ -439,8 +439,8 @@ Expected<Plan> onnxp::dp::solveOnUnits(const CostGraph &G, const Platform &P, co
                                                  : MaxLoadDP(G, P, O, UG, *L).solve(kInfinity);
   if (std::isinf(Sol.Value) && Sol.TimedOut) return timedOutError(L->count());
   if (std::isinf(Sol.Value))
-    return makeError("no split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
-                     " CPU(s) respects the memory limit and accelerator support");
+    return makeDoesNotFitError("no split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
+                               " CPU(s) respects the memory limit and accelerator support");
   Plan Pl = toPlan(G, P, UG, *L, Sol);
   Pl.objectiveKind = O.objective.value_or(Objective::MaxLoad);
   Pl.objective = Sol.Value;
@@ -540,9 +540,9 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
     }
   }
   if (std::isinf(Best.Value))
-    return makeError("no contiguous split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
-                     " CPU(s) respects the memory limit and accelerator support",
-                     P.cpus == 0 ? " (try --cpus)" : "");
+    return makeDoesNotFitError("no contiguous split onto ", P.accelerators, " accelerator(s) and ", P.cpus,
+                               " CPU(s) respects the memory limit and accelerator support",
+                               P.cpus == 0 ? " (try --cpus)" : "");
 
   // Issue 21: on a mixed platform, the optimal split with the most even
   // compute (balanceCompute), within the DP's own work again.

@@ -33,9 +33,10 @@ Error validate(const CostGraph &G, const Platform &P, const Plan &Pl, const Fina
   std::string Why = E.message();
   size_t At = Why.find("is invalid: ");
   if (At != std::string::npos) Why = Why.substr(At + 12);
-  return makeError("the plan of '", Pl.algorithm, "' does not fit: ", Why,
-                   "; try an algorithm that respects memory (e.g. --algo greedy or dp), more devices "
-                   "(--devices) or more memory (--memory)");
+  return makeDoesNotFitError(
+      "the plan of '", Pl.algorithm, "' does not fit: ", Why,
+      "; try an algorithm that respects memory (e.g. --algo greedy or dp), more devices "
+      "(--devices) or more memory (--memory)");
 }
 
 /// The chain planner's simulator prices the block plan; the node plan takes

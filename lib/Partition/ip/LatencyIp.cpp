@@ -571,7 +571,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
 
   Plan Pl;
   Error Invalid = Error::success();
-  if (R->hasSolution() && !R->interrupted.empty())
+  if (R->hasSolution() && R->stop != MilpStop::None)
     Invalid = validatePlan(G, P, Ip.planOf(R->values)); // issue 20: a streamed incumbent
   if (Invalid && Warm) {
     Pl = *Warm;
@@ -591,10 +591,10 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
     if (Warm)
       return makeInternalError("latency IP infeasible although the warm start from '", Warm->algorithm,
                                "' is a valid plan");
-    return makeError("no placement with ", Q,
-                     " contiguous subgraph(s) per accelerator fits "
-                     "the memory (",
-                     formatNumber(P.accMemory()), " bytes per accelerator)");
+    return makeDoesNotFitError("no placement with ", Q,
+                               " contiguous subgraph(s) per accelerator fits "
+                               "the memory (",
+                               formatNumber(P.accMemory()), " bytes per accelerator)");
   } else if (Warm) {
     Pl = *Warm;
     Pl.objectiveKind = Objective::Latency;

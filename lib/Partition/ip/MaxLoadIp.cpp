@@ -589,8 +589,8 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
     return Result;
   }
   if (R->status == MilpStatus::Infeasible)
-    return makeError("no placement satisfies the constraints (memory ", formatNumber(P.accMemory()),
-                     " bytes per accelerator", Contiguous ? ", contiguity" : "", ")");
+    return makeDoesNotFitError("no placement satisfies the constraints (memory ", formatNumber(P.accMemory()),
+                               " bytes per accelerator", Contiguous ? ", contiguity" : "", ")");
   if (!R->hasSolution()) {
     if (!Warm)
       return makeError("the IP found no solution within ", formatNumber(O.timeLimitSeconds),

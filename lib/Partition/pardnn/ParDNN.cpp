@@ -158,12 +158,12 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
     if (!R) return R.takeError().withContext("pardnn");
     Pl.stats["memory_rounds"] = R->rounds;
     if (!R->fits)
-      return makeError("pardnn: memory heuristic I could not fit the plan into ", Bytes(Limit),
-                       " bytes per accelerator (", Bytes(P.accMemory()), " minus ", O.memoryHeadroom * 100,
-                       "% headroom): the smallest overflow it reached is ", Bytes(R->overflow),
-                       " bytes in total, worst on ", P.deviceName(R->worstDevice), " (peak ",
-                       Bytes(R->worstPeak), " bytes) after moving ", R->nodesMoved,
-                       " nodes; add devices or memory");
+      return makeDoesNotFitError("pardnn: memory heuristic I could not fit the plan into ", Bytes(Limit),
+                                 " bytes per accelerator (", Bytes(P.accMemory()), " minus ",
+                                 O.memoryHeadroom * 100, "% headroom): the smallest overflow it reached is ",
+                                 Bytes(R->overflow), " bytes in total, worst on ",
+                                 P.deviceName(R->worstDevice), " (peak ", Bytes(R->worstPeak),
+                                 " bytes) after moving ", R->nodesMoved, " nodes; add devices or memory");
     Pl.stats["nodes_moved"] = static_cast<double>(R->nodesMoved);
   }
   Pl.stats["time_memory_s"] = Lap();
@@ -174,11 +174,11 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
   for (int D = 0; D < K; ++D) {
     Pl.stats["peak_memory_" + P.deviceName(D)] = Sched->peakMemory[D];
     if (Sched->peakMemory[D] > Limit)
-      return makeError("pardnn: memory heuristic II (balance) left ", P.deviceName(D),
-                       " with an emulated peak of ", Bytes(Sched->peakMemory[D]),
-                       " bytes, over its limit of ", Bytes(Limit), " bytes by ",
-                       Bytes(Sched->peakMemory[D] - Limit),
-                       "; heuristic II does not guarantee fit, use the knapsack heuristic");
+      return makeDoesNotFitError("pardnn: memory heuristic II (balance) left ", P.deviceName(D),
+                                 " with an emulated peak of ", Bytes(Sched->peakMemory[D]),
+                                 " bytes, over its limit of ", Bytes(Limit), " bytes by ",
+                                 Bytes(Sched->peakMemory[D] - Limit),
+                                 "; heuristic II does not guarantee fit, use the knapsack heuristic");
   }
   // Guard beyond the paper: on graphs whose communication dominates (the
   // msr operator graphs have CCR 8-20) spreading the K critical paths costs

@@ -164,7 +164,8 @@ Expected<PipelinePlan> onnxp::memoryAwareContiguousWithin(const PipelineTasks &T
     }
   }
   if (!Search.Best)
-    return makeError("no contiguous split into 1..", NumGpus, " stages fits in ", Memory, " bytes per GPU");
+    return makeDoesNotFitError("no contiguous split into 1..", NumGpus, " stages fits in ", Memory,
+                               " bytes per GPU");
   Search.Best->algorithm = "contiguous";
   return std::move(*Search.Best);
 }

@@ -60,7 +60,7 @@ onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits
     } else {
       Error E = Ilp.takeError();
       if (E.kind() == Error::Kind::Internal) return E;
-      Pt.ilpInfeasible = E.message().find("no 1F1B pattern") != std::string::npos;
+      Pt.ilpInfeasible = E.cause() == Error::Cause::NoFeasiblePattern;
       Pt.ilpProven = Pt.ilpInfeasible;
     }
     if (Progress) Progress(Pt);

@@ -163,8 +163,8 @@ Expected<PipelinePlan> onnxp::pipeDreamBaseline(const PipelineTasks &Tasks, int 
 }
 
 Expected<PipelinePlan> onnxp::bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory) {
-  Expected<PipelinePlan> Best =
-      makeError("no straight pipeline of 1..", NumGpus, " stages fits in ", Memory, " bytes per GPU");
+  Expected<PipelinePlan> Best = makeDoesNotFitError("no straight pipeline of 1..", NumGpus,
+                                                    " stages fits in ", Memory, " bytes per GPU");
   for (int S = 1; S <= std::min(NumGpus, Tasks.numBlocks()); ++S) {
     Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S);
     if (!SP) return SP.takeError();

@@ -607,9 +607,10 @@ Error noPatternError(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
     Contig += " (the least memory among PipeDream's straight pipelines is " + formatNumber(Least) +
               " bytes per GPU, with " + std::to_string(LeastStages) + " stage" +
               (LeastStages > 1 ? "s" : "") + ")";
-  return makeError("pipeline-ilp: ", Contig, ", and the time limit (", formatNumber(O.timeLimitSeconds),
-                   " s) stopped the ILP before it found a non-contiguous pattern or proved that none exists: "
-                   "give more memory, or a longer --time-limit");
+  return makeDoesNotFitError(
+      "pipeline-ilp: ", Contig, ", and the time limit (", formatNumber(O.timeLimitSeconds),
+      " s) stopped the ILP before it found a non-contiguous pattern or proved that none exists: "
+      "give more memory, or a longer --time-limit");
 }
 } // namespace
 
@@ -713,7 +714,8 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   Plan.stats["solver_nodes"] = (double)R->nodes;
   Plan.stats["warm_start_accepted"] = R->startAccepted ? 1 : 0;
   if (R->status == MilpStatus::Infeasible)
-    return makeError("no 1F1B pattern on ", O.numGpus, " GPUs fits in ", O.memoryBytes, " bytes per GPU");
+    return makeError("no 1F1B pattern on ", O.numGpus, " GPUs fits in ", O.memoryBytes, " bytes per GPU")
+        .withCause(Error::Cause::NoFeasiblePattern);
   // The warm start (replayed by the simulator when it was made) in place of
   // the solver's pattern, with the solver's statistics and a note why.
   auto WarmInstead = [&](double Bound, const std::string &Why) {

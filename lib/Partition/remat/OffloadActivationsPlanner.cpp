@@ -58,10 +58,11 @@ Expected<Budget> optionsFor(const Chain &C, const Platform &P, const PartitionOp
   Out.optimizer = *Opt;
   Out.resident = chainResidentMemory(C, *Opt);
   if (Out.resident.total() >= R.memoryBytes)
-    return makeError(Algo, ": the weights alone need ", humanBytes(Out.resident.total()), " (",
-                     describeResident(Out.resident, *Opt), ", ", formatNumber(Out.resident.total()),
-                     " bytes), more than the accelerator's ", humanBytes(R.memoryBytes),
-                     "; give more --memory, or move the weights to the host with --algo offload-weights");
+    return makeDoesNotFitError(
+        Algo, ": the weights alone need ", humanBytes(Out.resident.total()), " (",
+        describeResident(Out.resident, *Opt), ", ", formatNumber(Out.resident.total()),
+        " bytes), more than the accelerator's ", humanBytes(R.memoryBytes),
+        "; give more --memory, or move the weights to the host with --algo offload-weights");
   R.memoryBytes -= Out.resident.total();
   Expected<long long> N = O.paramInt("memory-steps", 50);
   if (!N) return N.takeError();
@@ -99,10 +100,10 @@ Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const Budget &B) {
   const RematOptions &O = B.remat;
   if (!R) return R.takeError();
   if (!R->feasible)
-    return makeError(B.algo, ": no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
-                     R->budgetSlots, " slots of ", R->slotBytes, " bytes) left for activations after ",
-                     humanBytes(B.resident.total()), " resident (", describeResident(B.resident, B.optimizer),
-                     ")");
+    return makeDoesNotFitError(B.algo, ": no schedule of '", C.name, "' fits in ", O.memoryBytes, " bytes (",
+                               R->budgetSlots, " slots of ", R->slotBytes,
+                               " bytes) left for activations after ", humanBytes(B.resident.total()),
+                               " resident (", describeResident(B.resident, B.optimizer), ")");
   Plan Pl;
   Pl.device.assign(C.size(), 0);
   Pl.stage.assign(C.size(), 0);
@@ -232,7 +233,8 @@ static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, 
   Expected<ActivationScheduleText> S = parseActivationScheduleJson(Pl.schedule);
   if (!S) return S.takeError();
   if (S->plan.budgetSlots * S->plan.slotBytes + S->residentBytes > P.accMemory() * (1 + 1e-12))
-    return makeError("activation schedule: the schedule assumes more memory than the accelerator has");
+    return makeDoesNotFitError(
+        "activation schedule: the schedule assumes more memory than the accelerator has");
   Expected<ActivationReplay> Rep = replayActivationSchedule(C, S->options, S->plan);
   if (Rep) Rep->residentBytes = S->residentBytes;
   return Rep;

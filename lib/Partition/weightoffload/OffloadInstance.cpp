@@ -121,11 +121,11 @@ Error onnxp::checkOffloadFeasible(const OffloadInstance &I) {
   double Need = I.minimumMemory();
   if (I.memory < Need) {
     int J = I.minimumMemoryOp();
-    return makeError(I.name, ": GPU memory ", megabytes(I.memory),
-                     " is too small for weight offloading: ", I.opName(J), " alone needs ", megabytes(Need),
-                     " (", formatNumber(Need),
-                     " bytes: its weights, their gradient and the activations of eq. (1)) even with every "
-                     "other layer's weights on the host");
+    return makeDoesNotFitError(
+        I.name, ": GPU memory ", megabytes(I.memory), " is too small for weight offloading: ", I.opName(J),
+        " alone needs ", megabytes(Need), " (", formatNumber(Need),
+        " bytes: its weights, their gradient and the activations of eq. (1)) even with every "
+        "other layer's weights on the host");
   }
   return Error::success();
 }
