@@ -129,8 +129,11 @@ std::vector<ParameterInfo> onnxp::findParameters(const OnnxModel &M) {
   return Params;
 }
 
-size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool SplitStateless) {
-  const onnx::GraphProto &OG = M.graph();
+namespace {
+/// Roles from ONNX Runtime's conventions: optimizer ops, backward nodes in
+/// a "<forward>_Grad/" scope (partnered with that forward node), the loss
+/// (a loss op or a graph output named "loss"), the rest forward.
+void assignRoles(CostGraph &G, const onnx::GraphProto &OG) {
   std::unordered_map<std::string, int> ByOnnxName;
   for (size_t V = 0; V < G.numNodes(); ++V)
     for (int O : G.node(V).onnxNodes) ByOnnxName.emplace(OG.node(O).name(), V);
@@ -156,106 +159,147 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool Split
       N.role = Loss ? Role::Loss : Role::Forward;
     }
   }
+}
 
-  // Colocation classes.
-  std::map<std::string, std::vector<int>> Users; // parameter -> nodes reading it
+/// The colocation classes of a training graph (roles assigned): forward
+/// and backward partners, a parameter's readers and optimizer, shared
+/// parameters apart.
+class Colocation {
+public:
+  Colocation(CostGraph &G, const OnnxModel &M) : G(G), OG(M.graph()), UF(G.numNodes()) {
+    for (const ParameterInfo &P : findParameters(M)) {
+      ParamNames.insert(P.name);
+      ParamBytes[P.name] = P.bytes;
+    }
+    for (size_t V = 0; V < G.numNodes(); ++V) {
+      if (!G.node(V).isForwardSide()) continue;
+      std::set<std::string> Seen;
+      for (int O : G.node(V).onnxNodes)
+        for (const std::string &In : OG.node(O).input())
+          if (ParamNames.count(In) && Seen.insert(In).second) ++ForwardReaderCount[In];
+    }
+  }
+
+  /// Returns the number of classes with more than one node.
+  size_t run(bool SplitStateless) {
+    joinPartners(SplitStateless);
+    G.sharedParameters.clear();
+    std::map<std::string, std::vector<int>> Users = parameterUsers();
+    // Issue 22, item 4: a parameter whose forward readers fall into several
+    // classes (a tied embedding) is not forced onto one device; it becomes a
+    // SharedParameter the planners may replicate (Partition/eval/TiedWeights.h).
+    // Other parameters join their readers as before, first, so a parameter is
+    // only shared when its readers are apart after every other constraint.
+    std::vector<std::string> Candidates;
+    for (auto &[P, Vs] : Users) {
+      if (forwardReaders(Vs).size() >= 2) {
+        Candidates.push_back(P);
+        continue;
+      }
+      for (size_t I = 1; I < Vs.size(); ++I) UF.unite(Vs[0], Vs[I]);
+    }
+    const std::map<std::string, int> GradProducer = gradProducers();
+    for (const std::string &P : Candidates) shareOrJoin(P, Users[P], GradProducer);
+    // A deferred backward node that is no sink joins its partner after all.
+    for (int B : Deferred)
+      if (!Placed.count(B)) UF.unite(B, G.node(B).partner);
+    return assignClasses();
+  }
+
+private:
+  CostGraph &G;
+  const onnx::GraphProto &OG;
+  UnionFind UF;
   std::set<std::string> ParamNames;
   std::map<std::string, double> ParamBytes;
-  for (const ParameterInfo &P : findParameters(M)) {
-    ParamNames.insert(P.name);
-    ParamBytes[P.name] = P.bytes;
-  }
-  // Seed 004 §3: a backward node joins its forward partner because they
-  // operate on the same weights. Opt-in: not when the partner reads none.
-  auto Stateless = [&](int V) {
+  std::map<std::string, int> ForwardReaderCount;
+  std::vector<int> Deferred; ///< backward nodes whose partner derives a shared parameter
+  std::set<int> Placed;      ///< deferred nodes that became sinks
+
+  /// Seed 004 §3: a backward node joins its forward partner because they
+  /// operate on the same weights. Opt-in: not when the partner reads none.
+  bool stateless(int V) const {
     for (int O : G.node(V).onnxNodes)
       for (const std::string &In : OG.node(O).input())
         if (ParamNames.count(In)) return false;
     return true;
-  };
-  // Issue 22: a forward node that reads only parameters (BLOOM's LM-head
-  // Transpose of the tied embedding) computes a weight-derived tensor. When
-  // it reads a parameter with several forward readers, its backward partner
-  // (the partial gradient's last step) is not joined to it yet: it may
-  // become a sink of that shared parameter below.
-  auto ParamOnly = [&](int V) {
+  }
+  /// Issue 22: a forward node that reads only parameters (BLOOM's LM-head
+  /// Transpose of the tied embedding) computes a weight-derived tensor. When
+  /// it reads a parameter with several forward readers, its backward partner
+  /// (the partial gradient's last step) is not joined to it yet: it may
+  /// become a sink of that shared parameter below.
+  bool paramOnly(int V) const {
     if (!G.node(V).isForwardSide() || G.node(V).onnxNodes.empty()) return false;
     for (int O : G.node(V).onnxNodes)
       for (const std::string &In : OG.node(O).input())
         if (!In.empty() && !ParamNames.count(In)) return false;
     return true;
-  };
-  std::map<std::string, int> ForwardReaderCount;
-  for (size_t V = 0; V < G.numNodes(); ++V) {
-    if (!G.node(V).isForwardSide()) continue;
-    std::set<std::string> Seen;
-    for (int O : G.node(V).onnxNodes)
-      for (const std::string &In : OG.node(O).input())
-        if (ParamNames.count(In) && Seen.insert(In).second) ++ForwardReaderCount[In];
   }
-  auto DerivesShared = [&](int F) {
-    if (!ParamOnly(F)) return false;
+  bool derivesShared(int F) {
+    if (!paramOnly(F)) return false;
     for (int O : G.node(F).onnxNodes)
       for (const std::string &In : OG.node(O).input())
         if (ForwardReaderCount[In] >= 2) return true;
     return false;
-  };
-  std::vector<int> Deferred; // backward nodes whose partner derives a shared parameter
-  UnionFind UF(G.numNodes());
-  for (size_t V = 0; V < G.numNodes(); ++V) {
-    const int F = G.node(V).partner;
-    if (F < 0 || (SplitStateless && Stateless(F))) continue;
-    if (G.node(V).isBackward() && DerivesShared(F)) Deferred.push_back(static_cast<int>(V));
-    else UF.unite(V, F);
   }
-  std::set<int> Placed; // deferred nodes that became sinks
-  G.sharedParameters.clear();
-  for (size_t V = 0; V < G.numNodes(); ++V)
-    for (int O : G.node(V).onnxNodes)
-      for (const std::string &In : OG.node(O).input()) {
-        if (ParamNames.count(In)) Users[In].push_back(V);
-        // An optimizer node reads P_grad.accumulation.buffer / P_grad: it
-        // belongs with P's users.
-        if (G.node(V).role == Role::Optimizer)
-          for (const char *Suffix : {"_grad.accumulation.buffer", "_grad"})
-            if (endsWith(In, Suffix)) {
-              std::string P = In.substr(0, In.size() - std::strlen(Suffix));
-              if (ParamNames.count(P)) Users[P].push_back(V);
-            }
-      }
-  // Issue 22, item 4: a parameter whose forward readers fall into several
-  // classes (a tied embedding) is not forced onto one device; it becomes a
-  // SharedParameter the planners may replicate (Partition/eval/TiedWeights.h).
-  // Other parameters join their readers as before, first, so a parameter is
-  // only shared when its readers are apart after every other constraint.
-  auto ForwardReaders = [&](const std::vector<int> &Vs) {
+  std::vector<int> forwardReaders(const std::vector<int> &Vs) const {
     std::vector<int> Out;
     for (int V : Vs)
       if (G.node(V).isForwardSide()) Out.push_back(V);
     return Out;
-  };
-  std::vector<std::string> Candidates;
-  for (auto &[P, Vs] : Users) {
-    if (ForwardReaders(Vs).size() >= 2) {
-      Candidates.push_back(P);
-      continue;
-    }
-    for (size_t I = 1; I < Vs.size(); ++I) UF.unite(Vs[0], Vs[I]);
   }
-  std::map<std::string, int> GradProducer; // P_grad -> the node producing it
-  for (size_t V = 0; V < G.numNodes(); ++V)
-    for (int O : G.node(V).onnxNodes)
-      for (const std::string &Out : OG.node(O).output())
-        if (endsWith(Out, "_grad") && ParamNames.count(Out.substr(0, Out.size() - 5)))
-          GradProducer[Out.substr(0, Out.size() - 5)] = static_cast<int>(V);
-  for (const std::string &P : Candidates) {
-    const std::vector<int> &Vs = Users[P];
-    std::vector<int> Fw = ForwardReaders(Vs);
+
+  void joinPartners(bool SplitStateless) {
+    for (size_t V = 0; V < G.numNodes(); ++V) {
+      const int F = G.node(V).partner;
+      if (F < 0 || (SplitStateless && stateless(F))) continue;
+      if (G.node(V).isBackward() && derivesShared(F)) Deferred.push_back(static_cast<int>(V));
+      else UF.unite(V, F);
+    }
+  }
+
+  /// Parameter -> the nodes reading it, and the optimizer nodes reading its
+  /// gradient.
+  std::map<std::string, std::vector<int>> parameterUsers() const {
+    std::map<std::string, std::vector<int>> Users;
+    for (size_t V = 0; V < G.numNodes(); ++V)
+      for (int O : G.node(V).onnxNodes)
+        for (const std::string &In : OG.node(O).input()) {
+          if (ParamNames.count(In)) Users[In].push_back(V);
+          // An optimizer node reads P_grad.accumulation.buffer / P_grad: it
+          // belongs with P's users.
+          if (G.node(V).role == Role::Optimizer)
+            for (const char *Suffix : {"_grad.accumulation.buffer", "_grad"})
+              if (endsWith(In, Suffix)) {
+                std::string P = In.substr(0, In.size() - std::strlen(Suffix));
+                if (ParamNames.count(P)) Users[P].push_back(V);
+              }
+        }
+    return Users;
+  }
+
+  /// P_grad -> the node producing it.
+  std::map<std::string, int> gradProducers() const {
+    std::map<std::string, int> GradProducer;
+    for (size_t V = 0; V < G.numNodes(); ++V)
+      for (int O : G.node(V).onnxNodes)
+        for (const std::string &Out : OG.node(O).output())
+          if (endsWith(Out, "_grad") && ParamNames.count(Out.substr(0, Out.size() - 5)))
+            GradProducer[Out.substr(0, Out.size() - 5)] = static_cast<int>(V);
+    return GradProducer;
+  }
+
+  /// Candidate P (several forward readers): a SharedParameter when its
+  /// forward readers are in different classes, else its users join.
+  void shareOrJoin(const std::string &P, const std::vector<int> &Vs,
+                   const std::map<std::string, int> &GradProducer) {
+    std::vector<int> Fw = forwardReaders(Vs);
     std::set<int> Roots;
     for (int V : Fw) Roots.insert(UF.find(V));
     if (Roots.size() < 2) {
       for (size_t I = 1; I < Vs.size(); ++I) UF.unite(Vs[0], Vs[I]);
-      continue;
+      return;
     }
     SharedParameter SP;
     SP.name = P;
@@ -274,7 +318,7 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool Split
     // its own copy.
     std::set<int> Readers(SP.readers.begin(), SP.readers.end());
     for (int V : SP.readers)
-      if (ParamOnly(V)) SP.derived.push_back(V);
+      if (paramOnly(V)) SP.derived.push_back(V);
     std::set<int> Sinks(SP.sinks.begin(), SP.sinks.end());
     for (int B : Deferred) {
       if (!std::count(SP.derived.begin(), SP.derived.end(), G.node(B).partner) || Readers.count(B)) continue;
@@ -288,20 +332,25 @@ size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool Split
     SP.sinks.erase(std::unique(SP.sinks.begin(), SP.sinks.end()), SP.sinks.end());
     G.sharedParameters.push_back(std::move(SP));
   }
-  // A deferred backward node that is no sink joins its partner after all.
-  for (int B : Deferred)
-    if (!Placed.count(B)) UF.unite(B, G.node(B).partner);
 
-  std::map<int, int> Size;
-  for (size_t V = 0; V < G.numNodes(); ++V) ++Size[UF.find(V)];
-  size_t Multi = 0;
-  for (size_t V = 0; V < G.numNodes(); ++V) {
-    int Root = UF.find(V);
-    G.node(V).colocClass = Root;
-    if (Root == (int)V && Size[Root] > 1) ++Multi;
+  size_t assignClasses() {
+    std::map<int, int> Size;
+    for (size_t V = 0; V < G.numNodes(); ++V) ++Size[UF.find(V)];
+    size_t Multi = 0;
+    for (size_t V = 0; V < G.numNodes(); ++V) {
+      int Root = UF.find(V);
+      G.node(V).colocClass = Root;
+      if (Root == (int)V && Size[Root] > 1) ++Multi;
+    }
+    G.normalizeClasses();
+    return Multi;
   }
-  G.normalizeClasses();
-  return Multi;
+};
+} // namespace
+
+size_t onnxp::classifyTrainingGraph(CostGraph &G, const OnnxModel &M, bool SplitStateless) {
+  assignRoles(G, M.graph());
+  return Colocation(G, M).run(SplitStateless);
 }
 
 size_t onnxp::deriveBackward(CostGraph &G) {
