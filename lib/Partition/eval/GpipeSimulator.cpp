@@ -29,15 +29,19 @@ struct Op {
 std::string taskName(const PipelineTasks &Tasks, int K) {
   return std::string(Tasks.isForward(K) ? "F" : "B") + std::to_string(Tasks.blockOf(K) + 1);
 }
-} // namespace
 
-Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const std::vector<int> &Gpu,
-                                              int NumGpus, const GpipeSimOptions &O) {
-  const int L = Tasks.numBlocks(), N = Tasks.numTasks(), M = O.microbatches;
-  if (M < 1) return makeUsageError("GPipe needs at least one micro-batch, got ", M);
-  if ((int)Gpu.size() != L) return makeInternalError("allocation of ", Gpu.size(), " blocks for ", L);
-  // Stages: each GPU's blocks must be one contiguous run.
-  std::vector<int> Lo(NumGpus, -1), Hi(NumGpus, -1);
+struct Transfer {
+  int K, Micro;
+  double ProducerEnd, Start = 0, End = 0;
+};
+using Link = std::pair<int, int>;
+
+/// Each GPU's first and last block (-1 when it holds none): a GPU's blocks
+/// must be one contiguous run.
+Error stageRanges(const std::vector<int> &Gpu, int NumGpus, std::vector<int> &Lo, std::vector<int> &Hi) {
+  const int L = (int)Gpu.size();
+  Lo.assign(NumGpus, -1);
+  Hi.assign(NumGpus, -1);
   for (int I = 0; I < L; ++I) {
     int G = Gpu[I];
     if (G < 0 || G >= NumGpus) return makeInternalError("allocation names GPU ", G, " of ", NumGpus);
@@ -47,8 +51,15 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
     if (Lo[G] < 0) Lo[G] = I;
     Hi[G] = I;
   }
+  return Error::success();
+}
 
-  // Each GPU's sequence.
+/// Each GPU's sequence of operations: GPipe (every forward, then every
+/// backward in reverse) or 1F1B with a flush.
+std::vector<std::vector<Op>> gpuSequences(const PipelineTasks &Tasks, const std::vector<int> &Gpu,
+                                          int NumGpus, const std::vector<int> &Lo, const std::vector<int> &Hi,
+                                          int M, StagedOrder Order) {
+  const int L = Tasks.numBlocks();
   std::vector<std::vector<Op>> Seq(NumGpus);
   // 1F1B with a flush: a stage's position is its place in chain order.
   int Stages = 0;
@@ -63,7 +74,7 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
     auto Backward = [&](int Mb) {
       for (int I = Hi[G]; I >= Lo[G]; --I) Seq[G].push_back({Tasks.backwardTask(I), Mb});
     };
-    if (O.order == StagedOrder::Gpipe) {
+    if (Order == StagedOrder::Gpipe) {
       for (int Mb = 0; Mb < M; ++Mb) Forward(Mb);
       for (int Mb = M - 1; Mb >= 0; --Mb) Backward(Mb);
       continue;
@@ -75,6 +86,15 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
       if (Mb + Warm < M) Forward(Mb + Warm);
     }
   }
+  return Seq;
+}
+
+/// The discrete-event replay: sets every operation's start and end in Seq
+/// and returns the transfers each link carried, in the order it ran them.
+Expected<std::map<Link, std::vector<Transfer>>> replayEvents(const PipelineTasks &Tasks,
+                                                             const std::vector<int> &Gpu, int NumGpus, int M,
+                                                             std::vector<std::vector<Op>> &Seq) {
+  const int N = Tasks.numTasks();
   auto GpuOf = [&](int K) { return Gpu[Tasks.blockOf(K)]; };
   auto LinkOf = [&](int K) {
     int G = GpuOf(K), H = GpuOf(K + 1);
@@ -84,12 +104,8 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
   // Input arrival of (task, micro-batch); NaN while unknown.
   std::vector<std::vector<double>> Ready(N, std::vector<double>(M, NAN));
   for (int Mb = 0; Mb < M; ++Mb) Ready[0][Mb] = 0;
-  struct Transfer {
-    int K, Micro;
-    double ProducerEnd, Start = 0, End = 0;
-  };
-  std::map<std::pair<int, int>, std::vector<Transfer>> Pending, Done;
-  std::map<std::pair<int, int>, double> LinkFree;
+  std::map<Link, std::vector<Transfer>> Pending, Done;
+  std::map<Link, double> LinkFree;
   std::vector<size_t> Next(NumGpus, 0);
   std::vector<double> GpuFree(NumGpus, 0);
   size_t Remaining = 0;
@@ -98,7 +114,7 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
   while (Remaining > 0) {
     double Best = INFINITY;
     int BestGpu = -1;
-    std::pair<int, int> BestLink{-1, -1};
+    Link BestLink{-1, -1};
     size_t BestTransfer = 0;
     for (int G = 0; G < NumGpus; ++G) {
       if (Next[G] == Seq[G].size()) continue;
@@ -136,16 +152,14 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
       Done[BestLink].push_back(T);
     }
   }
+  return Done;
+}
 
-  GpipeSimResult R;
-  R.microbatches = M;
-  R.gpus.resize(NumGpus);
-  double First = INFINITY, Last = 0;
-  for (int G = 0; G < NumGpus; ++G)
-    for (const Op &X : Seq[G]) First = std::min(First, X.Start), Last = std::max(Last, X.End);
-  R.iterationTime = Last - First;
-
-  // Static terms: weights x2 (one version and its gradient) and buffers.
+/// Static terms per GPU: weights x2 (one version and its gradient) and
+/// buffers.
+void staticMemory(const PipelineTasks &Tasks, const std::vector<int> &Gpu, GpipeSimResult &R) {
+  const int L = Tasks.numBlocks(), N = Tasks.numTasks();
+  auto GpuOf = [&](int K) { return Gpu[Tasks.blockOf(K)]; };
   for (int I = 0; I < L; ++I) {
     PipelineGpuMemory &Mm = R.gpus[Gpu[I]];
     Mm.weights += 2 * Tasks.weightBytes(I);
@@ -157,51 +171,86 @@ Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const 
       R.gpus[GpuOf(K)].buffers += Tasks.outputBytes(K);
       R.gpus[GpuOf(K + 1)].buffers += Tasks.outputBytes(K);
     }
+}
 
-  ChromeTrace *Tr = O.trace;
+/// GPU G's memory swept over its operations in time order (and its compute
+/// lane of the trace, when there is one).
+void sweepGpuMemory(const PipelineTasks &Tasks, const std::vector<int> &Gpu, int G,
+                    const std::vector<Op> &Seq, double First, PipelineGpuMemory &Mm, ChromeTrace *Tr) {
+  const int N = Tasks.numTasks();
+  auto GpuOf = [&](int K) { return Gpu[Tasks.blockOf(K)]; };
+  if (Tr) {
+    Tr->nameProcess(G + 1, "GPU " + std::to_string(G));
+    Tr->nameThread(G + 1, 0, "compute");
+  }
+  double Stash = 0, Direct = 0;
+  int Stashed = 0;
+  for (const Op &X : Seq) { // a GPU's sequence is in time order
+    int K = X.Task;
+    if (K > 0 && GpuOf(K - 1) == G) Direct -= Tasks.outputBytes(K - 1); // becomes the input
+    double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
+    const double Total = Mm.noteTaskStart(Stash, Direct, Io, taskName(Tasks, K));
+    if (Tr) {
+      Tr->addSlice(
+          G + 1, 0, taskName(Tasks, K), Tasks.isForward(K) ? "forward" : "backward", X.Start - First,
+          X.End - X.Start,
+          {{"microbatch", std::to_string(X.Micro)}, {"memory_bytes", std::to_string((long long)Total)}});
+      Tr->addCounter(G + 1, "memory", X.Start - First, Total);
+    }
+    if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
+    else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
+    // Micro-batches stashed here: counted at the first block's forward,
+    // released with its stash at that block's backward.
+    const int Blk = Tasks.blockOf(K);
+    if (Blk == 0 || Gpu[Blk - 1] != G) {
+      Stashed += Tasks.isForward(K) ? 1 : -1;
+      Mm.maxStashedMicrobatches = std::max(Mm.maxStashedMicrobatches, Stashed);
+    }
+    if (K + 1 < N && GpuOf(K + 1) == G) Direct += Tasks.outputBytes(K);
+  }
+}
+
+/// Each link's transfers as a lane of the trace.
+void traceTransfers(const PipelineTasks &Tasks, const std::map<Link, std::vector<Transfer>> &Done,
+                    double First, ChromeTrace &Tr) {
+  for (auto &[Key, V] : Done) {
+    int Tid = 1 + Key.second;
+    Tr.nameThread(Key.first + 1, Tid, "link to GPU " + std::to_string(Key.second));
+    for (const Transfer &T : V)
+      Tr.addSlice(Key.first + 1, Tid, taskName(Tasks, T.K) + " out", "communication", T.Start - First,
+                  T.End - T.Start,
+                  {{"microbatch", std::to_string(T.Micro)},
+                   {"bytes", std::to_string((long long)Tasks.outputBytes(T.K))}});
+  }
+}
+} // namespace
+
+Expected<GpipeSimResult> onnxp::simulateGpipe(const PipelineTasks &Tasks, const std::vector<int> &Gpu,
+                                              int NumGpus, const GpipeSimOptions &O) {
+  const int L = Tasks.numBlocks(), M = O.microbatches;
+  if (M < 1) return makeUsageError("GPipe needs at least one micro-batch, got ", M);
+  if ((int)Gpu.size() != L) return makeInternalError("allocation of ", Gpu.size(), " blocks for ", L);
+  std::vector<int> Lo, Hi;
+  ONNXP_RETURN_IF_ERROR(stageRanges(Gpu, NumGpus, Lo, Hi));
+  std::vector<std::vector<Op>> Seq = gpuSequences(Tasks, Gpu, NumGpus, Lo, Hi, M, O.order);
+  Expected<std::map<Link, std::vector<Transfer>>> Done = replayEvents(Tasks, Gpu, NumGpus, M, Seq);
+  if (!Done) return Done.takeError();
+
+  GpipeSimResult R;
+  R.microbatches = M;
+  R.gpus.resize(NumGpus);
+  double First = INFINITY, Last = 0;
+  for (int G = 0; G < NumGpus; ++G)
+    for (const Op &X : Seq[G]) First = std::min(First, X.Start), Last = std::max(Last, X.End);
+  R.iterationTime = Last - First;
+
+  staticMemory(Tasks, Gpu, R);
   for (int G = 0; G < NumGpus; ++G) {
     PipelineGpuMemory &Mm = R.gpus[G];
     if (Mm.blocks == 0) continue;
-    if (Tr) {
-      Tr->nameProcess(G + 1, "GPU " + std::to_string(G));
-      Tr->nameThread(G + 1, 0, "compute");
-    }
-    double Stash = 0, Direct = 0;
-    int Stashed = 0;
-    for (const Op &X : Seq[G]) { // a GPU's sequence is in time order
-      int K = X.Task;
-      if (K > 0 && GpuOf(K - 1) == G) Direct -= Tasks.outputBytes(K - 1); // becomes the input
-      double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
-      const double Total = Mm.noteTaskStart(Stash, Direct, Io, taskName(Tasks, K));
-      if (Tr) {
-        Tr->addSlice(
-            G + 1, 0, taskName(Tasks, K), Tasks.isForward(K) ? "forward" : "backward", X.Start - First,
-            X.End - X.Start,
-            {{"microbatch", std::to_string(X.Micro)}, {"memory_bytes", std::to_string((long long)Total)}});
-        Tr->addCounter(G + 1, "memory", X.Start - First, Total);
-      }
-      if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
-      else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
-      // Micro-batches stashed here: counted at the first block's forward,
-      // released with its stash at that block's backward.
-      const int Blk = Tasks.blockOf(K);
-      if (Blk == 0 || Gpu[Blk - 1] != G) {
-        Stashed += Tasks.isForward(K) ? 1 : -1;
-        Mm.maxStashedMicrobatches = std::max(Mm.maxStashedMicrobatches, Stashed);
-      }
-      if (K + 1 < N && GpuOf(K + 1) == G) Direct += Tasks.outputBytes(K);
-    }
+    sweepGpuMemory(Tasks, Gpu, G, Seq[G], First, Mm, O.trace);
     R.peakMemory = std::max(R.peakMemory, Mm.peak);
   }
-  if (Tr)
-    for (auto &[Key, V] : Done) {
-      int Tid = 1 + Key.second;
-      Tr->nameThread(Key.first + 1, Tid, "link to GPU " + std::to_string(Key.second));
-      for (const Transfer &T : V)
-        Tr->addSlice(Key.first + 1, Tid, taskName(Tasks, T.K) + " out", "communication", T.Start - First,
-                     T.End - T.Start,
-                     {{"microbatch", std::to_string(T.Micro)},
-                      {"bytes", std::to_string((long long)Tasks.outputBytes(T.K))}});
-    }
+  if (O.trace) traceTransfers(Tasks, *Done, First, *O.trace);
   return R;
 }
