@@ -381,12 +381,10 @@ std::string gradientBase(const std::string &Name) {
 }
 } // namespace
 
-Error onnxp::inferShapes(OnnxModel &M) {
-  // External initializers as inputs: ONNX cannot read their data anyway.
-  onnx::ModelProto Copy = withoutExternalData(M.proto);
-  onnx::GraphProto *G = Copy.mutable_graph();
-  // Bind symbolic dims on graph inputs (and outputs/value_info, so inference
-  // does not merge a bound dim with a stale symbol).
+namespace {
+/// Binds symbolic dims on graph inputs (and outputs/value_info, so
+/// inference does not merge a bound dim with a stale symbol).
+void bindDims(const OnnxModel &M, onnx::GraphProto *G) {
   auto Bind = [&](onnx::ValueInfoProto &VI) {
     if (!VI.type().has_tensor_type() || !VI.type().tensor_type().has_shape()) return;
     for (auto &D : *VI.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
@@ -398,7 +396,10 @@ Error onnxp::inferShapes(OnnxModel &M) {
   for (auto &VI : *G->mutable_input()) Bind(VI);
   for (auto &VI : *G->mutable_output()) Bind(VI);
   for (auto &VI : *G->mutable_value_info()) Bind(VI);
-  ONNXP_RETURN_IF_ERROR(inferShapesSafely(Copy, M.path, M.notes));
+}
+
+/// Graph outputs without a type get the inferred element type and rank.
+void typeGraphOutputs(OnnxModel &M, const onnx::GraphProto *G) {
   // Graph outputs without a type fail the checker at write time; give them
   // the inferred element type and rank (dims left open: their values may
   // depend on this run's --dim bindings).
@@ -424,6 +425,10 @@ Error onnxp::inferShapes(OnnxModel &M) {
     M.notes.push_back(
         "gave " + std::to_string(Typed) +
         " graph outputs without a type their inferred element type (the ONNX checker requires one)");
+}
+
+/// Tensor infos from the inferred copy, completed from gradient naming.
+void collectTensorInfos(OnnxModel &M, const onnx::GraphProto *G) {
   M.tensors.clear();
   for (const auto &I : G->initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto *List : {&G->input(), &G->value_info(), &G->output()})
@@ -444,7 +449,10 @@ Error onnxp::inferShapes(OnnxModel &M) {
         const TensorInfo *B = Base.empty() ? nullptr : M.tensor(Base);
         if (B && B->hasShape) M.tensors[O] = *B;
       }
-  M.unboundDims.clear();
+}
+
+/// What inference left unsized, estimated from its producer.
+void estimateUnsized(OnnxModel &M, const onnx::GraphProto *G) {
   M.unknownShapeTensors.clear();
   M.estimatedShapeTensors.clear();
   // What inference left unsized is estimated from its producer (issue 23):
@@ -472,6 +480,11 @@ Error onnxp::inferShapes(OnnxModel &M) {
       M.tensors[O] = Est;
       M.estimatedShapeTensors.push_back(O);
     }
+}
+
+/// The dim names no --dim binds.
+void collectUnboundDims(OnnxModel &M) {
+  M.unboundDims.clear();
   // Ask for the names an expression uses, never for the expression.
   for (auto &[Name, Info] : M.tensors)
     for (const std::string &S : Info.symbols) {
@@ -481,6 +494,19 @@ Error onnxp::inferShapes(OnnxModel &M) {
         if (!M.dimBindings.count(N)) Added = M.unboundDims.insert(N).second || true;
       if (!Added) M.unboundDims.insert(S);
     }
+}
+} // namespace
+
+Error onnxp::inferShapes(OnnxModel &M) {
+  // External initializers as inputs: ONNX cannot read their data anyway.
+  onnx::ModelProto Copy = withoutExternalData(M.proto);
+  onnx::GraphProto *G = Copy.mutable_graph();
+  bindDims(M, G);
+  ONNXP_RETURN_IF_ERROR(inferShapesSafely(Copy, M.path, M.notes));
+  typeGraphOutputs(M, G);
+  collectTensorInfos(M, G);
+  estimateUnsized(M, G);
+  collectUnboundDims(M);
   return Error::success();
 }
 
