@@ -128,9 +128,10 @@ std::string stringAttr(const onnx::NodeProto &N, const std::string &Name) {
     if (A.name() == Name) return A.s();
   return "";
 }
-} // namespace
 
-Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx::ModelProto &Out) {
+/// The graph's interface kept: inputs, outputs (with the sink copies'
+/// partial gradients after them), initializers, IR version and opsets.
+Error checkInterface(const onnx::ModelProto &Original, const onnx::ModelProto &Out) {
   const onnx::GraphProto &OG = Original.graph();
   const onnx::GraphProto &G = Out.graph();
   // Issue 22, item 4: the partial gradients of sink copies (SinkCopies.h)
@@ -155,80 +156,84 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
     if (!Kept)
       return makeInternalError("opset import '", Imp.domain(), "' version ", Imp.version(), " was not kept");
   }
+  return Error::success();
+}
 
-  Expected<AnnotatedPlacement> R = readPlacement(Out);
-  if (!R) return R.takeError().withContext("annotations");
-  const ModelPlacement &P = R->placement;
-  if (R->originalNodes.size() != static_cast<size_t>(OG.node_size()))
-    return makeInternalError("the written model has ", R->originalNodes.size(), " original nodes, the input ",
-                             OG.node_size());
-
-  std::unordered_map<std::string, int> Producer;
-  for (int I = 0; I < G.node_size(); ++I)
-    for (const std::string &T : G.node(I).output())
-      if (!T.empty()) Producer[T] = I;
-  for (int K = 0; K < OG.node_size(); ++K) {
-    const onnx::NodeProto &A = OG.node(K);
-    const onnx::NodeProto &B = G.node(R->originalNodes[K]);
-    std::string Where =
-        "node '" + (A.name().empty() ? A.op_type() + "_" + std::to_string(K) : A.name()) + "'";
-    // A Sum that is a replicated parameter's sink reads only its device's
-    // partial gradients (SinkCopies.h): some of its inputs, in order.
-    const bool Dropped = A.op_type() == "Sum" && B.input_size() < A.input_size() && B.input_size() > 0;
-    if (A.op_type() != B.op_type() || A.domain() != B.domain() || A.name() != B.name() ||
-        A.output_size() != B.output_size() || (A.input_size() != B.input_size() && !Dropped))
-      return makeInternalError(Where, " changed in the written model");
-    for (int J = 0; J < A.output_size(); ++J)
-      if (A.output(J) != B.output(J)) return makeInternalError(Where, ": output ", J, " was renamed");
-    const std::set<std::string> AInputs(A.input().begin(), A.input().end());
-    for (int J = 0; J < B.input_size(); ++J) {
-      auto Wanted = [&](const std::string &Name) {
-        return Dropped ? AInputs.count(Name) > 0 : Name == A.input(J);
-      };
-      if (Wanted(B.input(J))) continue;
-      // What the node reads instead: a chain of inserted identities
-      // (Transfer, Offload, Prefetch) and recomputed copies of the
-      // original producer (Transforms/Recompute.h), back to the original.
-      std::string Name = B.input(J);
-      bool Reaches = false;
-      for (int Step = 0; Step < 64 && !Reaches; ++Step) {
-        auto It = Producer.find(Name);
-        const onnx::NodeProto *T = It == Producer.end() ? nullptr : &G.node(It->second);
-        if (!T) break;
-        // A copy of the original producer with the same op: a recomputation
-        // (Recompute.h) or an earlier sink's copy on this device (SinkCopies.h).
-        const char *SameOpTag = nullptr;
-        for (const char *Tag : {kRecomputeNameTag, kSinkCopyTag})
-          if (T->name().find(Tag) != std::string::npos && Name.rfind(Tag) != std::string::npos)
-            SameOpTag = Tag;
-        if (T->domain() == kPartitionDomain && T->input_size() == 1) {
-          Name = T->input(0);
-        } else if (SameOpTag) {
-          std::string Orig = Name.substr(0, Name.rfind(SameOpTag));
-          auto OP = Producer.find(Orig);
-          if (OP == Producer.end() || G.node(OP->second).op_type() != T->op_type()) break;
-          Name = Orig;
-        } else if (T->name().find(kFoldedCopyTag) != std::string::npos &&
-                   Name.rfind(kFoldedCopyTag) != std::string::npos) {
-          // A folded node's copy on the reader's device (FoldedCopies.h); a
-          // Shape's copy is the Constant ORT folds it to.
-          std::string Orig = Name.substr(0, Name.rfind(kFoldedCopyTag));
-          auto OP = Producer.find(Orig);
-          if (OP == Producer.end()) break;
-          const std::string &OrigOp = G.node(OP->second).op_type();
-          if (OrigOp != T->op_type() && !(OrigOp == "Shape" && T->op_type() == "Constant")) break;
-          Name = Orig;
-        } else {
-          break;
-        }
-        Reaches = Wanted(Name);
-      }
-      if (!Reaches)
-        return makeInternalError(Where, ": input ", J, " reads '", B.input(J), "' instead of '",
-                                 Dropped ? std::string("one of its inputs") : A.input(J),
-                                 "', a transfer or a recomputation of it");
+/// Whether tensor Name of G reaches a tensor Wanted accepts through
+/// inserted identities and copies of the original producer.
+template <typename WantedFn>
+bool readsTheOriginal(const onnx::GraphProto &G, const std::unordered_map<std::string, int> &Producer,
+                      std::string Name, const WantedFn &Wanted) {
+  // What the node reads instead: a chain of inserted identities
+  // (Transfer, Offload, Prefetch) and recomputed copies of the
+  // original producer (Transforms/Recompute.h), back to the original.
+  bool Reaches = false;
+  for (int Step = 0; Step < 64 && !Reaches; ++Step) {
+    auto It = Producer.find(Name);
+    const onnx::NodeProto *T = It == Producer.end() ? nullptr : &G.node(It->second);
+    if (!T) break;
+    // A copy of the original producer with the same op: a recomputation
+    // (Recompute.h) or an earlier sink's copy on this device (SinkCopies.h).
+    const char *SameOpTag = nullptr;
+    for (const char *Tag : {kRecomputeNameTag, kSinkCopyTag})
+      if (T->name().find(Tag) != std::string::npos && Name.rfind(Tag) != std::string::npos) SameOpTag = Tag;
+    if (T->domain() == kPartitionDomain && T->input_size() == 1) {
+      Name = T->input(0);
+    } else if (SameOpTag) {
+      std::string Orig = Name.substr(0, Name.rfind(SameOpTag));
+      auto OP = Producer.find(Orig);
+      if (OP == Producer.end() || G.node(OP->second).op_type() != T->op_type()) break;
+      Name = Orig;
+    } else if (T->name().find(kFoldedCopyTag) != std::string::npos &&
+               Name.rfind(kFoldedCopyTag) != std::string::npos) {
+      // A folded node's copy on the reader's device (FoldedCopies.h); a
+      // Shape's copy is the Constant ORT folds it to.
+      std::string Orig = Name.substr(0, Name.rfind(kFoldedCopyTag));
+      auto OP = Producer.find(Orig);
+      if (OP == Producer.end()) break;
+      const std::string &OrigOp = G.node(OP->second).op_type();
+      if (OrigOp != T->op_type() && !(OrigOp == "Shape" && T->op_type() == "Constant")) break;
+      Name = Orig;
+    } else {
+      break;
     }
+    Reaches = Wanted(Name);
   }
+  return Reaches;
+}
+
+/// Original node K kept as it was in G, reading its inputs or what they
+/// became.
+Error checkOriginalNode(const onnx::GraphProto &OG, const onnx::GraphProto &G, const AnnotatedPlacement &R,
+                        int K, const std::unordered_map<std::string, int> &Producer) {
+  const onnx::NodeProto &A = OG.node(K);
+  const onnx::NodeProto &B = G.node(R.originalNodes[K]);
+  std::string Where = "node '" + (A.name().empty() ? A.op_type() + "_" + std::to_string(K) : A.name()) + "'";
+  // A Sum that is a replicated parameter's sink reads only its device's
+  // partial gradients (SinkCopies.h): some of its inputs, in order.
+  const bool Dropped = A.op_type() == "Sum" && B.input_size() < A.input_size() && B.input_size() > 0;
+  if (A.op_type() != B.op_type() || A.domain() != B.domain() || A.name() != B.name() ||
+      A.output_size() != B.output_size() || (A.input_size() != B.input_size() && !Dropped))
+    return makeInternalError(Where, " changed in the written model");
+  for (int J = 0; J < A.output_size(); ++J)
+    if (A.output(J) != B.output(J)) return makeInternalError(Where, ": output ", J, " was renamed");
+  const std::set<std::string> AInputs(A.input().begin(), A.input().end());
+  for (int J = 0; J < B.input_size(); ++J) {
+    auto Wanted = [&](const std::string &Name) {
+      return Dropped ? AInputs.count(Name) > 0 : Name == A.input(J);
+    };
+    if (Wanted(B.input(J))) continue;
+    if (!readsTheOriginal(G, Producer, B.input(J), Wanted))
+      return makeInternalError(Where, ": input ", J, " reads '", B.input(J), "' instead of '",
+                               Dropped ? std::string("one of its inputs") : A.input(J),
+                               "', a transfer or a recomputation of it");
+  }
+  return Error::success();
+}
+
+/// Every cross-device read goes through a Transfer that names its devices.
+Error checkTransfers(const onnx::GraphProto &G, const ModelPlacement &P,
+                     const std::unordered_map<std::string, int> &Producer) {
   for (int J = 0; J < G.node_size(); ++J) {
     const onnx::NodeProto &N = G.node(J);
     for (const std::string &In : nodeDataInputs(N)) {
@@ -246,6 +251,27 @@ Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx
     }
   }
   return Error::success();
+}
+} // namespace
+
+Error onnxp::verifyPartitionedModel(const onnx::ModelProto &Original, const onnx::ModelProto &Out) {
+  const onnx::GraphProto &OG = Original.graph();
+  const onnx::GraphProto &G = Out.graph();
+  ONNXP_RETURN_IF_ERROR(checkInterface(Original, Out));
+
+  Expected<AnnotatedPlacement> R = readPlacement(Out);
+  if (!R) return R.takeError().withContext("annotations");
+  const ModelPlacement &P = R->placement;
+  if (R->originalNodes.size() != static_cast<size_t>(OG.node_size()))
+    return makeInternalError("the written model has ", R->originalNodes.size(), " original nodes, the input ",
+                             OG.node_size());
+
+  std::unordered_map<std::string, int> Producer;
+  for (int I = 0; I < G.node_size(); ++I)
+    for (const std::string &T : G.node(I).output())
+      if (!T.empty()) Producer[T] = I;
+  for (int K = 0; K < OG.node_size(); ++K) ONNXP_RETURN_IF_ERROR(checkOriginalNode(OG, G, *R, K, Producer));
+  return checkTransfers(G, P, Producer);
 }
 
 Error onnxp::verifyStageModel(const onnx::ModelProto &Stage, int StageId, const std::string &DeviceName) {
