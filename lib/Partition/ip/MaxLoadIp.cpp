@@ -145,6 +145,8 @@ private:
   Error addPlacement();                               // x, (15), MaxLoad
   void addMemory();                                   // (17)
   void addCommunication();                            // Out (19), In (18)
+  void addSenderRows(int Grp, int Dev);               // Out (19) and its dearer links
+  void addReceiverRows(int Grp, int Dev);             // In (18) and its dearer links
   void addLoads();                                    // (20), (21), classes
   void addContiguity();                               // z, (16)
 };
@@ -245,8 +247,6 @@ void MaxLoadIp::addCommunication() {
   for (int Grp = 0; Grp < NG; ++Grp) {
     const int U = Groups.src[Grp];
     if (Groups.cost[Grp] <= 0 && Groups.bytes[Grp] <= 0) continue;
-    // The price of this group over each link kind (Platform::transferMs).
-    auto Price = [&](int From, int To) { return groupTransferMs(P, Groups, Grp, From, To); };
     std::vector<char> Seen(C, 0);
     for (int EId : Groups.edges[Grp]) {
       int Cv = ClassOf[G.edge(EId).dst];
@@ -258,73 +258,85 @@ void MaxLoadIp::addCommunication() {
     if (Targets[Grp].empty()) continue;
     const int Cu = ClassOf[U];
     for (int Dev = 0; Dev < K; ++Dev) {
-      if (x(Cu, Dev) >= 0) {
-        // Distinct prices of the devices a receiver may sit on.
-        std::vector<double> Prices;
-        for (int To = 0; To < D; ++To)
-          if (To != Dev &&
-              std::any_of(Targets[Grp].begin(), Targets[Grp].end(), [&](int Cv) { return x(Cv, To) >= 0; }))
-            Prices.push_back(Price(Dev, To));
-        std::sort(Prices.begin(), Prices.end());
-        Prices.erase(std::unique(Prices.begin(), Prices.end()), Prices.end());
-        const double W = Prices.empty() ? 0 : Prices.front();
-        Out[Grp][Dev] = M.addContinuous(0, W);
-        for (int Cv : Targets[Grp]) {
-          std::vector<LinTerm> Row = {{Out[Grp][Dev], 1}, {x(Cu, Dev), -W}};
-          if (x(Cv, Dev) >= 0) Row.push_back({x(Cv, Dev), W});
-          M.addGe(Row, 0); // (19)
-        }
-        // The sender pays its dearest link: one step per dearer price.
-        for (size_t J = 1; J < Prices.size(); ++J) {
-          const double Step = Prices[J] - Prices[J - 1];
-          int Var = M.addContinuous(0, Step);
-          ExtraOut[Grp][Dev].push_back(Var);
-          for (int Cv : Targets[Grp]) {
-            LinkRow LR{Var, Step, {Cu, Dev}, {}};
-            std::vector<LinTerm> Row = {{Var, 1}, {x(Cu, Dev), -Step}};
-            for (int To = 0; To < D; ++To)
-              if (To != Dev && x(Cv, To) >= 0 && Price(Dev, To) >= Prices[J]) {
-                Row.push_back({x(Cv, To), -Step});
-                LR.b.push_back({Cv, To});
-              }
-            if (LR.b.empty()) continue;
-            M.addGe(Row, -Step);
-            LinkRows.push_back(std::move(LR));
-          }
-        }
-      }
+      if (x(Cu, Dev) >= 0) addSenderRows(Grp, Dev);
       bool AnyReceiver =
           std::any_of(Targets[Grp].begin(), Targets[Grp].end(), [&](int Cv) { return x(Cv, Dev) >= 0; });
-      if (!AnyReceiver) continue;
-      // The receiver pays the link from wherever the sender sits.
-      std::map<double, std::vector<int>> FromAt; // price -> sender devices
-      for (int From = 0; From < D; ++From)
-        if (From != Dev && x(Cu, From) >= 0) FromAt[Price(From, Dev)].push_back(From);
-      const double W = FromAt.empty() ? 0 : FromAt.begin()->first;
-      In[Grp][Dev] = M.addContinuous(0, W);
-      for (int Cv : Targets[Grp]) {
-        if (x(Cv, Dev) < 0) continue;
-        std::vector<LinTerm> Row = {{In[Grp][Dev], 1}, {x(Cv, Dev), -W}};
-        if (x(Cu, Dev) >= 0) Row.push_back({x(Cu, Dev), W});
-        M.addGe(Row, 0); // (18)
-      }
-      for (auto It = FromAt.begin(); It != FromAt.end(); ++It) {
-        if (It == FromAt.begin()) continue;
-        const double Extra = It->first - W;
-        int Var = M.addContinuous(0, Extra);
-        ExtraIn[Grp][Dev].push_back(Var);
-        for (int Cv : Targets[Grp]) {
-          if (x(Cv, Dev) < 0) continue;
-          LinkRow LR{Var, Extra, {Cv, Dev}, {}};
-          std::vector<LinTerm> Row = {{Var, 1}, {x(Cv, Dev), -Extra}};
-          for (int From : It->second) {
-            Row.push_back({x(Cu, From), -Extra});
-            LR.b.push_back({Cu, From});
-          }
-          M.addGe(Row, -Extra);
-          LinkRows.push_back(std::move(LR));
+      if (AnyReceiver) addReceiverRows(Grp, Dev);
+    }
+  }
+}
+
+// (19) for group Grp's sender on Dev: Out pays the cheapest link to a
+// receiver, one more variable per dearer price.
+void MaxLoadIp::addSenderRows(int Grp, int Dev) {
+  const int Cu = ClassOf[Groups.src[Grp]];
+  // The price of this group over each link kind (Platform::transferMs).
+  auto Price = [&](int From, int To) { return groupTransferMs(P, Groups, Grp, From, To); };
+  // Distinct prices of the devices a receiver may sit on.
+  std::vector<double> Prices;
+  for (int To = 0; To < D; ++To)
+    if (To != Dev &&
+        std::any_of(Targets[Grp].begin(), Targets[Grp].end(), [&](int Cv) { return x(Cv, To) >= 0; }))
+      Prices.push_back(Price(Dev, To));
+  std::sort(Prices.begin(), Prices.end());
+  Prices.erase(std::unique(Prices.begin(), Prices.end()), Prices.end());
+  const double W = Prices.empty() ? 0 : Prices.front();
+  Out[Grp][Dev] = M.addContinuous(0, W);
+  for (int Cv : Targets[Grp]) {
+    std::vector<LinTerm> Row = {{Out[Grp][Dev], 1}, {x(Cu, Dev), -W}};
+    if (x(Cv, Dev) >= 0) Row.push_back({x(Cv, Dev), W});
+    M.addGe(Row, 0); // (19)
+  }
+  // The sender pays its dearest link: one step per dearer price.
+  for (size_t J = 1; J < Prices.size(); ++J) {
+    const double Step = Prices[J] - Prices[J - 1];
+    int Var = M.addContinuous(0, Step);
+    ExtraOut[Grp][Dev].push_back(Var);
+    for (int Cv : Targets[Grp]) {
+      LinkRow LR{Var, Step, {Cu, Dev}, {}};
+      std::vector<LinTerm> Row = {{Var, 1}, {x(Cu, Dev), -Step}};
+      for (int To = 0; To < D; ++To)
+        if (To != Dev && x(Cv, To) >= 0 && Price(Dev, To) >= Prices[J]) {
+          Row.push_back({x(Cv, To), -Step});
+          LR.b.push_back({Cv, To});
         }
+      if (LR.b.empty()) continue;
+      M.addGe(Row, -Step);
+      LinkRows.push_back(std::move(LR));
+    }
+  }
+}
+
+// (18) for group Grp's receivers on Dev: the receiver pays the link from
+// wherever the sender sits, one more variable per dearer price.
+void MaxLoadIp::addReceiverRows(int Grp, int Dev) {
+  const int Cu = ClassOf[Groups.src[Grp]];
+  std::map<double, std::vector<int>> FromAt; // price -> sender devices
+  for (int From = 0; From < D; ++From)
+    if (From != Dev && x(Cu, From) >= 0) FromAt[groupTransferMs(P, Groups, Grp, From, Dev)].push_back(From);
+  const double W = FromAt.empty() ? 0 : FromAt.begin()->first;
+  In[Grp][Dev] = M.addContinuous(0, W);
+  for (int Cv : Targets[Grp]) {
+    if (x(Cv, Dev) < 0) continue;
+    std::vector<LinTerm> Row = {{In[Grp][Dev], 1}, {x(Cv, Dev), -W}};
+    if (x(Cu, Dev) >= 0) Row.push_back({x(Cu, Dev), W});
+    M.addGe(Row, 0); // (18)
+  }
+  for (auto It = FromAt.begin(); It != FromAt.end(); ++It) {
+    if (It == FromAt.begin()) continue;
+    const double Extra = It->first - W;
+    int Var = M.addContinuous(0, Extra);
+    ExtraIn[Grp][Dev].push_back(Var);
+    for (int Cv : Targets[Grp]) {
+      if (x(Cv, Dev) < 0) continue;
+      LinkRow LR{Var, Extra, {Cv, Dev}, {}};
+      std::vector<LinTerm> Row = {{Var, 1}, {x(Cv, Dev), -Extra}};
+      for (int From : It->second) {
+        Row.push_back({x(Cu, From), -Extra});
+        LR.b.push_back({Cu, From});
       }
+      M.addGe(Row, -Extra);
+      LinkRows.push_back(std::move(LR));
     }
   }
 }
