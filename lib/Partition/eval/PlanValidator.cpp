@@ -52,133 +52,172 @@ bool onnxp::isContiguous(const CostGraph &G, const std::vector<char> &InSet,
   return true;
 }
 
-Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O) {
-  auto Fail = [&](const auto &...Parts) {
-    return makeInternalError("plan from '", Pl.algorithm, "' is invalid: ", Parts...);
-  };
+namespace {
+/// The internal error of a plan that fails validation.
+template <typename... Ts> Error invalid(const Plan &Pl, const Ts &...Parts) {
+  return makeInternalError("plan from '", Pl.algorithm, "' is invalid: ", Parts...);
+}
+
+/// Every node on a device of the platform that supports it, stages sized.
+Error checkPlacement(const CostGraph &G, const Platform &P, const Plan &Pl) {
   if (Pl.device.size() != G.numNodes())
-    return Fail("it places ", Pl.device.size(), " nodes, the graph has ", G.numNodes());
+    return invalid(Pl, "it places ", Pl.device.size(), " nodes, the graph has ", G.numNodes());
   const int D = P.numDevices();
   for (size_t V = 0; V < G.numNodes(); ++V) {
     int Dev = Pl.device[V];
-    if (Dev < 0 || Dev >= D) return Fail("node '", G.node(V).name, "' is on device ", Dev, " of ", D);
+    if (Dev < 0 || Dev >= D) return invalid(Pl, "node '", G.node(V).name, "' is on device ", Dev, " of ", D);
     if (P.isAccelerator(Dev) && !G.node(V).accSupported)
-      return Fail("node '", G.node(V).name, "' is not supported on accelerators but is on ",
-                  P.deviceName(Dev));
+      return invalid(Pl, "node '", G.node(V).name, "' is not supported on accelerators but is on ",
+                     P.deviceName(Dev));
   }
   if (!Pl.stage.empty() && Pl.stage.size() != G.numNodes())
-    return Fail("it gives stages to ", Pl.stage.size(), " nodes, the graph has ", G.numNodes());
+    return invalid(Pl, "it gives stages to ", Pl.stage.size(), " nodes, the graph has ", G.numNodes());
+  return Error::success();
+}
 
-  // Replication (seed 004 App. C.2): r copies of a device's nodes run on r
-  // accelerators; the r - 1 lent ones hold nothing themselves.
-  if (!Pl.replicas.empty()) {
-    if (Pl.replicas.size() != static_cast<size_t>(D))
-      return Fail("it gives replica counts to ", Pl.replicas.size(), " devices of ", D);
-    std::vector<char> Used(D, 0);
-    for (size_t V = 0; V < G.numNodes(); ++V) Used[Pl.device[V]] = 1;
-    int Accs = 0;
-    for (int Dev = 0; Dev < D; ++Dev) {
-      int R = Pl.replicas[Dev];
-      if (R < 0 || (R > 1 && !P.isAccelerator(Dev)))
-        return Fail(P.deviceName(Dev), " has ", R, " replicas (only accelerators replicate)");
-      if (R == 0 && Used[Dev]) return Fail(P.deviceName(Dev), " is lent as a replica but holds nodes");
-      if (P.isAccelerator(Dev) && R >= 1) Accs += R; // the device and its copies
+/// Replication (seed 004 App. C.2): r copies of a device's nodes run on r
+/// accelerators; the r - 1 lent ones hold nothing themselves.
+Error checkReplicas(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  if (Pl.replicas.empty()) return Error::success();
+  const int D = P.numDevices();
+  if (Pl.replicas.size() != static_cast<size_t>(D))
+    return invalid(Pl, "it gives replica counts to ", Pl.replicas.size(), " devices of ", D);
+  std::vector<char> Used(D, 0);
+  for (size_t V = 0; V < G.numNodes(); ++V) Used[Pl.device[V]] = 1;
+  int Accs = 0;
+  for (int Dev = 0; Dev < D; ++Dev) {
+    int R = Pl.replicas[Dev];
+    if (R < 0 || (R > 1 && !P.isAccelerator(Dev)))
+      return invalid(Pl, P.deviceName(Dev), " has ", R, " replicas (only accelerators replicate)");
+    if (R == 0 && Used[Dev]) return invalid(Pl, P.deviceName(Dev), " is lent as a replica but holds nodes");
+    if (P.isAccelerator(Dev) && R >= 1) Accs += R; // the device and its copies
+  }
+  if (Accs > P.accelerators)
+    return invalid(Pl, "replicas need ", Accs, " accelerators, the platform has ", P.accelerators);
+  return Error::success();
+}
+
+/// One device per colocation class, and shared parameters replicated only
+/// where the replication is priced.
+Error checkColocation(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  std::map<int, int> ClassDevice, ClassNode;
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    int C = G.classOf(V);
+    auto [It, New] = ClassDevice.try_emplace(C, Pl.device[V]);
+    if (New) {
+      ClassNode[C] = V;
+      continue;
     }
-    if (Accs > P.accelerators)
-      return Fail("replicas need ", Accs, " accelerators, the platform has ", P.accelerators);
+    if (It->second != Pl.device[V])
+      return invalid(Pl, "nodes '", G.node(ClassNode[C]).name, "' and '", G.node(V).name,
+                     "' share colocation class ", C, " but sit on ", P.deviceName(It->second), " and ",
+                     P.deviceName(Pl.device[V]));
   }
 
-  if (O.checkColocation) {
-    std::map<int, int> ClassDevice, ClassNode;
-    for (size_t V = 0; V < G.numNodes(); ++V) {
-      int C = G.classOf(V);
-      auto [It, New] = ClassDevice.try_emplace(C, Pl.device[V]);
-      if (New) {
-        ClassNode[C] = V;
-        continue;
-      }
-      if (It->second != Pl.device[V])
-        return Fail("nodes '", G.node(ClassNode[C]).name, "' and '", G.node(V).name,
-                    "' share colocation class ", C, " but sit on ", P.deviceName(It->second), " and ",
-                    P.deviceName(Pl.device[V]));
-    }
+  // Issue 22, item 4: replicating a shared parameter is priced by the
+  // max-load model (eval/PlanEvaluator, both objectives) and charged by
+  // the liveness memory model; elsewhere it would be free.
+  std::vector<ReplicatedParameter> Reps = replicatedParameters(G, Pl.device);
+  if (!Reps.empty()) {
+    std::string Devs;
+    for (int Dev : Reps.front().devices) Devs += (Devs.empty() ? "" : ", ") + P.deviceName(Dev);
+    const bool Priced = Pl.objectiveKind == Objective::MaxLoad || Pl.objectiveKind == Objective::Gpipe;
+    if (!Priced || Pl.memoryModel != MemoryModel::Liveness || !Pl.replicas.empty())
+      return invalid(Pl, "its readers of shared parameter '", Reps.front().name, "' sit on ", Devs,
+                     "; replicating a shared parameter is priced only under max-load and gpipe with the "
+                     "liveness memory model and without data-parallel replicas");
   }
+  return Error::success();
+}
 
-  if (O.checkColocation) {
-    // Issue 22, item 4: replicating a shared parameter is priced by the
-    // max-load model (eval/PlanEvaluator, both objectives) and charged by
-    // the liveness memory model; elsewhere it would be free.
-    std::vector<ReplicatedParameter> Reps = replicatedParameters(G, Pl.device);
-    if (!Reps.empty()) {
-      std::string Devs;
-      for (int Dev : Reps.front().devices) Devs += (Devs.empty() ? "" : ", ") + P.deviceName(Dev);
-      const bool Priced = Pl.objectiveKind == Objective::MaxLoad || Pl.objectiveKind == Objective::Gpipe;
-      if (!Priced || Pl.memoryModel != MemoryModel::Liveness || !Pl.replicas.empty())
-        return Fail("its readers of shared parameter '", Reps.front().name, "' sit on ", Devs,
-                    "; replicating a shared parameter is priced only under max-load and gpipe with the "
-                    "liveness memory model and without data-parallel replicas");
-    }
-  }
+/// Memory model peak: memory over time, recomputed by the scheduler
+/// emulator, which knows nothing about the partitioner that made the plan.
+Error checkPeakMemory(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  Expected<Schedule> S = emulateSchedule(G, P, Pl);
+  if (!S) return invalid(Pl, S.takeError().message());
+  for (int Dev = 0; Dev < P.accelerators; ++Dev)
+    if (S->peakMemory[Dev] > P.accMemory() * (1 + 1e-9))
+      return invalid(Pl, P.deviceName(Dev), " peaks at ", formatNumber(S->peakMemory[Dev]),
+                     " bytes in the emulated schedule, over its memory of ", formatNumber(P.accMemory()));
+  return Error::success();
+}
 
-  if (O.checkMemory && Pl.memoryModel == MemoryModel::Peak) {
-    // Memory over time: recomputed by the scheduler emulator, which knows
-    // nothing about the partitioner that made the plan.
-    Expected<Schedule> S = emulateSchedule(G, P, Pl);
-    if (!S) return Fail(S.takeError().message());
-    for (int Dev = 0; Dev < P.accelerators; ++Dev)
-      if (S->peakMemory[Dev] > P.accMemory() * (1 + 1e-9))
-        return Fail(P.deviceName(Dev), " peaks at ", formatNumber(S->peakMemory[Dev]),
-                    " bytes in the emulated schedule, over its memory of ", formatNumber(P.accMemory()));
-  } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Liveness) {
-    // Issue 22: each device runs its nodes in the graph's topological order;
-    // a tensor is held from its producer to its last local reader.
-    // A pipelined plan adds the saved activations of its other micro-batches
-    // in flight (Cost/PipelineInFlight.h).
-    std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, D);
-    const std::vector<int> K = inFlightMicrobatches(G, Pl, D);
-    for (int Dev = 0; Dev < P.accelerators; ++Dev) {
-      if (Mem[Dev].peak <= P.accMemory() * (1 + 1e-9)) continue;
-      std::string InFlight;
-      if (Mem[Dev].inFlight > 0)
-        InFlight = "; " + humanBytes(Mem[Dev].inFlight) + " of it are the saved activations of " +
-                   std::to_string(K[Dev] - 1) + " more micro-batch(es) in flight (" +
-                   (Pl.pipelineSchedule.empty() ? std::string("1f1b") : Pl.pipelineSchedule) + ", " +
-                   std::to_string(Pl.iterationMicrobatches) + " micro-batches per iteration" +
-                   (Mem[Dev].peak - Mem[Dev].inFlight <= P.accMemory() * (1 + 1e-9)
-                        ? ": it fits with one micro-batch in flight"
-                        : "") +
-                   ")";
-      return Fail(P.deviceName(Dev), " peaks at ", humanBytes(Mem[Dev].peak), " (",
-                  formatNumber(Mem[Dev].peak), " bytes) by tensor liveness, over its memory of ",
-                  humanBytes(P.accMemory()), InFlight);
-    }
-  } else if (O.checkMemory && Pl.memoryModel == MemoryModel::Sum) {
-    // (MemoryModel::Schedule: the chain planner's simulator checks memory.)
-    std::vector<double> Mem(D, 0);
-    for (size_t V = 0; V < G.numNodes(); ++V)
-      if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
-    for (int Dev = 0; Dev < P.accelerators; ++Dev)
-      if (Mem[Dev] > P.accMemory() * (1 + 1e-9))
-        return Fail(P.deviceName(Dev), " holds ", formatNumber(Mem[Dev]), " bytes, over its memory of ",
-                    formatNumber(P.accMemory()));
+/// Issue 22: each device runs its nodes in the graph's topological order;
+/// a tensor is held from its producer to its last local reader. A pipelined
+/// plan adds the saved activations of its other micro-batches in flight
+/// (Cost/PipelineInFlight.h).
+Error checkLivenessMemory(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  const int D = P.numDevices();
+  std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, D);
+  const std::vector<int> K = inFlightMicrobatches(G, Pl, D);
+  for (int Dev = 0; Dev < P.accelerators; ++Dev) {
+    if (Mem[Dev].peak <= P.accMemory() * (1 + 1e-9)) continue;
+    std::string InFlight;
+    if (Mem[Dev].inFlight > 0)
+      InFlight = "; " + humanBytes(Mem[Dev].inFlight) + " of it are the saved activations of " +
+                 std::to_string(K[Dev] - 1) + " more micro-batch(es) in flight (" +
+                 (Pl.pipelineSchedule.empty() ? std::string("1f1b") : Pl.pipelineSchedule) + ", " +
+                 std::to_string(Pl.iterationMicrobatches) + " micro-batches per iteration" +
+                 (Mem[Dev].peak - Mem[Dev].inFlight <= P.accMemory() * (1 + 1e-9)
+                      ? ": it fits with one micro-batch in flight"
+                      : "") +
+                 ")";
+    return invalid(Pl, P.deviceName(Dev), " peaks at ", humanBytes(Mem[Dev].peak), " (",
+                   formatNumber(Mem[Dev].peak), " bytes) by tensor liveness, over its memory of ",
+                   humanBytes(P.accMemory()), InFlight);
   }
+  return Error::success();
+}
 
-  if (O.requireContiguous) {
-    // Forward side and backward part separately (seed 004 §5.3).
-    std::vector<char> Fw(G.numNodes()), Bw(G.numNodes());
-    for (size_t V = 0; V < G.numNodes(); ++V) {
-      Fw[V] = !G.node(V).isBackward();
-      Bw[V] = G.node(V).isBackward();
-    }
-    for (int Dev = 0; Dev < D; ++Dev) {
-      std::vector<char> In(G.numNodes());
-      for (size_t V = 0; V < G.numNodes(); ++V) In[V] = Pl.device[V] == Dev;
-      if (!isContiguous(G, In, Fw))
-        return Fail("the forward part on ", P.deviceName(Dev), " is not contiguous");
-      if (!isContiguous(G, In, Bw))
-        return Fail("the backward part on ", P.deviceName(Dev), " is not contiguous");
-    }
+/// Memory model sum: every node's memory counted on its accelerator.
+Error checkSumMemory(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  std::vector<double> Mem(P.numDevices(), 0);
+  for (size_t V = 0; V < G.numNodes(); ++V)
+    if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
+  for (int Dev = 0; Dev < P.accelerators; ++Dev)
+    if (Mem[Dev] > P.accMemory() * (1 + 1e-9))
+      return invalid(Pl, P.deviceName(Dev), " holds ", formatNumber(Mem[Dev]), " bytes, over its memory of ",
+                     formatNumber(P.accMemory()));
+  return Error::success();
+}
+
+/// Memory under the plan's own model (MemoryModel::Schedule: the chain
+/// planner's simulator checks memory).
+Error checkMemory(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  switch (Pl.memoryModel) {
+  case MemoryModel::Peak: return checkPeakMemory(G, P, Pl);
+  case MemoryModel::Liveness: return checkLivenessMemory(G, P, Pl);
+  case MemoryModel::Sum: return checkSumMemory(G, P, Pl);
+  case MemoryModel::Schedule: break;
   }
+  return Error::success();
+}
+
+/// Forward side and backward part separately (seed 004 §5.3).
+Error checkContiguity(const CostGraph &G, const Platform &P, const Plan &Pl) {
+  std::vector<char> Fw(G.numNodes()), Bw(G.numNodes());
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    Fw[V] = !G.node(V).isBackward();
+    Bw[V] = G.node(V).isBackward();
+  }
+  for (int Dev = 0; Dev < P.numDevices(); ++Dev) {
+    std::vector<char> In(G.numNodes());
+    for (size_t V = 0; V < G.numNodes(); ++V) In[V] = Pl.device[V] == Dev;
+    if (!isContiguous(G, In, Fw))
+      return invalid(Pl, "the forward part on ", P.deviceName(Dev), " is not contiguous");
+    if (!isContiguous(G, In, Bw))
+      return invalid(Pl, "the backward part on ", P.deviceName(Dev), " is not contiguous");
+  }
+  return Error::success();
+}
+} // namespace
+
+Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O) {
+  ONNXP_RETURN_IF_ERROR(checkPlacement(G, P, Pl));
+  ONNXP_RETURN_IF_ERROR(checkReplicas(G, P, Pl));
+  if (O.checkColocation) ONNXP_RETURN_IF_ERROR(checkColocation(G, P, Pl));
+  if (O.checkMemory) ONNXP_RETURN_IF_ERROR(checkMemory(G, P, Pl));
+  if (O.requireContiguous) ONNXP_RETURN_IF_ERROR(checkContiguity(G, P, Pl));
   return Error::success();
 }
 
