@@ -37,31 +37,20 @@ bool byTime(const Instance &A, const Instance &B) {
   if (A.Task != B.Task) return A.Task < B.Task;
   return A.Batch < B.Batch;
 }
-} // namespace
 
-Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, const PeriodicPattern &P,
-                                                    const PipelineSimOptions &O) {
+using LinkInstances = std::map<std::pair<int, int>, std::vector<Instance>>;
+
+/// The trace's steady-state window [from, to) and the time tolerance.
+struct Window {
+  double from, to, eps;
+  bool contains(double Start) const { return Start >= from - eps && Start < to - eps; }
+};
+
+/// Dependencies, batch by batch: every task instance on its GPU, every
+/// transfer on its link, each after what it needs.
+Error unrollInstances(const PipelineTasks &Tasks, const PeriodicPattern &P, long NB, double Eps,
+                      std::vector<std::vector<Instance>> &OnGpu, LinkInstances &OnLink) {
   const int N = Tasks.numTasks();
-  const double T = P.period;
-  // Solver tolerances leave ~1e-6 relative noise in an ILP's times.
-  const double Eps = 1e-6 * std::max(1.0, T);
-  if (!(T > 0)) return makeError("pattern has period ", T);
-  if ((int)P.gpuOfBlock.size() != Tasks.numBlocks() || (int)P.taskStart.size() != N ||
-      (int)P.taskDelay.size() != N || (int)P.commStart.size() != N - 1 || (int)P.commDelay.size() != N - 1)
-    return makeInternalError("pattern sizes do not match a chain of ", Tasks.numBlocks(), " blocks");
-  int MaxDelay = 0, MinDelay = 0;
-  for (int D : P.taskDelay) MaxDelay = std::max(MaxDelay, D), MinDelay = std::min(MinDelay, D);
-  for (int D : P.commDelay) MaxDelay = std::max(MaxDelay, D), MinDelay = std::min(MinDelay, D);
-  if (MinDelay < 0) return makeError("pattern has a negative delay");
-  const long NB = O.numBatches > 0 ? O.numBatches : 4L * MaxDelay + 8;
-
-  PipelineSimResult R;
-  R.numBatches = (int)NB;
-  R.gpus.resize(P.numGpus);
-  std::vector<std::vector<Instance>> OnGpu(P.numGpus);
-  std::map<std::pair<int, int>, std::vector<Instance>> OnLink;
-
-  // Dependencies, batch by batch.
   for (long B = 0; B < NB; ++B)
     for (int K = 0; K < N; ++K) {
       double S = P.taskTime(K, B), E = S + Tasks.duration(K);
@@ -83,8 +72,12 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
         return makeError(taskName(Tasks, K + 1), " for minibatch ", B, " starts at ", Next,
                          " ms, before its input is there at ", Ready, " ms");
     }
+  return Error::success();
+}
 
-  // Exclusivity on GPUs and links.
+/// Exclusivity on GPUs and links (sorts each one's instances by time).
+Error checkExclusive(const PipelineTasks &Tasks, const PeriodicPattern &P, double Eps,
+                     std::vector<std::vector<Instance>> &OnGpu, LinkInstances &OnLink) {
   for (int G = 0; G < P.numGpus; ++G) {
     auto &V = OnGpu[G];
     std::sort(V.begin(), V.end(), byTime);
@@ -110,8 +103,13 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
       if (V[I].End > V[Run].End) Run = I;
     }
   }
+  return Error::success();
+}
 
-  // Static terms: weights x3 (eq. 33) and buffers (eqs. 34-35).
+/// Static terms: weights x3 (eq. 33) and buffers (eqs. 34-35), and each
+/// GPU's compute load.
+void staticMemory(const PipelineTasks &Tasks, const PeriodicPattern &P, PipelineSimResult &R) {
+  const int N = Tasks.numTasks();
   for (int I = 0; I < Tasks.numBlocks(); ++I) {
     PipelineGpuMemory &M = R.gpus[P.gpuOfBlock[I]];
     M.weights += 3 * Tasks.weightBytes(I);
@@ -123,9 +121,92 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
     R.gpus[P.gpuOfTask(Tasks, K + 1)].buffers += Tasks.outputBytes(K);
   }
   for (int K = 0; K < N; ++K) R.gpus[P.gpuOfTask(Tasks, K)].computeLoad += Tasks.duration(K);
+}
+
+/// GPU G's memory swept over its task instances in time order (and its
+/// compute lane of the trace inside the window).
+void sweepGpuMemory(const PipelineTasks &Tasks, const PeriodicPattern &P, int G,
+                    const std::vector<Instance> &On, const Window &W, PipelineGpuMemory &M, ChromeTrace *Tr) {
+  const int N = Tasks.numTasks();
+  double Stash = 0, Direct = 0;
+  int Stashed = 0;
+  std::map<long, double> StashOf; // per micro-batch, its stash on this GPU
+  for (const Instance &In : On) {
+    int K = In.Task;
+    if (K > 0 && !P.isCut(Tasks, K - 1)) Direct -= Tasks.outputBytes(K - 1); // becomes the input
+    double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
+    const double PeakBefore = M.peak;
+    const double Total = M.noteTaskStart(Stash, Direct, Io, taskName(Tasks, K));
+    if (M.peak > PeakBefore) {
+      M.peakStashOneBatch = 0;
+      for (const auto &[Batch, Bytes] : StashOf) M.peakStashOneBatch = std::max(M.peakStashOneBatch, Bytes);
+    }
+    if (Tr && W.contains(In.Start)) {
+      std::map<std::string, std::string> Args{{"minibatch", std::to_string(In.Batch)},
+                                              {"memory_bytes", std::to_string((long long)Total)}};
+      Tr->addSlice(G + 1, 0, taskName(Tasks, K), Tasks.isForward(K) ? "forward" : "backward",
+                   In.Start - W.from, In.End - In.Start, Args);
+      Tr->addCounter(G + 1, "memory", In.Start - W.from, Total);
+    }
+    if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
+    else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
+    StashOf[In.Batch] += (Tasks.isForward(K) ? 1 : -1) * Tasks.stashBytes(Tasks.blockOf(K));
+    if (std::fabs(StashOf[In.Batch]) < 0.5) StashOf.erase(In.Batch); // released (whole bytes)
+    // Micro-batches stashed here: counted at the first block's forward,
+    // released with its stash at that block's backward.
+    const int Blk = Tasks.blockOf(K);
+    if (Blk == 0 || P.gpuOfBlock[Blk - 1] != G) {
+      Stashed += Tasks.isForward(K) ? 1 : -1;
+      M.maxStashedMicrobatches = std::max(M.maxStashedMicrobatches, Stashed);
+    }
+    if (K + 1 < N && !P.isCut(Tasks, K)) Direct += Tasks.outputBytes(K);
+  }
+}
+
+/// Each link's transfers inside the window as a lane of the trace.
+void traceLinks(const PipelineTasks &Tasks, const LinkInstances &OnLink, const Window &W, ChromeTrace &Tr) {
+  for (auto &[Key, V] : OnLink) {
+    // A link shows on the lane "link to H" of its lower GPU.
+    int Tid = 1 + Key.second;
+    Tr.nameThread(Key.first + 1, Tid, "link to GPU " + std::to_string(Key.second));
+    for (const Instance &In : V)
+      if (W.contains(In.Start))
+        Tr.addSlice(Key.first + 1, Tid, taskName(Tasks, In.Task) + " out", "communication", In.Start - W.from,
+                    In.End - In.Start,
+                    {{"minibatch", std::to_string(In.Batch)},
+                     {"bytes", std::to_string((long long)Tasks.outputBytes(In.Task))}});
+  }
+}
+} // namespace
+
+Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, const PeriodicPattern &P,
+                                                    const PipelineSimOptions &O) {
+  const int N = Tasks.numTasks();
+  const double T = P.period;
+  // Solver tolerances leave ~1e-6 relative noise in an ILP's times.
+  const double Eps = 1e-6 * std::max(1.0, T);
+  if (!(T > 0)) return makeError("pattern has period ", T);
+  if ((int)P.gpuOfBlock.size() != Tasks.numBlocks() || (int)P.taskStart.size() != N ||
+      (int)P.taskDelay.size() != N || (int)P.commStart.size() != N - 1 || (int)P.commDelay.size() != N - 1)
+    return makeInternalError("pattern sizes do not match a chain of ", Tasks.numBlocks(), " blocks");
+  int MaxDelay = 0, MinDelay = 0;
+  for (int D : P.taskDelay) MaxDelay = std::max(MaxDelay, D), MinDelay = std::min(MinDelay, D);
+  for (int D : P.commDelay) MaxDelay = std::max(MaxDelay, D), MinDelay = std::min(MinDelay, D);
+  if (MinDelay < 0) return makeError("pattern has a negative delay");
+  const long NB = O.numBatches > 0 ? O.numBatches : 4L * MaxDelay + 8;
+
+  PipelineSimResult R;
+  R.numBatches = (int)NB;
+  R.gpus.resize(P.numGpus);
+  std::vector<std::vector<Instance>> OnGpu(P.numGpus);
+  LinkInstances OnLink;
+  ONNXP_RETURN_IF_ERROR(unrollInstances(Tasks, P, NB, Eps, OnGpu, OnLink));
+  ONNXP_RETURN_IF_ERROR(checkExclusive(Tasks, P, Eps, OnGpu, OnLink));
+  staticMemory(Tasks, P, R);
 
   // The steady-state window the trace shows: after every delay has elapsed.
-  const double TraceFrom = (MaxDelay + 1) * T, TraceTo = TraceFrom + O.tracePeriods * T;
+  const double TraceFrom = (MaxDelay + 1) * T;
+  const Window W{TraceFrom, TraceFrom + O.tracePeriods * T, Eps};
   ChromeTrace *Tr = O.trace;
   if (Tr)
     for (int G = 0; G < P.numGpus; ++G) {
@@ -138,53 +219,10 @@ Expected<PipelineSimResult> onnxp::simulatePipeline(const PipelineTasks &Tasks, 
   for (int G = 0; G < P.numGpus; ++G) {
     PipelineGpuMemory &M = R.gpus[G];
     if (M.blocks == 0) continue;
-    double Stash = 0, Direct = 0;
-    int Stashed = 0;
-    std::map<long, double> StashOf; // per micro-batch, its stash on this GPU
-    for (const Instance &In : OnGpu[G]) {
-      int K = In.Task;
-      if (K > 0 && !P.isCut(Tasks, K - 1)) Direct -= Tasks.outputBytes(K - 1); // becomes the input
-      double Io = Tasks.inputBytes(K) + Tasks.outputBytes(K);
-      const double PeakBefore = M.peak;
-      const double Total = M.noteTaskStart(Stash, Direct, Io, taskName(Tasks, K));
-      if (M.peak > PeakBefore) {
-        M.peakStashOneBatch = 0;
-        for (const auto &[Batch, Bytes] : StashOf) M.peakStashOneBatch = std::max(M.peakStashOneBatch, Bytes);
-      }
-      if (Tr && In.Start >= TraceFrom - Eps && In.Start < TraceTo - Eps) {
-        std::map<std::string, std::string> Args{{"minibatch", std::to_string(In.Batch)},
-                                                {"memory_bytes", std::to_string((long long)Total)}};
-        Tr->addSlice(G + 1, 0, taskName(Tasks, K), Tasks.isForward(K) ? "forward" : "backward",
-                     In.Start - TraceFrom, In.End - In.Start, Args);
-        Tr->addCounter(G + 1, "memory", In.Start - TraceFrom, Total);
-      }
-      if (Tasks.isForward(K)) Stash += Tasks.stashBytes(Tasks.blockOf(K));
-      else Stash -= Tasks.stashBytes(Tasks.blockOf(K));
-      StashOf[In.Batch] += (Tasks.isForward(K) ? 1 : -1) * Tasks.stashBytes(Tasks.blockOf(K));
-      if (std::fabs(StashOf[In.Batch]) < 0.5) StashOf.erase(In.Batch); // released (whole bytes)
-      // Micro-batches stashed here: counted at the first block's forward,
-      // released with its stash at that block's backward.
-      const int Blk = Tasks.blockOf(K);
-      if (Blk == 0 || P.gpuOfBlock[Blk - 1] != G) {
-        Stashed += Tasks.isForward(K) ? 1 : -1;
-        M.maxStashedMicrobatches = std::max(M.maxStashedMicrobatches, Stashed);
-      }
-      if (K + 1 < N && !P.isCut(Tasks, K)) Direct += Tasks.outputBytes(K);
-    }
+    sweepGpuMemory(Tasks, P, G, OnGpu[G], W, M, Tr);
     R.peakMemory = std::max(R.peakMemory, M.peak);
   }
-  if (Tr)
-    for (auto &[Key, V] : OnLink) {
-      // A link shows on the lane "link to H" of its lower GPU.
-      int Tid = 1 + Key.second;
-      Tr->nameThread(Key.first + 1, Tid, "link to GPU " + std::to_string(Key.second));
-      for (const Instance &In : V)
-        if (In.Start >= TraceFrom - Eps && In.Start < TraceTo - Eps)
-          Tr->addSlice(Key.first + 1, Tid, taskName(Tasks, In.Task) + " out", "communication",
-                       In.Start - TraceFrom, In.End - In.Start,
-                       {{"minibatch", std::to_string(In.Batch)},
-                        {"bytes", std::to_string((long long)Tasks.outputBytes(In.Task))}});
-    }
+  if (Tr) traceLinks(Tasks, OnLink, W, *Tr);
 
   // The period a user sees: completions of the last task, one per T.
   double First = P.taskTime(N - 1, 0), Last = P.taskTime(N - 1, NB - 1);
