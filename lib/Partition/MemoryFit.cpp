@@ -35,9 +35,10 @@ bool looksLikeMemory(const Error &E) {
          M.find("weights alone") != std::string::npos;
 }
 
-/// Single-accelerator chain planners: more devices change nothing.
+/// Single-accelerator planners (their registry facts): more devices change nothing.
 bool singleDevice(const std::string &Name) {
-  return Name == "rotor" || Name == "offload-activations" || Name == "offload-weights" || Name == "single";
+  Expected<const PartitionerInfo *> Info = findPartitioner(Name);
+  return Info && (*Info)->facts.singleDevice;
 }
 } // namespace
 
