@@ -393,7 +393,7 @@ std::vector<CompileOptionName> onnxp::compileOptionNames() {
       if (L == "help" || L == "version") continue;
       CompileOptionName N;
       N.name = L;
-      N.takesValue = Opt->get_type_size() != 0;
+      N.takesValue = Opt->get_expected_max() != 0;
       N.repeatable = Opt->get_items_expected_max() > 1;
       Names.push_back(N);
     }
