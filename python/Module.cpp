@@ -1,21 +1,25 @@
 //===- python/Module.cpp - The _onnx_partition extension module ----------===//
 //
 // The C++ half of `import onnx_partition` (onnx_partition/__init__.py is the
-// other): partition() runs compileModel() on model bytes in memory, with the
-// GIL released, and hands back the results as bytes and text; main() runs
-// the tool itself (toolMain) for `python3 -m onnx_partition`. Errors come
-// back as (message, exit code), raised by the Python side as one exception
-// type.
+// other). partition() hands the keywords, turned into the tool's long
+// options, to the library's own parser (API/CommandLine.h) and runs the
+// library's compile() on the model in memory or on its path, with the GIL
+// released: the same request, the same checks and messages, the same plan
+// as the tool (issue 32, item 1). Files the options name are written
+// through one output transaction, as the tool writes them. main() runs the
+// tool itself (Tool.h) for `python3 -m onnx_partition`. Errors come back as
+// (message, exit code), raised by the Python side as one exception type.
+// Nothing here includes the tool's sources.
 //
 //===----------------------------------------------------------------------===//
-#include "Driver.h"
-
+#include "onnx-partition/API/CommandLine.h"
 #include "onnx-partition/Compiler.h"
+#include "onnx-partition/Support/OutputTransaction.h"
+#include "onnx-partition/Tool.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
 #include <iostream>
 
 namespace py = pybind11;
@@ -23,55 +27,73 @@ using namespace onnxp;
 
 namespace {
 
+py::dict errorDict(const Error &E) {
+  py::dict D;
+  D["error"] = E.message();
+  D["exit_code"] = E.exitCode();
+  return D;
+}
+
+bool namesFiles(const OutputOptions &O) {
+  return !O.output.empty() || !O.report.empty() || !O.trace.empty() || !O.memorySweep.empty() ||
+         !O.emitStages.empty() || !O.emitRecomputeCheck.empty() || !O.dot.empty();
+}
+
+/// The request run as the tool runs it: compile, the files it names
+/// committed together, the memory sweep's table on stdout.
+Expected<CompileResult> run(const std::string &Bytes, const std::string &Path, const std::string &Name,
+                            const CompileOptions &O) {
+  // The output transaction's signal handlers go when the call ends (issue
+  // 39, item 7): Ctrl-C in the interpreter stays Python's.
+  SavedSignalHandlers Signals;
+  const bool Files = namesFiles(O.outputs);
+  if (Files)
+    if (Error E = checkOutputPaths(O)) return E;
+  OutputTransaction Tx;
+  Expected<CompileResult> R =
+      Path.empty() ? compileModel(Bytes, Name, O, Files ? &Tx : nullptr) : compile(O, Files ? &Tx : nullptr);
+  if (!R || !Files) return R;
+  if (Error E = Tx.commit()) return E;
+  if (Error E = writeMemorySweep(*R, O, std::cout)) return E;
+  return R;
+}
+
 /// The results, or the error as {"error": message, "exit_code": code}.
-py::dict partition(const py::bytes &Model, const std::string &Path, const std::string &Name, int Devices,
-                   int Cpus, const std::string &Algo, const std::string &Memory, const std::string &Platform,
-                   const std::map<std::string, int64_t> &Dims, std::optional<double> TimeLimit, bool Training,
-                   bool Stages, bool Dot, bool Trace, const std::string &Schedule, int Microbatches) {
+/// Args are the tool's options (no MODEL); the flags ask for the in-memory
+/// results besides the report.
+py::dict partition(const py::bytes &Model, const std::string &Path, const std::string &Name,
+                   const std::vector<std::string> &Args, bool Annotate, bool Stages, bool Dot, bool Trace) {
   CompileOptions O;
-  O.dims = Dims;
-  O.training = Training;
-  O.platform.platform = Platform;
-  O.platform.devices = Devices;
-  O.platform.cpus = Cpus;
-  O.platform.memory = Memory;
-  O.algorithm = Algo;
+  O.dumpStream = &std::cout;
+  O.logStream = &std::cerr;
+  std::vector<std::string> Argv = {Path.empty() ? Name : Path};
+  Argv.insert(Argv.end(), Args.begin(), Args.end());
+  if (Error E = parseCompileArguments(Argv, O)) return errorDict(E);
+  O.annotate = Annotate;
   O.extractStages = Stages;
   O.dot = Dot;
   O.trace = Trace;
-  O.outputs.schedule = Schedule;
-  O.outputs.microbatches = Microbatches;
-  if (TimeLimit) {
-    // As the tool's --time-limit: a bound on the whole run.
-    O.partition.timeLimitSeconds = *TimeLimit;
-    O.partition.timeLimitGiven = true;
-    O.partition.deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                               std::chrono::duration<double>(*TimeLimit));
-  }
   std::string Bytes = Path.empty() ? std::string(Model) : std::string();
   Expected<CompileResult> R = [&] {
     py::gil_scoped_release Unlocked;
+    Expected<CompileResult> Out = makeError("no result");
     try {
-      return Path.empty() ? compileModel(Bytes, Name, O) : compile(Path, O);
+      Out = run(Bytes, Path, Name, O);
     } catch (const std::exception &Ex) {
       // Library code returns errors; a dependency (protobuf, ONNX) may throw.
-      return Expected<CompileResult>(makeError(Ex.what()));
+      Out = Expected<CompileResult>(makeError(Ex.what()));
     }
+    std::cout.flush();
+    std::cerr.flush();
+    return Out;
   }();
+  if (!R) return errorDict(R.takeError());
   py::dict D;
-  if (!R) {
-    Error E = R.takeError();
-    D["error"] = E.message();
-    D["exit_code"] = E.exitCode();
-    return D;
-  }
+  if (!R->planned)
+    return errorDict(makeUsageError("the pipeline '", O.passes, "' made no plan; add 'partition'"));
   std::string Annotated;
-  if (R->annotated && !R->annotated->SerializeToString(&Annotated)) {
-    D["error"] = "cannot serialize the annotated model";
-    D["exit_code"] = 1;
-    return D;
-  }
+  if (R->annotated && !R->annotated->SerializeToString(&Annotated))
+    return errorDict(makeError("cannot serialize the annotated model"));
   D["model"] = R->annotated ? py::object(py::bytes(Annotated)) : py::object(py::none());
   py::list StageList;
   if (R->stages)
@@ -87,10 +109,19 @@ py::dict partition(const py::bytes &Model, const std::string &Path, const std::s
   D["dot"] = R->dot;
   D["trace"] = R->trace;
   D["ort_layer_assignment"] = R->ortLayerAssignment;
+  D["notes"] = R->notes;
   return D;
 }
 
-/// The tool on Argv (Argv[0] is the program name); its exit code.
+/// The tool's long options: (name, takes a value, repeatable).
+std::vector<std::tuple<std::string, bool, bool>> optionNames() {
+  std::vector<std::tuple<std::string, bool, bool>> R;
+  for (const CompileOptionName &N : compileOptionNames()) R.emplace_back(N.name, N.takesValue, N.repeatable);
+  return R;
+}
+
+/// The tool on Argv (Argv[0] is the program name; empty: no arguments);
+/// its exit code.
 int toolMain(std::vector<std::string> Argv) {
   std::vector<char *> Ptrs;
   for (std::string &A : Argv) Ptrs.push_back(A.data());
@@ -109,9 +140,8 @@ int toolMain(std::vector<std::string> Argv) {
 
 PYBIND11_MODULE(_onnx_partition, M) {
   M.doc() = "onnx-partition compiler (see onnx_partition.partition)";
-  M.def("partition", &partition, py::arg("model"), py::arg("path"), py::arg("name"), py::arg("devices"),
-        py::arg("cpus"), py::arg("algo"), py::arg("memory"), py::arg("platform"), py::arg("dims"),
-        py::arg("time_limit"), py::arg("training"), py::arg("stages"), py::arg("dot"), py::arg("trace"),
-        py::arg("schedule"), py::arg("microbatches"));
+  M.def("partition", &partition, py::arg("model"), py::arg("path"), py::arg("name"), py::arg("args"),
+        py::arg("annotate"), py::arg("stages"), py::arg("dot"), py::arg("trace"));
+  M.def("option_names", &optionNames);
   M.def("main", &toolMain, py::arg("argv"));
 }

@@ -4,16 +4,17 @@
 // a JSON workload), set options, run the pipeline from import to the
 // annotated ModelProto, and get the plan, its report, the stage models and
 // every other output the tool writes (picture, trace, summary; see
-// API/Outputs.h) in memory. It runs the same passes as the onnx-partition
-// tool (Pass/Passes.def) and writes no file: the caller decides what to do
-// with the results (API/WriteBack.h and API/Outputs.h write them as the
-// tool does).
+// API/Outputs.h) in memory. It is the one way from a request to results:
+// the onnx-partition tool and the Python module call it too (issue 32). It
+// writes a file only into an OutputTransaction the caller hands it and
+// commits.
 //
-//   onnxp::CompileOptions O;
-//   O.dims["batch_size"] = 8;
+//   onnxp::CompileOptions O;            // API/CompileOptions.h
+//   O.input = "model.onnx";
+//   O.dims = {"batch_size=8"};
 //   O.platform.devices = 4;
 //   O.algorithm = "dp";
-//   onnxp::Expected<onnxp::CompileResult> R = onnxp::compile("model.onnx", O);
+//   onnxp::Expected<onnxp::CompileResult> R = onnxp::compile(O);
 //   if (!R) { /* R.takeError().message() */ }
 //   R->annotated.SerializeToString(&Bytes);
 //
@@ -21,12 +22,14 @@
 #ifndef ONNXP_COMPILER_H
 #define ONNXP_COMPILER_H
 
+#include "onnx-partition/API/CompileOptions.h"
 #include "onnx-partition/API/Outputs.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Pass/PassContext.h"
 #include "onnx-partition/Support/Error.h"
+#include "onnx-partition/Support/OutputTransaction.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -39,39 +42,6 @@
 #include <vector>
 
 namespace onnxp {
-
-struct CompileOptions {
-  std::map<std::string, int64_t> dims;  ///< symbolic dimension bindings (--dim)
-  bool training = false;                ///< derive the backward pass of a forward model
-  PlatformRequest platform;             ///< preset or file, device counts, memory
-  std::string algorithm = "single";     ///< a name from Partitioners.def (--algo)
-  std::string granularity;              ///< --granularity: contract the graph before the plan; empty: no
-  PartitionOptions partition;           ///< objective, solver limits, algorithm options
-  std::string costModel = "analytical"; ///< analytical | placeholder
-  std::string costTable;                ///< CSV/JSON cost table, or empty
-  std::string profile;                  ///< ONNX Runtime profile, or empty
-  std::string profileDevice = "acc";    ///< acc | cpu
-  std::string optimizer = "adam";       ///< memory accounting of optimizer state
-  std::string loadPlan;                 ///< read this plan instead of partitioning
-  /// Build the annotated model (insert-transfers, annotate-placement,
-  /// verify-output). On by default for ONNX input; JSON workloads have no model.
-  bool annotate = true;
-  bool extractStages = false; ///< also cut one model per stage
-  /// Where the caller will write the model and stages: only used to make
-  /// external-data references relative to them and in messages.
-  std::string outputPath, stagesDir;
-  /// An explicit pipeline (--passes); empty: the default for the options.
-  std::string passes;
-  /// Dumps after these passes ("*" = all) go to dumpStream when set.
-  std::set<std::string> printAfter;
-  std::ostream *dumpStream = nullptr;
-  /// The outputs besides the models: schedule, micro-batches, picture
-  /// detail, timings; input names the model in the summary. The paths in
-  /// it are only named in messages.
-  OutputOptions outputs;
-  bool dot = false;   ///< also draw the plan (CompileResult::dot)
-  bool trace = false; ///< also replay its schedule (CompileResult::trace)
-};
 
 struct CompileResult {
   Plan plan;                                 ///< validated and priced (finalizePlan)
@@ -87,31 +57,59 @@ struct CompileResult {
   /// session.layer_assignment_settings that runs `annotated` in one ONNX
   /// Runtime session; empty when the plan needs one session per stage.
   std::string ortLayerAssignment;
+  /// False when a --passes pipeline made no plan (plan is then empty and
+  /// only statistics, notes and dumps were made).
+  bool planned = true;
+  std::string chainStats;     ///< a chain planner's --stats lines
+  std::optional<Chain> chain; ///< the chain planned on (chain planners, chain input)
+  Platform platform;          ///< the platform the run resolved
+  /// The run's deadline (its start + --time-limit): the memory sweep runs
+  /// until it.
+  SteadyClock::time_point deadline;
 };
 
-/// Loads Path (binary ONNX, ONNX text or JSON workload) into a PassContext
-/// with the options and the resolved platform, ready for a pipeline.
-Expected<PassContext> loadCompilerInput(const std::string &Path, const CompileOptions &O);
-
-/// Runs the pipeline the options call for on Ctx (see defaultPipeline).
-Error runCompiler(PassContext &Ctx, const CompileOptions &O);
+/// Loads O.input (binary ONNX, ONNX text, JSON workload, or a chain: chain
+/// JSON, PipeDream profile, Piper input) into a PassContext with the
+/// options and the resolved platform, ready for a pipeline. The tool's
+/// subcommands build their contexts with it too.
+Expected<PassContext> loadCompileContext(const CompileOptions &O);
 
 /// The same for a model already in memory: Bytes is a binary ONNX model or
 /// ONNX text; Name stands for its path (messages, external data beside it).
-Expected<PassContext> loadCompilerInputFromMemory(const std::string &Bytes, const std::string &Name,
-                                                  const CompileOptions &O);
+Expected<PassContext> loadCompileContextFromMemory(const std::string &Bytes, const std::string &Name,
+                                                   const CompileOptions &O);
 
-/// Makes the results of a Ctx the pipeline ran on (makeOutputs); Input
-/// names the model in the summary unless O.outputs.input does.
-Expected<CompileResult> collectResults(PassContext &Ctx, const CompileOptions &O, const std::string &Input);
+/// The pipeline the options call for on Ctx: O.passes (completed with the
+/// plan and write-back passes the outputs need) or the default, with
+/// "partition" when WithPartition ("load-plan" with --load-plan), and the
+/// contract pass with a granularity. Empty when there is nothing to run.
+std::string compilePipeline(const PassContext &Ctx, const CompileOptions &O, bool WithPartition);
 
-/// loadCompilerInput + runCompiler + collectResults.
+/// Runs compilePipeline on Ctx with the instrumentation O asks for (dumps,
+/// -v, --time-passes) and prints --stats to O.logStream at the end; checks
+/// that a --profile prices a device kind the platform has.
+Error runCompilePipeline(PassContext &Ctx, const CompileOptions &O, bool WithPartition);
+
+/// The whole request, the one way from options to results (issue 32): checks
+/// it (checkRequest), sets the run's deadline, loads O.input, runs the
+/// pipeline (or the chain planner on a chain), and makes every result. With
+/// Files, every file O.outputs names is prepared in it (the caller commits;
+/// nothing is renamed into place before that); without, nothing is written.
+Expected<CompileResult> compile(const CompileOptions &O, OutputTransaction *Files = nullptr);
+
+/// compile() on Path (O.input is ignored).
 Expected<CompileResult> compile(const std::string &Path, const CompileOptions &O);
 
-/// compile() on a model in memory, with no file read or written (but
-/// external data files beside Name, whose sizes it only reads).
+/// compile() on a model in memory (O.input is ignored; Name stands for its
+/// path), with no file read (but external data files beside Name, whose
+/// sizes it only reads).
 Expected<CompileResult> compileModel(const std::string &Bytes, const std::string &Name,
-                                     const CompileOptions &O);
+                                     const CompileOptions &O, OutputTransaction *Files = nullptr);
+
+/// --memory-sweep after compile(): plans again at each memory limit on the
+/// chain R was planned on (or given as input), prints the table to Table as
+/// it is solved and writes the chart to O.outputs.memorySweep.
+Error writeMemorySweep(const CompileResult &R, const CompileOptions &O, std::ostream &Table);
 
 } // namespace onnxp
 

@@ -68,19 +68,20 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
 }
 } // namespace
 
-Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOptions &O) {
+Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOptions &O,
+                                          const OutputRequest &R) {
   const Chain &C = *Ctx.chain;
   Expected<Plan> P = runChainPlanner(O.algo, C, Ctx.platform, Ctx.options.partition);
   if (!P) return P.takeError();
   RunOutputs Out;
+  const bool Trace = R.trace || !O.trace.empty();
   if (!O.schedule.empty()) {
     ChromeTrace T;
-    Expected<StagedSchedulePrice> S =
-        scheduleChainPlan(C, Ctx.platform, *P, O, O.trace.empty() ? nullptr : &T);
+    Expected<StagedSchedulePrice> S = scheduleChainPlan(C, Ctx.platform, *P, O, Trace ? &T : nullptr);
     if (!S) return S.takeError();
     Out.staged = std::move(*S);
-    if (!O.trace.empty()) Out.trace = T.toJson();
-  } else if (!O.trace.empty()) {
+    if (Trace) Out.trace = T.toJson();
+  } else if (Trace) {
     Expected<ChromeTrace> T = traceChainPlan(C, Ctx.platform, *P);
     if (!T) return T.takeError();
     Out.trace = T->toJson();
@@ -118,5 +119,6 @@ Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOp
   if (!O.report.empty()) OS << "  wrote " << O.report << "\n";
   if (!O.trace.empty()) OS << "  wrote " << O.trace << "\n";
   Out.summary = OS.str();
+  Out.chainPlan = std::move(*P);
   return Out;
 }

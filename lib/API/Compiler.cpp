@@ -1,47 +1,96 @@
 //===- API/Compiler.cpp - The compiler as one library call ---------------===//
 //
-// See Compiler.h. The tool's Driver builds the same PassContext from its
-// options; both run the pipelines of Pass/PassManager.h.
+// See Compiler.h. The one place a request becomes a pass context and a
+// pipeline (issue 32, item 1): compile() for the tool, Python and programs;
+// loadCompileContext/runCompilePipeline for the tool's subcommands.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Compiler.h"
 
 #include "onnx-partition/Import/InputLoader.h"
 #include "onnx-partition/Pass/PassManager.h"
+#include "onnx-partition/Support/FileIO.h"
+
+#include "onnx-partition/API/WriteBack.h"
+
+#include <iomanip>
+#include <ostream>
 
 using namespace onnxp;
 
 namespace {
+void phase(const CompileOptions &O, const std::string &What) {
+  if (O.partition.progress) O.partition.progress(What);
+}
+
 /// Ctx with O's options and the platform resolved for In.
 Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   PassContext Ctx;
   PipelineOptions &PO = Ctx.options;
-  PO.dimBindings = O.dims;
+  Expected<std::map<std::string, int64_t>> Dims = parseDimBindings(O.dims);
+  if (!Dims) return Dims.takeError();
+  PO.dimBindings = *Dims;
   PO.training = O.training;
-  PO.algorithm = O.algorithm;
-  PO.partition = O.partition;
   PO.costModel = O.costModel;
   PO.costTable = O.costTable;
   PO.profile = O.profile;
   PO.profileDevice = O.profileDevice;
+  PO.ortOptimizations = O.ortOptimizations;
+  PO.splitStatelessBackward = O.splitStatelessBackward;
   PO.optimizer = O.optimizer;
-  PO.partition.optimizer = O.optimizer;
-  PO.loadPlan = O.loadPlan;
-  PO.outputPath = O.outputPath;
-  PO.stagesDir = O.stagesDir;
+  PO.algorithm = O.algorithm;
   if (!O.granularity.empty()) PO.granularity = O.granularity;
+  PO.chainRecipe = O.chainRecipe.value_or(ChainRecipe::Balanced);
+  PO.loadPlan = O.loadPlan;
+  PO.outputPath = O.outputs.output;
+  PO.stagesDir = O.outputs.emitStages;
+  PO.partition = O.partition;
+  if (!O.objective.empty()) {
+    std::optional<Objective> Obj = parseObjective(O.objective);
+    if (!Obj) return makeUsageError("--objective '", O.objective, "' is not an objective");
+    PO.partition.objective = *Obj;
+  }
+  PO.partition.verbose = O.verbose;
+  PO.partition.optimizer = O.optimizer;
+  // Issue 22, item 4: once-per-iteration costs per sample. Item 1: a graph
+  // plan run as --schedule's pipeline (8 micro-batches unless told) holds
+  // the saved activations of the micro-batches its stages keep in flight,
+  // and the planner plans for them (Cost/PipelineInFlight.h).
+  if (O.outputs.microbatches > 0) PO.partition.iterationMicrobatches = O.outputs.microbatches;
+  if (!O.outputs.schedule.empty()) {
+    PO.partition.pipelineSchedule = O.outputs.schedule;
+    PO.partition.iterationMicrobatches = outputOptionsFor(O).microbatches;
+  }
 
-  if (In.chain)
-    return makeUsageError("the compiler API plans ONNX models and workloads; this input is a chain");
-  Expected<Platform> P = resolvePlatform(O.platform, In.workload ? &In.workload->platform : nullptr);
-  if (!P) return P.takeError();
-  Ctx.platform = std::move(*P);
-  if (In.workload) {
+  // Platform: the workload's own numbers, then --platform, then flags.
+  Expected<Platform> Pl = resolvePlatform(O.platform, In.workload ? &In.workload->platform : nullptr);
+  if (!Pl) return Pl.takeError();
+  Ctx.platform = std::move(*Pl);
+  // Issue 11, item 6: the device count is never assumed silently.
+  if (O.platform.devices < 0 && !In.chain && !In.workload)
+    Ctx.notes.push_back(Ctx.platform.accelerators == 1
+                            ? "no --devices given: planned for 1 accelerator (platform '" +
+                                  Ctx.platform.name +
+                                  "' describes one); give --devices N to partition across N"
+                            : "no --devices given: " + std::to_string(Ctx.platform.accelerators) +
+                                  " accelerators from platform '" + Ctx.platform.name + "'");
+
+  if (In.chain) {
+    // A chain file: the chain planners plan on it directly; there is no
+    // cost graph and no model to write back.
+    Ctx.chain = std::move(*In.chain);
+    if (O.training || !O.dims.empty() || !O.profile.empty() || !O.costTable.empty())
+      return makeUsageError("--training, --dim, --profile and --cost-table apply to ONNX models; '", O.input,
+                            "' is a chain (", In.kind, ") with its own costs");
+  } else if (In.workload) {
     Ctx.graph = std::move(In.workload->graph);
     Ctx.hasGraph = true;
     Ctx.costed = true;
     if (O.training && !Ctx.graph.isTraining())
-      return makeUsageError("training applies to ONNX models; this workload has no backward nodes");
+      return makeUsageError("--training applies to ONNX models; this workload has no backward nodes");
+    if (!O.profile.empty() || !O.costTable.empty())
+      return makeUsageError("--profile and --cost-table price ONNX models; '", O.input,
+                            "' is a JSON workload with its own costs");
   } else {
     Ctx.model = std::move(*In.model);
     if (!Ctx.model->missingExternalData.empty())
@@ -49,64 +98,101 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
                           std::to_string(Ctx.model->missingExternalData.size()) +
                           " initializers; sizes taken from their dims");
   }
+  if (O.verbose && O.logStream)
+    *O.logStream << "onnx-partition: input " << O.input << " (" << In.kind << "), platform "
+                 << Ctx.platform.name << ": " << Ctx.platform.accelerators << " accelerators, "
+                 << Ctx.platform.cpus << " CPUs, " << formatNumber(Ctx.platform.accMemory())
+                 << " bytes per accelerator, algorithm " << O.algorithm << "\n";
   return Ctx;
 }
 
-std::string pipelineFor(const PassContext &Ctx, const CompileOptions &O) {
-  PipelineRequest R;
-  R.onnx = Ctx.model.has_value();
-  R.training = O.training;
-  R.loadPlan = !O.loadPlan.empty();
-  R.plan = true;
-  R.writeModel = R.onnx && O.annotate;
-  R.writeStages = R.onnx && O.extractStages;
-  std::string Pipeline = O.passes.empty() ? defaultPipeline(R) : completePipeline(O.passes, R);
-  // A granularity asks for the contract pass right before the plan step.
-  if (O.passes.empty() && !O.granularity.empty() && Pipeline.find("partition") != std::string::npos)
-    Pipeline.insert(Pipeline.find("partition"), "contract,");
-  return Pipeline;
-}
-} // namespace
-
-Expected<PassContext> onnxp::loadCompilerInput(const std::string &Path, const CompileOptions &O) {
-  Expected<LoadedInput> In = loadInput(Path);
-  if (!In) return In.takeError();
-  return contextFor(std::move(*In), O);
+/// The request with the run's deadline set (issue 11, item 5; issue 20):
+/// --time-limit bounds the whole run from its start, the default limit too,
+/// so no search runs unbounded; --memory-sweep's plan gets its share.
+CompileOptions withDeadline(const CompileOptions &O, SteadyClock::time_point &RunDeadline) {
+  CompileOptions R = O;
+  const SteadyClock::time_point Start = O.start.value_or(SteadyClock::now());
+  RunDeadline = pointAfter(Start, O.partition.timeLimitSeconds);
+  if (O.partition.deadline) return R; // a program's own deadline
+  R.partition.deadline = RunDeadline;
+  // --memory-sweep plans again at each of its points: the plan and the
+  // points share the limit evenly.
+  if (!O.outputs.memorySweep.empty() && O.outputs.sweepPoints > 0)
+    R.partition.deadline = pointAfter(Start, O.partition.timeLimitSeconds / (O.outputs.sweepPoints + 1));
+  return R;
 }
 
-Expected<PassContext> onnxp::loadCompilerInputFromMemory(const std::string &Bytes, const std::string &Name,
-                                                         const CompileOptions &O) {
-  Expected<OnnxModel> M = loadOnnxModel(Name, Bytes);
-  if (!M) return M.takeError();
-  LoadedInput In;
-  In.model = std::move(*M);
-  In.kind = "onnx";
-  return contextFor(std::move(In), O);
-}
-
-Error onnxp::runCompiler(PassContext &Ctx, const CompileOptions &O) {
-  Expected<PassManager> PM = PassManager::parse(pipelineFor(Ctx, O));
-  if (!PM) return PM.takeError();
-  Instrumentation I;
-  I.printAfter = O.printAfter;
-  I.dumpStream = O.dumpStream;
-  return PM->run(Ctx, I);
-}
-
-Expected<CompileResult> onnxp::collectResults(PassContext &Ctx, const CompileOptions &O,
-                                              const std::string &Input) {
-  if (!Ctx.plan) return makeUsageError("the pipeline made no plan; add 'partition' or 'load-plan'");
+/// A chain as MODEL: straight to the chain planner, nothing to write back.
+Expected<CompileResult> compileChain(PassContext &Ctx, const CompileOptions &O, OutputTransaction *Files) {
+  const OutputOptions OO = outputOptionsFor(O);
+  if (!OO.output.empty() || !OO.emitStages.empty() || !OO.dot.empty() || !O.loadPlan.empty() ||
+      !O.passes.empty())
+    return makeUsageError(
+        "'", O.input,
+        "' is a chain, planned without an ONNX model: -o, --emit-stages, --dot, --load-plan "
+        "and --passes do not apply; use --report and --trace");
+  if (O.verbose && O.logStream)
+    *O.logStream << "onnx-partition: chain '" << Ctx.chain->name << "' of " << Ctx.chain->size()
+                 << " blocks\n";
+  CompileResult R;
+  R.platform = Ctx.platform;
+  R.chain = Ctx.chain;
+  if (!OO.memorySweep.empty()) {
+    // The sweep plans at many limits and writes only its chart; a report or
+    // a trace of "the" plan would be silently missing (issue 25).
+    if (!OO.report.empty() || !OO.trace.empty())
+      return makeUsageError("--memory-sweep on a chain writes only the chart; --report and "
+                            "--trace need a single plan (run without --memory-sweep)");
+    R.planned = false;
+    return R;
+  }
   OutputRequest Want;
-  Want.dot = O.dot;
   Want.trace = O.trace;
-  OutputOptions OO = O.outputs;
-  OO.algo = O.algorithm;
-  OO.partition = O.partition;
-  OO.passes = O.passes;
-  if (OO.input.empty()) OO.input = Input;
+  Expected<RunOutputs> Out = runChainInput(Ctx, OO, Want);
+  if (!Out) return Out.takeError();
+  if (Files) ONNXP_RETURN_IF_ERROR(writeOutputs(*Out, OO, *Files));
+  R.plan = std::move(*Out->chainPlan);
+  R.reportJson = std::move(Out->report);
+  R.summary = std::move(Out->summary);
+  R.trace = std::move(Out->trace);
+  R.chainStats = std::move(Out->stats);
+  R.notes = R.plan.notes;
+  return R;
+}
+
+/// The run on a loaded context: the chain planner on a chain, else the
+/// pipeline, the model files and the outputs.
+Expected<CompileResult> compileContext(PassContext &Ctx, const CompileOptions &O, OutputTransaction *Files) {
+  if (Ctx.chain && !Ctx.hasGraph) return compileChain(Ctx, O, Files);
+  const OutputOptions OO = outputOptionsFor(O);
+  if ((!OO.output.empty() || !OO.emitStages.empty()) && !Ctx.model)
+    return makeUsageError("-o and --emit-stages write ONNX models but '", O.input,
+                          "' is a JSON workload; use --report");
+  const std::string Pipeline = compilePipeline(Ctx, O, /*WithPartition=*/true);
+  phase(O, "running the passes");
+  ONNXP_RETURN_IF_ERROR(runCompilePipeline(Ctx, O, /*WithPartition=*/true));
+  phase(O, "writing the outputs");
+  CompileResult R;
+  R.pipeline = Pipeline;
+  R.platform = Ctx.platform;
+  R.chain = Ctx.chain;
+  R.statistics = Ctx.stats;
+  if (!Ctx.plan) {
+    if (!OO.output.empty() || !OO.report.empty())
+      return makeUsageError("the pipeline '", O.passes,
+                            "' made no plan, so there is nothing to write; add 'partition'");
+    R.planned = false;
+    R.notes = Ctx.notes;
+    return R;
+  }
+  // The model (and stages) first: they add notes the report keeps.
+  if (Files) ONNXP_RETURN_IF_ERROR(writePartitionedOutputs(Ctx, OO, *Files));
+  OutputRequest Want;
+  Want.dot = O.dot || !OO.dot.empty();
+  Want.trace = O.trace || !OO.trace.empty();
   Expected<RunOutputs> Out = makeOutputs(Ctx, OO, Want);
   if (!Out) return Out.takeError();
-  CompileResult R;
+  if (Files) ONNXP_RETURN_IF_ERROR(writeOutputs(*Out, OO, *Files));
   R.plan = *Ctx.plan;
   R.reportJson = std::move(Out->report);
   R.summary = std::move(Out->summary);
@@ -117,21 +203,133 @@ Expected<CompileResult> onnxp::collectResults(PassContext &Ctx, const CompileOpt
   R.stages = std::move(Ctx.stages);
   R.statistics = Ctx.stats;
   R.notes = Ctx.notes;
-  R.pipeline = pipelineFor(Ctx, O);
   return R;
 }
 
-Expected<CompileResult> onnxp::compile(const std::string &Path, const CompileOptions &O) {
-  Expected<PassContext> Ctx = loadCompilerInput(Path, O);
+template <typename LoadFn>
+Expected<CompileResult> compileWith(const CompileOptions &Request, OutputTransaction *Files, LoadFn Load) {
+  ONNXP_RETURN_IF_ERROR(checkRequest(Request));
+  SteadyClock::time_point RunDeadline;
+  const CompileOptions O = withDeadline(Request, RunDeadline);
+  phase(O, "loading '" + O.input + "'");
+  Expected<PassContext> Ctx = Load(O);
   if (!Ctx) return Ctx.takeError();
-  ONNXP_RETURN_IF_ERROR(runCompiler(*Ctx, O));
-  return collectResults(*Ctx, O, Path);
+  Expected<CompileResult> R = compileContext(*Ctx, O, Files);
+  if (R) R->deadline = RunDeadline;
+  return R;
+}
+} // namespace
+
+Expected<PassContext> onnxp::loadCompileContext(const CompileOptions &O) {
+  InputLoadOptions LO;
+  LO.chainRecipe = O.chainRecipe.value_or(ChainRecipe::Separators);
+  LO.piper.batchSize = O.batchSize;
+  LO.piper.layerName = O.piperLayer;
+  Expected<LoadedInput> In = loadInput(O.input, LO);
+  if (!In) return In.takeError();
+  return contextFor(std::move(*In), O);
+}
+
+Expected<PassContext> onnxp::loadCompileContextFromMemory(const std::string &Bytes, const std::string &Name,
+                                                          const CompileOptions &O) {
+  Expected<OnnxModel> M = loadOnnxModel(Name, Bytes);
+  if (!M) return M.takeError();
+  LoadedInput In;
+  In.model = std::move(*M);
+  In.kind = "onnx";
+  return contextFor(std::move(In), O);
+}
+
+std::string onnxp::compilePipeline(const PassContext &Ctx, const CompileOptions &O, bool WithPartition) {
+  // Options -> pipeline: the plan step and the write-back passes the
+  // requested outputs need (added to a --passes pipeline that lacks them).
+  PipelineRequest R;
+  R.onnx = Ctx.model.has_value();
+  R.training = O.training;
+  R.loadPlan = !O.loadPlan.empty();
+  R.plan = WithPartition || R.loadPlan;
+  // --emit-recompute-check is made by the write-back passes too (issue 25:
+  // without -o it always said "the plan recomputes no forward node").
+  // (Subcommands that make no plan use -o for their own files.)
+  R.writeModel = R.plan && (!O.outputs.output.empty() || !O.outputs.emitRecomputeCheck.empty() ||
+                            (R.onnx && (O.annotate || O.extractStages)));
+  R.writeStages = R.plan && (!O.outputs.emitStages.empty() || (R.onnx && O.extractStages));
+  std::string Pipeline = O.passes.empty() ? defaultPipeline(R) : completePipeline(O.passes, R);
+  // --granularity asks for the contract pass right before the plan step.
+  if (O.passes.empty() && !O.granularity.empty() && WithPartition &&
+      Pipeline.find("partition") != std::string::npos)
+    Pipeline.insert(Pipeline.find("partition"), "contract,");
+  return Pipeline;
+}
+
+Error onnxp::runCompilePipeline(PassContext &Ctx, const CompileOptions &O, bool WithPartition) {
+  // Issue 23: a profile prices one device kind; a plan without that kind
+  // would silently ignore it.
+  if ((WithPartition || !O.loadPlan.empty()) && Ctx.model && !O.profile.empty()) {
+    if (O.profileDevice == MeasuredDevice::Cpu && Ctx.platform.cpus == 0)
+      return makeUsageError("--profile-device cpu prices CPU cores, but the platform has none: give --cpus N "
+                            "(or measure on the accelerator and use --profile-device acc)");
+    if (O.profileDevice == MeasuredDevice::Accelerator && Ctx.platform.accelerators == 0)
+      return makeUsageError(
+          "--profile prices accelerators (--profile-device acc), but the platform has none: "
+          "give --devices N, or --profile-device cpu with --cpus N");
+  }
+  const std::string Pipeline = compilePipeline(Ctx, O, WithPartition);
+  if (Pipeline.empty()) return Error::success();
+  Expected<PassManager> PM = PassManager::parse(Pipeline);
+  if (!PM) return PM.takeError();
+  Instrumentation I;
+  for (const std::string &P : O.printAfter) {
+    if (P == "*") {
+      I.printAfter.insert(P);
+      continue;
+    }
+    Expected<std::unique_ptr<Pass>> Known = createPass(P);
+    if (!Known) return makeUsageError("--print-after names unknown pass '", P, "'");
+    I.printAfter.insert(P);
+  }
+  if (O.printAfterAll) I.printAfter.insert("*");
+  I.timePasses = O.timePasses;
+  I.verbose = O.verbose;
+  I.dumpStream = O.dumpStream;
+  I.logStream = O.logStream;
+  Error E = PM->run(Ctx, I);
+  if (O.stats && O.logStream) {
+    std::ostream &OS = *O.logStream;
+    OS << "===-------------------------------------------------------------------------===\n"
+       << "                          ... Statistics Collected ...\n"
+       << "===-------------------------------------------------------------------------===\n";
+    for (const Statistic &S : Ctx.stats)
+      OS << std::setw(8) << formatNumber(S.value) << " " << S.pass << " - " << S.description << "\n";
+  }
+  return E;
+}
+
+Expected<CompileResult> onnxp::compile(const CompileOptions &O, OutputTransaction *Files) {
+  return compileWith(O, Files, [](const CompileOptions &Run) { return loadCompileContext(Run); });
+}
+
+Expected<CompileResult> onnxp::compile(const std::string &Path, const CompileOptions &O) {
+  CompileOptions R = O;
+  R.input = Path;
+  return compile(R);
 }
 
 Expected<CompileResult> onnxp::compileModel(const std::string &Bytes, const std::string &Name,
-                                            const CompileOptions &O) {
-  Expected<PassContext> Ctx = loadCompilerInputFromMemory(Bytes, Name, O);
-  if (!Ctx) return Ctx.takeError();
-  ONNXP_RETURN_IF_ERROR(runCompiler(*Ctx, O));
-  return collectResults(*Ctx, O, Name);
+                                            const CompileOptions &O, OutputTransaction *Files) {
+  CompileOptions R = O;
+  R.input = Name;
+  return compileWith(
+      R, Files, [&](const CompileOptions &Run) { return loadCompileContextFromMemory(Bytes, Name, Run); });
+}
+
+Error onnxp::writeMemorySweep(const CompileResult &R, const CompileOptions &O, std::ostream &Table) {
+  if (O.outputs.memorySweep.empty() || !R.chain) return Error::success();
+  OutputOptions Sweep = outputOptionsFor(O);
+  Sweep.partition.deadline = R.deadline;
+  Expected<std::string> Svg = memorySweepChart(*R.chain, R.platform, Sweep, Table);
+  if (!Svg) return Svg.takeError();
+  ONNXP_RETURN_IF_ERROR(writeFileAtomically(O.outputs.memorySweep, *Svg));
+  Table << "  wrote " << O.outputs.memorySweep << "\n";
+  return Error::success();
 }

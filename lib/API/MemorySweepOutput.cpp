@@ -38,7 +38,8 @@ std::string inFlightList(const std::vector<int> &PerGpu) {
 
 Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P, const OutputOptions &O,
                                               std::ostream &OS) {
-  if (O.algo != "pipeline-ilp")
+  Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);
+  if (!Info || !(*Info)->facts.sweepsMemory)
     return makeUsageError(
         "--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
   ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(C, P));

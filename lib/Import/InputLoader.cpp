@@ -38,10 +38,11 @@ Expected<LoadedInput> onnxp::loadInput(const std::string &Path, const InputLoadO
   if (looksLikePipeDreamProfile(*Text)) {
     Expected<PipeDreamProfile> P = parsePipeDreamProfile(*Text, Path);
     if (!P) return P.takeError();
-    Expected<Chain> C = makeUsageError(
-        "--chain-recipe for a PipeDream profile must be separators or layers, not '", O.chainRecipe, "'");
-    if (O.chainRecipe == "separators") C = chainFromSeparators(*P);
-    else if (O.chainRecipe == "layers") C = chainFromLayers(*P);
+    Expected<Chain> C =
+        makeUsageError("--chain-recipe for a PipeDream profile must be separators or layers, not '",
+                       chainRecipeName(O.chainRecipe), "'");
+    if (O.chainRecipe == ChainRecipe::Separators) C = chainFromSeparators(*P);
+    else if (O.chainRecipe == ChainRecipe::Layers) C = chainFromLayers(*P);
     if (!C) return C.takeError();
     L.chain = std::move(*C);
     L.kind = "pipedream-profile";

@@ -28,9 +28,10 @@ struct Clock {
   bool out() const { return end.expired(); }
 };
 
-/// Single-accelerator chain planners: more devices change nothing.
+/// Single-accelerator planners (their registry facts): more devices change nothing.
 bool singleDevice(const std::string &Name) {
-  return Name == "rotor" || Name == "offload-activations" || Name == "offload-weights" || Name == "single";
+  Expected<const PartitionerInfo *> Info = findPartitioner(Name);
+  return Info && (*Info)->facts.singleDevice;
 }
 } // namespace
 

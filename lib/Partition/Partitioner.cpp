@@ -22,9 +22,9 @@
 using namespace onnxp;
 
 namespace onnxp {
-#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                    \
+#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                             \
   Expected<Plan> FN(const CostGraph &, const Platform &, const PartitionOptions &);
-#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                                 \
+#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                          \
   Expected<Plan> FN(const Chain &, const Platform &, const PartitionOptions &);                              \
   Error SIM(const Chain &, const Platform &, Plan &);
 #include "onnx-partition/Partition/Partitioners.def"
@@ -54,25 +54,26 @@ std::vector<Objective> objectiveList(const char *Algo, const char *List) {
 
 /// What every registry entry has, whatever it plans on.
 PartitionerInfo entry(const char *Name, PlannerInput Input, const char *Objectives, const char *Options,
-                      const char *Summary) {
+                      const char *Summary, const AlgorithmFacts &Facts) {
   PartitionerInfo I{Name, Input};
   I.objectives = objectiveList(Name, Objectives);
   I.options = splitList(Options);
   I.summary = Summary;
+  I.facts = Facts;
   return I;
 }
 
 PartitionerInfo graphEntry(const char *Name, PartitionFn Fn, bool Contig, const char *Objectives,
-                           const char *Options, const char *Summary) {
-  PartitionerInfo I = entry(Name, PlannerInput::CostGraph, Objectives, Options, Summary);
+                           const char *Options, const char *Summary, const AlgorithmFacts &Facts) {
+  PartitionerInfo I = entry(Name, PlannerInput::CostGraph, Objectives, Options, Summary, Facts);
   I.run = Fn;
   I.contiguous = Contig;
   return I;
 }
 
 PartitionerInfo chainEntry(const char *Name, ChainPartitionFn Fn, ChainPriceFn Sim, const char *Objectives,
-                           const char *Options, const char *Summary) {
-  PartitionerInfo I = entry(Name, PlannerInput::Chain, Objectives, Options, Summary);
+                           const char *Options, const char *Summary, const AlgorithmFacts &Facts) {
+  PartitionerInfo I = entry(Name, PlannerInput::Chain, Objectives, Options, Summary, Facts);
   I.runChain = Fn;
   I.price = Sim;
   return I;
@@ -80,10 +81,10 @@ PartitionerInfo chainEntry(const char *Name, ChainPartitionFn Fn, ChainPriceFn S
 
 std::vector<PartitionerInfo> buildRegistry() {
   std::vector<PartitionerInfo> All = {
-#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY)                                    \
-  graphEntry(NAME, &FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY),
-#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY)                                 \
-  chainEntry(NAME, &FN, &SIM, OBJECTIVES, OPTIONS, SUMMARY),
+#define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                             \
+  graphEntry(NAME, &FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY, FACTS),
+#define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                          \
+  chainEntry(NAME, &FN, &SIM, OBJECTIVES, OPTIONS, SUMMARY, FACTS),
 #include "onnx-partition/Partition/Partitioners.def"
   };
   auto Stat = [&](const char *Algo, const char *Key, const char *Description) {
@@ -204,7 +205,7 @@ Expected<Plan> onnxp::expandChainPlan(const CostGraph &G, const Chain &C, const 
 namespace {
 /// Whether plans of G are checked by tensor liveness (issue 22).
 bool usesLiveness(const CostGraph &G, const PartitionOptions &O) {
-  return O.memoryModel == "liveness" && hasTensorLiveness(G);
+  return O.memoryModel == MemoryModel::Liveness && hasTensorLiveness(G);
 }
 
 /// Issue 22: graph planners charge memory additively (the sum of memBytes
@@ -217,8 +218,7 @@ bool usesLiveness(const CostGraph &G, const PartitionOptions &O) {
 /// this for each.
 Expected<Plan> runUnderLiveness(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
                                 const PartitionOptions &O, const FinalizeOptions &FO) {
-  const std::string Name = Info.name;
-  if (Name == "pardnn" && usesLiveness(G, O) && !G.isTraining()) {
+  if (Info.facts.emulatesPeakMemory && usesLiveness(G, O) && !G.isTraining()) {
     // pardnn checks memory with the scheduler emulation of seed 003 Eq. (2)
     // (memory model "peak"), whose buffers are each node's outputs: give it
     // the charge it was written for.
@@ -229,7 +229,7 @@ Expected<Plan> runUnderLiveness(const PartitionerInfo &Info, const CostGraph &G,
     }
     return Info.run(Held, P, O);
   }
-  if (!usesLiveness(G, O) || Name == "auto" || Name == "all") {
+  if (!usesLiveness(G, O) || Info.facts.runsCandidates) {
     Expected<Plan> Pl = Info.run(G, P, O);
     if (Pl && Pl->memoryModel == MemoryModel::Sum && usesLiveness(G, O))
       Pl->memoryModel = MemoryModel::Liveness;
@@ -308,8 +308,7 @@ FinalizeOptions onnxp::finalizeOptionsFor(const PartitionerInfo &Info) {
   FO.requireContiguous = Info.contiguous;
   // Baselines that never look at memory: an overfull device means the
   // model does not fit that way, not that the algorithm is broken.
-  const std::string Name = Info.name;
-  FO.memoryIsUsersProblem = Name == "single" || Name == "pipedream";
+  FO.memoryIsUsersProblem = Info.facts.memoryUnchecked;
   return FO;
 }
 
@@ -351,8 +350,8 @@ Error explainMemoryFailure(Error E, const std::string &Name, const CostGraph &G,
   };
   std::string More = whatWouldFit(Name, G, P, O, C, Try);
   // Item 1: the figures count the pipeline's in-flight micro-batches.
-  if (!ChainInput && O.iterationMicrobatches > 1 && G.isTraining() && O.memoryModel == "liveness" &&
-      hasTensorLiveness(G))
+  if (!ChainInput && O.iterationMicrobatches > 1 && G.isTraining() &&
+      O.memoryModel == MemoryModel::Liveness && hasTensorLiveness(G))
     More += " (counting the saved activations of the micro-batches each stage holds in flight: " +
             (O.pipelineSchedule.empty() ? std::string("1f1b") : O.pipelineSchedule) + ", " +
             std::to_string(O.iterationMicrobatches) + " micro-batches per iteration)";
@@ -379,37 +378,25 @@ Expected<Plan> onnxp::runChainPlanner(const std::string &Name, const Chain &C, c
 
 namespace {
 /// Issue 20 ("Size"): the largest input each algorithm handles within
-/// seconds of preprocessing, so that --time-limit stays a limit; beyond it a
-/// usage error up front instead of minutes of work (or bad_alloc). Measured
-/// on generated chains (docs/benchmarks.md, issue 20): dp, dpl and
-/// pipedream build their unit graph and lattice in 0.6 s at 20,000 nodes
-/// and 8 s at 50,000; pipeline-pipedream 1.2 s at 20,000 blocks,
-/// pipeline-ilp keeps a 3 s limit at 10,000 blocks (not at 20,000);
-/// offload-weights' greedy is cubic (0.3 s at 300 blocks, 11 s at 1,000).
-/// The IPs share the graph DPs' bound (their first warm start is dp).
-struct SizeLimit {
-  const char *algo;
-  size_t most;
-  bool blocks; ///< counts chain blocks, else cost-graph nodes
-};
-constexpr SizeLimit kSizeLimits[] = {{"auto", 20000, false},        {"dp", 20000, false},
-                                     {"dpl", 20000, false},         {"pipedream", 20000, false},
-                                     {"ip", 20000, false},          {"ip-contig", 20000, false},
-                                     {"latency-ip", 20000, false},  {"pipeline-pipedream", 20000, true},
-                                     {"pipeline-ilp", 10000, true}, {"offload-weights", 500, true}};
-
-Error checkSizeHandled(const std::string &Name, size_t Nodes, size_t Blocks) {
-  for (const SizeLimit &L : kSizeLimits) {
-    if (Name != L.algo) continue;
-    const size_t Have = L.blocks ? Blocks : Nodes;
-    if (Have <= L.most) return Error::success();
-    return makeUsageError(
-        "--algo ", Name, " handles ", L.blocks ? "chains of at most " : "graphs of at most ", L.most,
-        L.blocks ? " blocks" : " nodes", "; this input has ", Have,
-        L.blocks ? " (merge consecutive blocks, or coarsen the model with --granularity)"
-                 : " (contract it with --granularity layer|block|chain, or use --algo pardnn)");
-  }
-  return Error::success();
+/// seconds of preprocessing (AlgorithmFacts::sizeLimit, set in
+/// Partitioners.def), so that --time-limit stays a limit; beyond it a usage
+/// error up front instead of minutes of work (or bad_alloc). Measured on
+/// generated chains (docs/benchmarks.md, issue 20): dp, dpl and pipedream
+/// build their unit graph and lattice in 0.6 s at 20,000 nodes and 8 s at
+/// 50,000; pipeline-pipedream 1.2 s at 20,000 blocks, pipeline-ilp keeps a
+/// 3 s limit at 10,000 blocks (not at 20,000); offload-weights' greedy is
+/// cubic (0.3 s at 300 blocks, 11 s at 1,000). The IPs share the graph DPs'
+/// bound (their first warm start is dp).
+Error checkSizeHandled(const PartitionerInfo &Info, size_t Nodes, size_t Blocks) {
+  const AlgorithmFacts &F = Info.facts;
+  if (F.sizeLimit == 0) return Error::success();
+  const size_t Have = F.limitCountsBlocks ? Blocks : Nodes;
+  if (Have <= F.sizeLimit) return Error::success();
+  return makeUsageError(
+      "--algo ", Info.name, " handles ", F.limitCountsBlocks ? "chains of at most " : "graphs of at most ",
+      F.sizeLimit, F.limitCountsBlocks ? " blocks" : " nodes", "; this input has ", Have,
+      F.limitCountsBlocks ? " (merge consecutive blocks, or coarsen the model with --granularity)"
+                          : " (contract it with --granularity layer|block|chain, or use --algo pardnn)");
 }
 
 Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, const Platform &P,
@@ -417,7 +404,7 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
   Expected<const PartitionerInfo *> Found = findPartitioner(Name);
   if (!Found) return Found.takeError();
   const PartitionerInfo &Info = **Found;
-  ONNXP_RETURN_IF_ERROR(checkSizeHandled(Name, G.numNodes(), C ? C->size() : 0));
+  ONNXP_RETURN_IF_ERROR(checkSizeHandled(Info, G.numNodes(), C ? C->size() : 0));
   Expected<Objective> Obj = resolveObjective(Info, O);
   if (!Obj) return Obj.takeError();
   PartitionOptions Resolved = O;
@@ -444,7 +431,7 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
     FO.chain = C;
     FO.chainSimulator = Info.price;
     FO.blockPlan = &*BlockPlan;
-  } else if (hasTiedParameters(G) && Name != "auto" && Name != "all") {
+  } else if (hasTiedParameters(G) && !Info.facts.runsCandidates) {
     // (auto and all run each candidate through runPartitioner, which
     // chooses for it.)
     return runWithSharedParameters(Info, G, P, Resolved, FO, Start);
@@ -486,11 +473,10 @@ constexpr const char *kColocatedPlans = "plans that colocate shared parameters w
 Expected<Plan> runWithSharedParameters(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
                                        const PartitionOptions &O, const FinalizeOptions &FO,
                                        std::chrono::steady_clock::time_point Start) {
-  const std::string Name = Info.name;
   const CostGraph Colocated = colocateSharedParameters(G);
   const bool Priced = *O.objective == Objective::MaxLoad || *O.objective == Objective::Gpipe;
   // The validator accepts a replicating plan only here (docs/cost-model.md).
-  const bool MayReplicate = Priced && usesLiveness(G, O) && !O.replicate && Name != "single";
+  const bool MayReplicate = Priced && usesLiveness(G, O) && !O.replicate && !Info.facts.singleDevice;
   // An algorithm's bound "for any plan" (ip's LP bound) is one over the
   // plans its model prices as finalizePlan does: on Colocated, plans that
   // colocate shared parameters; on G too, since the algorithm prices a
@@ -590,7 +576,7 @@ Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, cons
                           Chainers, ")");
   }
   ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(C, P));
-  ONNXP_RETURN_IF_ERROR(checkSizeHandled(Name, 0, C.size()));
+  ONNXP_RETURN_IF_ERROR(checkSizeHandled(**Found, 0, C.size()));
   Expected<Objective> Obj = resolveObjective(Info, O);
   if (!Obj) return Obj.takeError();
   PartitionOptions Resolved = O;

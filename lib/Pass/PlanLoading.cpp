@@ -69,7 +69,7 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   P->accelerators = Ctx.platform.accelerators;
   P->cpus = Ctx.platform.cpus;
   P->notes.push_back("plan loaded from " + File);
-  if (Ctx.options.algorithm != "auto")
+  if (Ctx.options.algorithm != kDefaultAlgorithm)
     P->notes.push_back("--algo " + Ctx.options.algorithm + " ignored: the plan comes from --load-plan");
   // Priced under the objective it was made for (recorded in the report and
   // the annotated model), unless the user asks for another one.

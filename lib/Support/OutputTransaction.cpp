@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <regex>
 #include <set>
 
@@ -59,13 +60,13 @@ extern "C" void removeTemporariesAndDie(int Sig) {
 }
 
 void installHandlers() {
-  static bool Installed = false;
-  if (Installed) return;
-  Installed = true;
   for (int Sig : kSignals) {
     struct sigaction Old;
-    // A signal the user's shell ignores (nohup's SIGHUP) stays ignored.
-    if (sigaction(Sig, nullptr, &Old) == 0 && Old.sa_handler == SIG_IGN) continue;
+    // A signal the user's shell ignores (nohup's SIGHUP) stays ignored;
+    // ours stays (SavedSignalHandlers may have put the caller's back since).
+    if (sigaction(Sig, nullptr, &Old) != 0 || Old.sa_handler == SIG_IGN ||
+        Old.sa_handler == removeTemporariesAndDie)
+      continue;
     struct sigaction A;
     std::memset(&A, 0, sizeof A);
     A.sa_handler = removeTemporariesAndDie;
@@ -109,6 +110,19 @@ std::string dirOf(const std::string &Path) {
 } // namespace
 
 OutputTransaction::OutputTransaction() { installHandlers(); }
+
+struct SavedSignalHandlers::Saved {
+  struct sigaction Action[std::size(kSignals)];
+};
+
+SavedSignalHandlers::SavedSignalHandlers() : S(new Saved) {
+  for (size_t I = 0; I < std::size(kSignals); ++I) sigaction(kSignals[I], nullptr, &S->Action[I]);
+}
+
+SavedSignalHandlers::~SavedSignalHandlers() {
+  for (size_t I = 0; I < std::size(kSignals); ++I) sigaction(kSignals[I], &S->Action[I], nullptr);
+  delete S;
+}
 
 OutputTransaction::~OutputTransaction() {
   if (Committed) return;

@@ -53,10 +53,11 @@ int runCalibrate(int Argc, char **Argv) {
   CLI::App App{"Fit the platform's roofline (peak FLOP/s, bandwidth, kernel overhead) to an ONNX Runtime "
                "profile and write it as a platform file"};
   App.name("onnx-partition calibrate");
-  ToolOptions O;
+  CompileOptions O = toolRequest();
   addInputOptions(App, O);
   addPlatformOptions(App, O);
-  App.add_option("-o,--output", O.output, "Write the calibrated platform file here (JSON, for --platform)")
+  App.add_option("-o,--output", O.outputs.output,
+                 "Write the calibrated platform file here (JSON, for --platform)")
       ->type_name("platform.json")
       ->group("Output");
   std::string Measure;
@@ -94,19 +95,19 @@ int runCalibrate(int Argc, char **Argv) {
   if (O.profile.empty() == Measure.empty())
     return reportError(makeUsageError("calibrate needs exactly one of --profile ORT.json (a profile "
                                       "test/ort/profile.js wrote) and --measure PROFILE.json (run it now)"));
-  if (O.output.empty()) return reportError(makeUsageError("calibrate needs -o platform.json"));
-  if (Error E = checkWritable(O.output, "-o")) return reportError(E);
+  if (O.outputs.output.empty()) return reportError(makeUsageError("calibrate needs -o platform.json"));
+  if (Error E = checkWritable(O.outputs.output, "-o")) return reportError(E);
   if (!Measure.empty())
     if (Error E = checkWritable(Measure, "--measure")) return reportError(E);
-  O.ortOptimizations = "none"; // the profile measures every node as a kernel
+  O.ortOptimizations = OrtOptimizationLevel::None; // the profile measures every node as a kernel
 
   if (!Measure.empty()) {
     // Price once without the profile to name the nodes, run ORT, then price with it.
-    Expected<PassContext> First = loadContext(O);
+    Expected<PassContext> First = loadCompileContext(O);
     if (!First) return reportError(First.takeError());
     if (!First->model)
       return reportError(makeUsageError("calibrate needs an ONNX model, not a JSON workload"));
-    if (Error E = runPipeline(*First, O, /*WithPartition=*/false)) return reportError(E);
+    if (Error E = runCompilePipeline(*First, O, /*WithPartition=*/false)) return reportError(E);
     std::string Emitted = Measure + ".model.onnx";
     if (Error E = emitNamedModel(*First, Emitted)) return reportError(E);
     Error Run = runOrtProfileScript(Emitted, Measure, Runs, Warmup, Threads);
@@ -115,13 +116,13 @@ int runCalibrate(int Argc, char **Argv) {
     O.profile = Measure;
     // The measurement runs on a CPU core; it prices the kind it calibrates
     // (acc when the platform's accelerators stand for this machine's cores).
-    O.profileDevice = Target == "acc" ? "acc" : "cpu";
+    O.profileDevice = Target == "acc" ? MeasuredDevice::Accelerator : MeasuredDevice::Cpu;
   }
-  Expected<PassContext> Ctx = loadContext(O);
+  Expected<PassContext> Ctx = loadCompileContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
   if (!Ctx->model) return reportError(makeUsageError("calibrate needs an ONNX model, not a JSON workload"));
-  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
-  const bool OnCpu = O.profileDevice == "cpu";
+  if (Error E = runCompilePipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  const bool OnCpu = O.profileDevice == MeasuredDevice::Cpu;
   const bool ToCpu = Target.empty() ? OnCpu : Target == "cpu";
   const CostGraph &G = Ctx->graph;
   std::vector<CalibrationSample> S;
@@ -140,7 +141,7 @@ int runCalibrate(int Argc, char **Argv) {
 
   // The platform given, with the fitted device kind replaced: a platform
   // file's own JSON (its counts and links stay), else its preset as base.
-  Expected<nlohmann::json> Base = basePlatformJson(O.platform);
+  Expected<nlohmann::json> Base = basePlatformJson(O.platform.platform);
   if (!Base) return reportError(Base.takeError());
   nlohmann::json J = std::move(*Base);
   nlohmann::json &D = J[ToCpu ? "cpu" : "accelerator"];
@@ -154,7 +155,7 @@ int runCalibrate(int Argc, char **Argv) {
                           {"bandwidthEfficiency", E.bandwidthEfficiency},
                           {"kernelOverheadMs", E.kernelOverheadMs},
                           {"samples", E.samples}};
-  if (Error E = writeFileAtomically(O.output, J.dump(2) + "\n")) return reportError(E);
+  if (Error E = writeFileAtomically(O.outputs.output, J.dump(2) + "\n")) return reportError(E);
 
   std::cout << "calibrate: " << S.size() << " profiled nodes, measured on " << (OnCpu ? "cpu" : "acc")
             << ", fitted as the platform's " << (ToCpu ? "cpu" : "accelerator") << "\n";
@@ -174,7 +175,7 @@ int runCalibrate(int Argc, char **Argv) {
                                                    : "");
     std::cout << "\n";
   }
-  std::cout << "  wrote " << O.output << " (use it with --platform)\n";
+  std::cout << "  wrote " << O.outputs.output << " (use it with --platform)\n";
   return 0;
 }
 

@@ -23,18 +23,18 @@ namespace onnxp::tool {
 int runChain(int Argc, char **Argv) {
   CLI::App App{"Linearize a model into a chain of blocks (seed 000 §5) and write it as chain JSON"};
   App.name("onnx-partition chain");
-  ToolOptions O;
+  CompileOptions O = toolRequest();
   addInputOptions(App, O);
   addPlatformOptions(App, O);
   addPipelineOptions(App, O);
-  App.add_option("-o,--output", O.output, "Write the chain JSON here (default: standard output)")
+  App.add_option("-o,--output", O.outputs.output, "Write the chain JSON here (default: standard output)")
       ->type_name("chain.json")
       ->group("Output");
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
-  if (!O.output.empty())
-    if (Error E = checkWritable(O.output, "-o")) return reportError(E);
+  if (!O.outputs.output.empty())
+    if (Error E = checkWritable(O.outputs.output, "-o")) return reportError(E);
 
-  Expected<PassContext> Ctx = loadContext(O);
+  Expected<PassContext> Ctx = loadCompileContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
   if (Ctx->chain && !Ctx->hasGraph) {
     // Issue 20: a PipeDream profile, Piper input or chain JSON already is a
@@ -43,8 +43,8 @@ int runChain(int Argc, char **Argv) {
     if (!O.passes.empty())
       return reportError(makeUsageError("'", O.input, "' is already a chain; --passes does not apply"));
     std::string Text = chainToJson(*Ctx->chain);
-    if (O.output.empty()) std::cout << Text;
-    else if (Error E = writeFileAtomically(O.output, Text)) return reportError(E);
+    if (O.outputs.output.empty()) std::cout << Text;
+    else if (Error E = writeFileAtomically(O.outputs.output, Text)) return reportError(E);
     std::cerr << "chain: '" << O.input << "' already is a chain of " << Ctx->chain->size()
               << " blocks; written as chain JSON (plan it directly: onnx-partition " << O.input
               << " --algo pipeline-ilp)\n";
@@ -54,14 +54,14 @@ int runChain(int Argc, char **Argv) {
     O.passes = defaultPipeline(Ctx->model.has_value(), O.training, /*WithPartition=*/false);
     O.passes += std::string(O.passes.empty() ? "" : ",") + "linearize";
   }
-  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  if (Error E = runCompilePipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
   if (!Ctx->chain)
     return reportError(makeUsageError("chain needs the linearize pass; include it in --passes"));
   const Chain &C = *Ctx->chain;
   std::string Text = chainToJson(C);
-  if (O.output.empty()) {
+  if (O.outputs.output.empty()) {
     std::cout << Text;
-  } else if (Error E = writeFileAtomically(O.output, Text)) {
+  } else if (Error E = writeFileAtomically(O.outputs.output, Text)) {
     return reportError(E);
   }
   std::cerr << "chain: " << C.size() << " blocks from " << Ctx->graph.numNodes() << " cost nodes, forward "

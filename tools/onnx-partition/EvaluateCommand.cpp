@@ -25,7 +25,7 @@ namespace onnxp::tool {
 int runEvaluate(int Argc, char **Argv) {
   CLI::App App{"Price a given split (reference-code JSON format) on a model or workload"};
   App.name("onnx-partition evaluate");
-  ToolOptions O;
+  CompileOptions O = toolRequest();
   std::string SplitFile, SplitOut;
   addInputOptions(App, O);
   addPlatformOptions(App, O);
@@ -39,7 +39,7 @@ int runEvaluate(int Argc, char **Argv) {
                  "max-load (time per sample), gpipe (training: max FW + max BW) or latency "
                  "(single-sample latency, seed 004 §4)")
       ->check(CLI::IsMember({"max-load", "gpipe", "latency"}));
-  App.add_option("--report", O.report, "Write the priced plan as a JSON report here")
+  App.add_option("--report", O.outputs.report, "Write the priced plan as a JSON report here")
       ->type_name("FILE")
       ->group("Output");
   App.add_option("--split-out", SplitOut, "Write the plan back in the split format, with loads")
@@ -48,9 +48,9 @@ int runEvaluate(int Argc, char **Argv) {
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
 
-  Expected<PassContext> Ctx = loadContext(O);
+  Expected<PassContext> Ctx = loadCompileContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
-  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  if (Error E = runCompilePipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
   if (!Ctx->hasGraph)
     return reportError(makeUsageError("evaluate needs a cost graph; include build-cost-graph in --passes"));
   const CostGraph &G = Ctx->graph;
@@ -79,8 +79,8 @@ int runEvaluate(int Argc, char **Argv) {
        << " compute=" << formatNumber(U.compute) << " in=" << formatNumber(U.commIn)
        << " out=" << formatNumber(U.commOut) << " memory=" << formatNumber(U.memory) << "\n";
   }
-  if (!O.report.empty())
-    if (Error E = writeFileAtomically(O.report, planToReportJson(G, P, *Pl).dump(2) + "\n"))
+  if (!O.outputs.report.empty())
+    if (Error E = writeFileAtomically(O.outputs.report, planToReportJson(G, P, *Pl).dump(2) + "\n"))
       return reportError(E);
   if (!SplitOut.empty())
     if (Error E = writeFileAtomically(SplitOut, planToSplitJson(G, P, *Pl))) return reportError(E);

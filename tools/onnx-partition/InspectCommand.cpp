@@ -28,19 +28,19 @@ namespace onnxp::tool {
 int runInspect(int Argc, char **Argv) {
   CLI::App App{"Summarize a model or workload: nodes by role, edges, parameters, ops"};
   App.name("onnx-partition inspect");
-  ToolOptions O;
+  CompileOptions O = toolRequest();
   bool Json = false;
   addInputOptions(App, O);
   App.add_flag("--json", Json, "Print a JSON object instead of text")->group("Output");
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
 
-  Expected<PassContext> Ctx = loadContext(O);
+  Expected<PassContext> Ctx = loadCompileContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
   if (Ctx->model && O.passes.empty())
     O.passes = std::string("infer-shapes,build-cost-graph,classify-training") +
                (O.training ? ",derive-backward" : "");
-  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  if (Error E = runCompilePipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
   if (!Ctx->hasGraph)
     return reportError(makeUsageError("inspect needs a cost graph; include build-cost-graph in --passes"));
 

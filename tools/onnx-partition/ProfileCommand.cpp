@@ -182,7 +182,7 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
 /// ratio strays furthest from that median (docs/cost-model.md).
 void printAgreement(std::ostream &OS, const PassContext &Ctx) {
   const CostGraph &G = Ctx.graph;
-  bool OnCpu = Ctx.options.profileDevice == "cpu";
+  bool OnCpu = Ctx.options.profileDevice == MeasuredDevice::Cpu;
   const DeviceSpec &D = OnCpu ? Ctx.platform.cpu : Ctx.platform.accelerator;
   std::vector<int> Ids;
   std::vector<double> Model, Measured;
@@ -248,10 +248,10 @@ Error emitNamedModel(const PassContext &Ctx, const std::string &Path) {
 int runProfile(int Argc, char **Argv) {
   CLI::App App{"Price every node as the partitioner would and print the per-op cost table"};
   App.name("onnx-partition profile");
-  ToolOptions O;
+  CompileOptions O = toolRequest();
   addInputOptions(App, O);
   addPlatformOptions(App, O);
-  App.add_option("-o,--output", O.output, "Write the per-node cost table here (.json or .csv)")
+  App.add_option("-o,--output", O.outputs.output, "Write the per-node cost table here (.json or .csv)")
       ->type_name("costs.json|costs.csv")
       ->group("Output");
   std::string EmitOnnx;
@@ -263,17 +263,17 @@ int runProfile(int Argc, char **Argv) {
   addPipelineOptions(App, O);
   if (int Code = parseOrExit(App, Argc, Argv); Code >= 0) return Code;
 
-  bool Csv = endsWith(O.output, ".csv");
-  if (!O.output.empty() && !Csv && !endsWith(O.output, ".json"))
-    return reportError(makeUsageError("-o '", O.output, "' must end in .json or .csv"));
-  if (!O.output.empty())
-    if (Error E = checkWritable(O.output, "-o")) return reportError(E);
+  bool Csv = endsWith(O.outputs.output, ".csv");
+  if (!O.outputs.output.empty() && !Csv && !endsWith(O.outputs.output, ".json"))
+    return reportError(makeUsageError("-o '", O.outputs.output, "' must end in .json or .csv"));
+  if (!O.outputs.output.empty())
+    if (Error E = checkWritable(O.outputs.output, "-o")) return reportError(E);
   if (!EmitOnnx.empty())
     if (Error E = checkWritable(EmitOnnx, "--emit-onnx")) return reportError(E);
 
-  Expected<PassContext> Ctx = loadContext(O);
+  Expected<PassContext> Ctx = loadCompileContext(O);
   if (!Ctx) return reportError(Ctx.takeError());
-  if (Error E = runPipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
+  if (Error E = runCompilePipeline(*Ctx, O, /*WithPartition=*/false)) return reportError(E);
   if (!Ctx->hasGraph || !Ctx->costed)
     return reportError(
         makeUsageError("profile needs a priced cost graph; include estimate-costs in --passes"));
@@ -291,9 +291,9 @@ int runProfile(int Argc, char **Argv) {
       return reportError(makeUsageError("--emit-onnx needs an ONNX model, not a JSON workload"));
     if (Error E = emitNamedModel(*Ctx, EmitOnnx)) return reportError(E);
   }
-  if (!O.output.empty()) {
+  if (!O.outputs.output.empty()) {
     std::string Text = Csv ? buildCsv(*Ctx, Rules) : buildJson(*Ctx, Rules).dump(2) + "\n";
-    if (Error E = writeFileAtomically(O.output, Text)) return reportError(E);
+    if (Error E = writeFileAtomically(O.outputs.output, Text)) return reportError(E);
   }
   printSummary(std::cout, *Ctx, Rules);
   if (!O.profile.empty() && Ctx->model) printAgreement(std::cout, *Ctx);

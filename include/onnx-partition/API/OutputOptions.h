@@ -1,9 +1,9 @@
 //===- API/OutputOptions.h - What a run produces and where it goes -*- C++ -*-===//
 //
 // The output half of the tool's options, read by the library's output
-// makers (API/Outputs.h) and file writers (API/WriteBack.h). The tool fills
-// it from its command line (tools/onnx-partition/Driver.cpp); a program that
-// embeds the library fills it itself. A path names a file to write and, in
+// makers (API/Outputs.h) and file writers (API/WriteBack.h): the outputs
+// section of CompileOptions, completed by outputOptionsFor (input,
+// algorithm, solver limits, micro-batches) before the makers read it. A path names a file to write and, in
 // the in-memory results, only appears in messages ("wrote X").
 //
 //===----------------------------------------------------------------------===//
@@ -17,24 +17,24 @@
 namespace onnxp {
 
 struct OutputOptions {
-  std::string input;              ///< the input's name in the summary and reports
-  std::string algo = "auto";      ///< --algo (the chain planner and the memory sweep run it)
-  PartitionOptions partition;     ///< solver limits of the chain planner and the sweep
-  std::string passes;             ///< --passes, named in messages
-  std::string output;             ///< -o FILE: the annotated model
-  std::string report;             ///< --report FILE: the plan report JSON
-  std::string trace;              ///< --trace FILE: Chrome trace of the plan's schedule
-  std::string memorySweep;        ///< --memory-sweep OUT.svg (pipeline-ilp)
-  int sweepPoints = 6;            ///< --sweep-points
-  std::string schedule;           ///< --schedule gpipe|1f1b (API/ScheduleOutput.h)
-  int microbatches = 8;           ///< --microbatches M for --schedule
-  bool timings = false;           ///< --timings: solve times in the report
-  std::string emitStages;         ///< --emit-stages DIR
-  std::string emitRecomputeCheck; ///< --emit-recompute-check FILE
-  std::string dot;                ///< --dot FILE: the plan as a Graphviz picture
-  std::string dotDetail = "auto"; ///< --dot-detail auto|groups|nodes (Transforms/GraphDot.h)
-  bool stats = false;             ///< --stats
-  bool verbose = false;           ///< -v
+  std::string input;                    ///< the input's name in the summary and reports
+  std::string algo = kDefaultAlgorithm; ///< --algo (the chain planner and the memory sweep run it)
+  PartitionOptions partition;           ///< solver limits of the chain planner and the sweep
+  std::string passes;                   ///< --passes, named in messages
+  std::string output;                   ///< -o FILE: the annotated model
+  std::string report;                   ///< --report FILE: the plan report JSON
+  std::string trace;                    ///< --trace FILE: Chrome trace of the plan's schedule
+  std::string memorySweep;              ///< --memory-sweep OUT.svg (pipeline-ilp)
+  int sweepPoints = 6;                  ///< --sweep-points
+  std::string schedule;                 ///< --schedule gpipe|1f1b (API/ScheduleOutput.h)
+  int microbatches = 0;                 ///< --microbatches M for --schedule (0: not given; 8)
+  bool timings = false;                 ///< --timings: solve times in the report
+  std::string emitStages;               ///< --emit-stages DIR
+  std::string emitRecomputeCheck;       ///< --emit-recompute-check FILE
+  std::string dot;                      ///< --dot FILE: the plan as a Graphviz picture
+  std::string dotDetail = "auto";       ///< --dot-detail auto|groups|nodes (Transforms/GraphDot.h)
+  bool stats = false;                   ///< --stats
+  bool verbose = false;                 ///< -v
 };
 
 } // namespace onnxp

@@ -38,6 +38,7 @@ struct RunOutputs {
   /// ONNX Runtime session; empty when the plan needs more than one session.
   std::string ortLayerAssignment;
   std::optional<StagedSchedulePrice> staged; ///< the --schedule price
+  std::optional<Plan> chainPlan;             ///< runChainInput: the chain planner's plan
 };
 
 /// The outputs of a plan made on Ctx's cost graph (Ctx.plan set).
@@ -47,9 +48,9 @@ Expected<RunOutputs> makeOutputs(const PassContext &Ctx, const OutputOptions &O,
 Error writeOutputs(const RunOutputs &Out, const OutputOptions &O, OutputTransaction &Tx);
 
 /// The run when the input is a chain (Ctx.chain set, no cost graph): the
-/// chain planner O.algo on it; report, trace (when O names them), summary
-/// and stats (API/ChainInput.cpp).
-Expected<RunOutputs> runChainInput(const PassContext &Ctx, const OutputOptions &O);
+/// chain planner O.algo on it; report, trace (when O names it or R asks),
+/// summary, stats and the block-indexed plan (API/ChainInput.cpp).
+Expected<RunOutputs> runChainInput(const PassContext &Ctx, const OutputOptions &O, const OutputRequest &R);
 
 /// --memory-sweep: pipeline-ilp against PipeDream's pipelines over a range
 /// of memory limits on chain C; one table row per limit on Table as it is

@@ -12,6 +12,7 @@
 #define ONNXP_IMPORT_INPUTLOADER_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/ModelingChoices.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Import/PiperImporter.h"
 #include "onnx-partition/Import/WorkloadImporter.h"
@@ -30,9 +31,9 @@ struct LoadedInput {
 };
 
 struct InputLoadOptions {
-  /// How a PipeDream profile becomes a chain: "separators" (seed 000 §5,
-  /// chainFromSeparators) or "layers" (rotor's convention, chainFromLayers).
-  std::string chainRecipe = "separators";
+  /// How a PipeDream profile becomes a chain: Separators (seed 000 §5,
+  /// chainFromSeparators) or Layers (rotor's convention, chainFromLayers).
+  ChainRecipe chainRecipe = ChainRecipe::Separators;
   /// How a Piper input becomes a chain (batch size b, kept layer name).
   PiperChainOptions piper;
 };

@@ -64,10 +64,10 @@ struct PartitionOptions {
   int threads = 1;                     ///< ip*: solver threads
   std::vector<std::string> solverArgs; ///< ip*: extra CBC settings, e.g. "-proximity", "on"
   int subgraphsPerDevice = 1;          ///< latency-ip: q (Fig. 4)
-  /// --memory-model: "liveness" (issue 22: ONNX graphs are checked by
-  /// tensor liveness, Cost/MemoryAccounting.h) or "sum" (every node's
+  /// --memory-model: Liveness (issue 22: ONNX graphs are checked by
+  /// tensor liveness, Cost/MemoryAccounting.h) or Sum (every node's
   /// memBytes held all iteration; JSON workloads always use it).
-  std::string memoryModel = "liveness";
+  MemoryModel memoryModel = MemoryModel::Liveness;
   /// --optimizer: whose state chain planners charge with the weights.
   std::string optimizer = "adam";
   double memoryHeadroom = 0.10;             ///< pardnn: fraction of memory kept free (§4)
@@ -126,6 +126,61 @@ struct AlgorithmStatisticInfo {
   std::string description;
 };
 
+/// The --algo the tool runs when none is given.
+inline constexpr const char *kDefaultAlgorithm = "auto";
+
+/// What the rest of the code needs to know about an algorithm beyond how to
+/// call it (issue 32, item 4): set on its registry line in Partitioners.def
+/// (`Facts().nodeLimit(20000).warmStart(1)`), asked through its
+/// PartitionerInfo, never by comparing its name.
+struct AlgorithmFacts {
+  /// Issue 20 ("Size"): the largest input it handles within seconds of
+  /// preprocessing (0: no limit); beyond it a usage error up front.
+  size_t sizeLimit = 0;
+  bool limitCountsBlocks = false; ///< sizeLimit counts chain blocks, else cost-graph nodes
+  /// Never looks at memory (a baseline): an overfull device means the model
+  /// does not fit that way, not that the algorithm is broken.
+  bool memoryUnchecked = false;
+  bool singleDevice = false;   ///< plans for one accelerator: more of them change nothing
+  int warmStartRank = 0;       ///< > 0: the IPs' warm starts run in this order (IpWarmStart.h)
+  bool quadratic = false;      ///< quadratic in nodes: left out of `all` and warm starts on big graphs
+  bool ignoresClock = false;   ///< does not watch the deadline: `all` runs it on small graphs only
+  bool runsCandidates = false; ///< runs other algorithms through runPartitioner (auto, all)
+  bool integerProgram = false; ///< a CBC program: `all` includes it only with --time-limit
+  /// Checks memory by emulating each node's output buffers (pardnn, seed
+  /// 003 Eq. (2)): planned on the peak charge under the liveness model.
+  bool emulatesPeakMemory = false;
+  bool polishesStart = false; ///< polishes another algorithm's plan (dp-polish)
+  bool polishStart = false;   ///< its plan is where polishesStart algorithms start (dp)
+  bool sweepsMemory = false;  ///< --memory-sweep compares it with PipeDream's pipelines
+
+  constexpr AlgorithmFacts nodeLimit(size_t N) const { return with(&AlgorithmFacts::sizeLimit, N); }
+  constexpr AlgorithmFacts blockLimit(size_t N) const {
+    AlgorithmFacts F = with(&AlgorithmFacts::sizeLimit, N);
+    F.limitCountsBlocks = true;
+    return F;
+  }
+  constexpr AlgorithmFacts unchecksMemory() const { return with(&AlgorithmFacts::memoryUnchecked, true); }
+  constexpr AlgorithmFacts oneDevice() const { return with(&AlgorithmFacts::singleDevice, true); }
+  constexpr AlgorithmFacts warmStart(int Rank) const { return with(&AlgorithmFacts::warmStartRank, Rank); }
+  constexpr AlgorithmFacts quadraticInNodes() const { return with(&AlgorithmFacts::quadratic, true); }
+  constexpr AlgorithmFacts withoutClock() const { return with(&AlgorithmFacts::ignoresClock, true); }
+  constexpr AlgorithmFacts candidates() const { return with(&AlgorithmFacts::runsCandidates, true); }
+  constexpr AlgorithmFacts integer() const { return with(&AlgorithmFacts::integerProgram, true); }
+  constexpr AlgorithmFacts peakMemory() const { return with(&AlgorithmFacts::emulatesPeakMemory, true); }
+  constexpr AlgorithmFacts polishes() const { return with(&AlgorithmFacts::polishesStart, true); }
+  constexpr AlgorithmFacts startsPolish() const { return with(&AlgorithmFacts::polishStart, true); }
+  constexpr AlgorithmFacts memorySweep() const { return with(&AlgorithmFacts::sweepsMemory, true); }
+
+private:
+  template <typename T, typename V> constexpr AlgorithmFacts with(T AlgorithmFacts::*Field, V Value) const {
+    AlgorithmFacts F = *this;
+    F.*Field = static_cast<T>(Value);
+    return F;
+  }
+};
+using Facts = AlgorithmFacts;
+
 struct PartitionerInfo {
   const char *name;
   PlannerInput input;
@@ -139,6 +194,7 @@ struct PartitionerInfo {
   std::vector<std::string> options;
   std::vector<AlgorithmStatisticInfo> statistics;
   const char *summary;
+  AlgorithmFacts facts; ///< size limit, memory policy, warm-start role, ...
 
   bool optimises(Objective O) const;
   bool reads(const std::string &Option) const;

@@ -11,8 +11,10 @@
 #ifndef ONNXP_PASS_PASSCONTEXT_H
 #define ONNXP_PASS_PASSCONTEXT_H
 
+#include "onnx-partition/Cost/MeasuredCosts.h"
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/IR/ModelingChoices.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
@@ -33,21 +35,21 @@ namespace onnxp {
 struct PipelineOptions {
   std::map<std::string, int64_t> dimBindings; ///< --dim NAME=VALUE
   bool training = false;                      ///< --training on a forward-only model
-  std::string algorithm = "auto";             ///< --algo
+  std::string algorithm = kDefaultAlgorithm;  ///< --algo
   std::string granularity = "auto";           ///< --granularity (contract pass)
-  /// --chain-recipe for the linearize pass (issue 24): "balanced" (side
-  /// inputs, blocks above 25% cut), "layers" (balanced, one block per layer
-  /// scope) or "separators" (seed 000 §5 exactly).
-  std::string chainRecipe = "balanced";
+  /// --chain-recipe for the linearize pass (issue 24): balanced (side
+  /// inputs, blocks above 25% cut), layers (balanced, one block per layer
+  /// scope) or separators (seed 000 §5 exactly).
+  ChainRecipe chainRecipe = ChainRecipe::Balanced;
   PartitionOptions partition;
-  std::string optimizer = "adam";       ///< --optimizer (memory accounting)
-  std::string costModel = "analytical"; ///< --cost-model analytical|placeholder
-  std::string costTable;                ///< --cost-table FILE (CSV or JSON)
-  std::string profile;                  ///< --profile FILE (ONNX Runtime profile)
-  std::string profileDevice = "acc";    ///< --profile-device acc|cpu
+  std::string optimizer = "adam";                             ///< --optimizer (memory accounting)
+  CostModelKind costModel = CostModelKind::Analytical;        ///< --cost-model
+  std::string costTable;                                      ///< --cost-table FILE (CSV or JSON)
+  std::string profile;                                        ///< --profile FILE (ONNX Runtime profile)
+  MeasuredDevice profileDevice = MeasuredDevice::Accelerator; ///< --profile-device acc|cpu
   /// --ort-optimizations all|none: price the graph ONNX Runtime executes at
   /// its default level (constant folding, fusions; issue 23) or as written.
-  std::string ortOptimizations = "all";
+  OrtOptimizationLevel ortOptimizations = OrtOptimizationLevel::All;
   /// --split-stateless-backward (issue 22, opt-in): the backward nodes of a
   /// forward node that reads no parameter need not share its device.
   bool splitStatelessBackward = false;

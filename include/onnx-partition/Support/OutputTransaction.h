@@ -67,6 +67,22 @@ private:
   bool Committed = false;
 };
 
+/// The dispositions of the signals OutputTransaction handles, saved when
+/// made and put back when destroyed: a process that runs the compiler
+/// inside it (Python's module) keeps its own Ctrl-C after the run (issue
+/// 39, item 7). The next transaction installs the handlers again.
+class SavedSignalHandlers {
+public:
+  SavedSignalHandlers();
+  ~SavedSignalHandlers();
+  SavedSignalHandlers(const SavedSignalHandlers &) = delete;
+  SavedSignalHandlers &operator=(const SavedSignalHandlers &) = delete;
+
+private:
+  struct Saved;
+  Saved *S;
+};
+
 /// Whether two paths name the same file (existing or not): the same device
 /// and inode when both exist, else compared after resolving '.', '..' and
 /// symlinks of the existing part.

@@ -38,7 +38,12 @@ constexpr double kMinIpShareSeconds = 5;
 /// does not watch the clock, so above this many nodes `all` leaves it out.
 constexpr size_t kLocalSearchNodeLimit = 200;
 
-bool isIntegerProgram(const std::string &Name) { return Name.rfind("ip", 0) == 0 || Name == "latency-ip"; }
+/// The facts of a registered algorithm (Partitioners.def).
+const AlgorithmFacts &factsOf(const std::string &Name) {
+  static const AlgorithmFacts None;
+  Expected<const PartitionerInfo *> Info = findPartitioner(Name);
+  return Info ? (*Info)->facts : None;
+}
 } // namespace
 
 Expected<Plan> onnxp::partitionAll(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
@@ -46,25 +51,27 @@ Expected<Plan> onnxp::partitionAll(const CostGraph &G, const Platform &P, const 
   std::vector<std::string> Cheap, Ips, Other;
   for (const PartitionerInfo &I : partitioners()) {
     const std::string Name = I.name;
-    if (Name == "all" || Name == "auto") continue;
+    if (I.facts.runsCandidates) continue;
     if (I.input != PlannerInput::CostGraph || !I.optimises(Obj)) {
       Other.push_back(Name);
       continue;
     }
-    (isIntegerProgram(Name) ? Ips : Cheap).push_back(Name);
+    (I.facts.integerProgram ? Ips : Cheap).push_back(Name);
   }
   std::vector<CandidateRun> Runs;
   for (const std::string &Name : Cheap) {
-    if ((Name == "dpl" || Name == "local-search") && G.numNodes() > kQuadraticNodeLimit)
+    const AlgorithmFacts &F = factsOf(Name);
+    if (F.quadratic && G.numNodes() > kQuadraticNodeLimit)
       Runs.push_back(skippedCandidate(Name, "more than " + std::to_string(kQuadraticNodeLimit) + " nodes"));
-    else if (Name == "local-search" && G.numNodes() > kLocalSearchNodeLimit)
+    else if (F.ignoresClock && G.numNodes() > kLocalSearchNodeLimit)
       Runs.push_back(skippedCandidate(Name, "more than " + std::to_string(kLocalSearchNodeLimit) +
                                                 " nodes (it does not watch the clock; run it alone)"));
-    else if (Name == "dp-polish") {
+    else if (F.polishesStart) {
       // Issue 21: polish dp's plan (dp runs first, in registry order) rather than run dp again.
       PartitionOptions Start = O;
       for (const CandidateRun &R : Runs)
-        if (R.outcome.algorithm == "dp" && R.plan) Start.startPlan = std::make_shared<const Plan>(*R.plan);
+        if (factsOf(R.outcome.algorithm).polishStart && R.plan)
+          Start.startPlan = std::make_shared<const Plan>(*R.plan);
       Runs.push_back(runCandidate(Name, G, P, Start));
     } else Runs.push_back(runCandidate(Name, G, P, O));
   }

@@ -20,8 +20,19 @@ double onnxp::solverReserve(double Left) { return std::min(5.0, 0.2 * Left); }
 
 const std::vector<std::string> &onnxp::ipWarmStartAlgorithms() {
   // Issue 11, item 5: every cheap plan, so the IP never starts (and, keeping
-  // the better of its incumbent and the start, never ends) worse than any.
-  static const std::vector<std::string> Names = {"dp", "dpl", "pipedream", "greedy", "single"};
+  // the better of its incumbent and the start, never ends) worse than any;
+  // in the order of their registry facts (warmStart).
+  static const std::vector<std::string> Names = [] {
+    std::vector<const PartitionerInfo *> Starts;
+    for (const PartitionerInfo &I : partitioners())
+      if (I.facts.warmStartRank > 0) Starts.push_back(&I);
+    std::stable_sort(Starts.begin(), Starts.end(), [](const PartitionerInfo *A, const PartitionerInfo *B) {
+      return A->facts.warmStartRank < B->facts.warmStartRank;
+    });
+    std::vector<std::string> Out;
+    for (const PartitionerInfo *I : Starts) Out.push_back(I->name);
+    return Out;
+  }();
   return Names;
 }
 
@@ -46,7 +57,8 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
   Quiet.replicate = false; // the IPs place every class once
   std::vector<Plan> Out;
   for (const std::string &Name : ipWarmStartAlgorithms()) {
-    if (!findPartitioner(Name)) continue;
+    Expected<const PartitionerInfo *> Info = findPartitioner(Name);
+    if (!Info) continue;
     // Issue 20: the warm starts share the run's clock; once it has run out,
     // the solver gets no time either, so what was found is what is used.
     // The first that makes a plan always runs: the IP needs a plan to return.
@@ -55,9 +67,9 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
       continue;
     }
     if (O.progress) O.progress("warm start '" + Name + "'");
-    if (Name == "dpl" && G.numNodes() > kWarmStartDplNodeLimit) {
-      Notes.push_back("warm start 'dpl' skipped: more than " + std::to_string(kWarmStartDplNodeLimit) +
-                      " nodes");
+    if ((*Info)->facts.quadratic && G.numNodes() > kWarmStartDplNodeLimit) {
+      Notes.push_back("warm start '" + Name + "' skipped: more than " +
+                      std::to_string(kWarmStartDplNodeLimit) + " nodes");
       continue;
     }
     // The DPs stop at a deadline they are given; the first warm start runs

@@ -664,7 +664,7 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
     // Replicating a shared parameter is legal under the liveness memory
     // model, which the runner records on the plan only after ip returns; the
     // incumbent is checked under the model this run will record (issue 22).
-    if (O.memoryModel == "liveness" && !replicatedParameters(G, Ip.device).empty())
+    if (O.memoryModel == MemoryModel::Liveness && !replicatedParameters(G, Ip.device).empty())
       Ip.memoryModel = MemoryModel::Liveness;
     if (Error E = validatePlan(G, P, Ip, VO)) {
       Pl->device = Warm->device;

@@ -41,7 +41,7 @@ public:
     double TotalMem = 0;
     for (const CostNode &N : Ctx.graph.nodes()) TotalMem += N.memBytes;
     // Issue 22: under liveness memBytes leaves out what livenessReserve covers.
-    if (Ctx.options.partition.memoryModel == "liveness" && hasTensorLiveness(Ctx.graph))
+    if (Ctx.options.partition.memoryModel == MemoryModel::Liveness && hasTensorLiveness(Ctx.graph))
       TotalMem += livenessReserve(Ctx.graph);
     // Item 1: and the saved activations of the most micro-batches a stage
     // keeps in flight (Cost/PipelineInFlight.h).
@@ -97,13 +97,10 @@ public:
       O.dataFree = dataFreeNodes(Ctx.graph, *Ctx.model);
     }
     // Issue 24: side inputs and balance unless seed 000's exact blocks are asked for.
-    const std::string &Recipe = Ctx.options.chainRecipe;
-    if (Recipe != "separators" && Recipe != "balanced" && Recipe != "layers")
-      return makeUsageError("--chain-recipe for a model must be balanced, layers or separators, not '",
-                            Recipe, "'");
-    if (Recipe != "separators") {
+    const ChainRecipe Recipe = Ctx.options.chainRecipe;
+    if (Recipe != ChainRecipe::Separators) {
       O.sideInputs = true;
-      O.layers = Recipe == "layers";
+      O.layers = Recipe == ChainRecipe::Layers;
       O.maxBlockShare = 0.25;
     }
     Expected<Linearization> L = linearizeGraph(Ctx.graph, O);

@@ -45,8 +45,6 @@ Error priceGraph(PassContext &Ctx) {
   const OnnxModel &M = *Ctx.model;
   Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
   if (!Opt) return Opt.takeError();
-  if (O.profileDevice != "acc" && O.profileDevice != "cpu")
-    return makeUsageError("--profile-device '", O.profileDevice, "' must be acc or cpu");
   std::optional<OrtProfile> Profile;
   std::optional<CostTable> Table;
   if (!O.profile.empty()) {
@@ -60,26 +58,20 @@ Error priceGraph(PassContext &Ctx) {
     Table = std::move(*T);
   }
 
-  if (O.costModel == "placeholder") {
+  if (O.costModel == CostModelKind::Placeholder) {
     applyPlaceholderCosts(Ctx.graph, Ctx.platform);
-  } else if (O.costModel == "analytical") {
+  } else {
     AnalyticalSummary S = applyAnalyticalCosts(Ctx.graph, M, Ctx.platform);
-    accountMemory(Ctx.graph, &M, *Opt, Ctx.options.partition.memoryModel == "liveness");
+    accountMemory(Ctx.graph, &M, *Opt, Ctx.options.partition.memoryModel == MemoryModel::Liveness);
     if (!S.fallbackOps.empty())
       Ctx.notes.push_back(std::to_string(S.fallbackNodes) +
                           " nodes priced by the fallback rule (no cost rule for op " +
                           joinFirst(S.fallbackOps, 8) + "); see docs/cost-model.md");
     Ctx.count("estimate-costs", "Number of nodes priced by the fallback rule", S.fallbackNodes);
-  } else {
-    return makeUsageError("--cost-model '", O.costModel, "' must be analytical or placeholder");
   }
-
-  if (O.ortOptimizations != "all" && O.ortOptimizations != "none")
-    return makeUsageError("--ort-optimizations '", O.ortOptimizations, "' must be all or none");
   if (Profile || Table) {
-    MeasuredSummary S =
-        applyMeasuredCosts(Ctx.graph, Profile ? &*Profile : nullptr, Table ? &*Table : nullptr,
-                           O.profileDevice == "cpu" ? MeasuredDevice::Cpu : MeasuredDevice::Accelerator);
+    MeasuredSummary S = applyMeasuredCosts(Ctx.graph, Profile ? &*Profile : nullptr,
+                                           Table ? &*Table : nullptr, O.profileDevice);
     if (Profile)
       Ctx.count("estimate-costs", "Number of nodes priced by the profile",
                 S.nodesBySource["profile"] + S.nodesBySource["profile-scaled"]);
@@ -101,7 +93,7 @@ Error priceGraph(PassContext &Ctx) {
     }
   }
   // Issue 23: what ONNX Runtime folds costs nothing, what it fuses is one kernel.
-  if (O.costModel == "analytical" && O.ortOptimizations == "all") {
+  if (O.costModel == CostModelKind::Analytical && O.ortOptimizations == OrtOptimizationLevel::All) {
     OrtOptimizationSummary S = applyOrtOptimizations(Ctx.graph, M, Ctx.platform);
     Ctx.count("estimate-costs", "Number of nodes ONNX Runtime constant-folds", S.folded);
     Ctx.count("estimate-costs", "Number of nodes fused into another's kernel", S.fusedNodes);

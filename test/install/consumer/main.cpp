@@ -16,7 +16,7 @@ int main(int Argc, char **Argv) {
     return 2;
   }
   onnxp::CompileOptions O;
-  O.dims["N"] = 8;
+  O.dims = {"N=8"};
   O.platform.devices = std::atoi(Argv[2]);
   O.algorithm = "dp";
   O.extractStages = true;

@@ -27,7 +27,7 @@ const std::string kModel = std::string(ONNXP_SHARED_DIR) + "/models/ort_mlp_trai
 CompileOptions twoDevices() {
   CompileOptions O;
   // (labels has output-0_dim0; a "labels-0_dim0" binding matched nothing: issue 20 makes that an error.)
-  O.dims = {{"input-0_dim0", 8}, {"input-0_dim1", 784}, {"output-0_dim0", 8}};
+  O.dims = {"input-0_dim0=8", "input-0_dim1=784", "output-0_dim0=8"};
   O.platform.platform = "a100";
   O.platform.devices = 2;
   O.platform.cpus = 1;

@@ -61,7 +61,7 @@ PassContext frontEnd(const std::string &OrtOptimizations) {
   PassContext Ctx;
   Ctx.model = std::move(*M);
   Ctx.platform.accelerators = 2;
-  Ctx.options.ortOptimizations = OrtOptimizations;
+  Ctx.options.ortOptimizations = *parseOrtOptimizations(OrtOptimizations);
   Expected<PassManager> PM =
       PassManager::parse("infer-shapes,build-cost-graph,classify-training,estimate-costs,drop-folded");
   EXPECT_TRUE(PM);

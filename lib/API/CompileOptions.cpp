@@ -1,0 +1,134 @@
+//===- API/CompileOptions.cpp - Checking a compile request ---------------===//
+//
+// See CompileOptions.h. checkRequest is the one place a request's ranges are
+// checked for every door (issue 32, item 1; issue 39, item 7): the tool's
+// parser rejects most bad values first with CLI11's messages, Python's
+// keywords go through the same parser, and a program filling the struct
+// itself gets the same caps here.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/API/CompileOptions.h"
+
+#include "onnx-partition/API/WriteBack.h"
+#include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/OutputPaths.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <initializer_list>
+
+using namespace onnxp;
+
+namespace {
+/// A usage error unless V is Unset or in [Lo, Hi].
+Error checkCount(const char *Flag, long long V, long long Lo, long long Hi, long long Unset) {
+  if (V == Unset || (V >= Lo && V <= Hi)) return Error::success();
+  return makeUsageError(Flag, " must be an integer in [", Lo, ", ", Hi, "], not ", V);
+}
+
+/// A usage error unless V is empty (when EmptyOk) or one of Names.
+Error checkMember(const char *Flag, const std::string &V, std::initializer_list<const char *> Names,
+                  bool EmptyOk) {
+  if (EmptyOk && V.empty()) return Error::success();
+  std::string List;
+  for (const char *N : Names) {
+    if (V == N) return Error::success();
+    List += (List.empty() ? "" : ", ") + std::string(N);
+  }
+  return makeUsageError(Flag, " '", V, "' must be one of ", List);
+}
+} // namespace
+
+Error onnxp::checkRequest(const CompileOptions &O) {
+  // Issue 20: before any chrono conversion (1e300 or NaN there is undefined
+  // behaviour); the default limit passes too.
+  ONNXP_RETURN_IF_ERROR(checkTimeLimit(O.partition.timeLimitSeconds, "--time-limit"));
+  ONNXP_RETURN_IF_ERROR(checkCount("--devices", O.platform.devices, 0, kMaxDevices, -1));
+  ONNXP_RETURN_IF_ERROR(checkCount("--cpus", O.platform.cpus, 0, kMaxDevices, -1));
+  ONNXP_RETURN_IF_ERROR(checkCount("--nodes", O.platform.nodes, 1, kMaxDevices, -1));
+  ONNXP_RETURN_IF_ERROR(checkCount("--microbatches", O.outputs.microbatches, 1, kMaxMicrobatches, 0));
+  ONNXP_RETURN_IF_ERROR(checkCount("--sweep-points", O.outputs.sweepPoints, 2, 100, -1));
+  if (!(O.batchSize > 0 && O.batchSize <= kMaxBatchSize))
+    return makeUsageError("--batch-size must be a number greater than 0 and at most ", kMaxBatchSize);
+  if (Expected<std::map<std::string, int64_t>> Dims = parseDimBindings(O.dims); !Dims)
+    return Dims.takeError();
+  ONNXP_RETURN_IF_ERROR(checkMember("--optimizer", O.optimizer, {"sgd", "momentum", "adam"}, false));
+  if (O.partition.memoryModel != MemoryModel::Liveness && O.partition.memoryModel != MemoryModel::Sum)
+    return makeUsageError("--memory-model must be liveness or sum, not ",
+                          memoryModelName(O.partition.memoryModel));
+  ONNXP_RETURN_IF_ERROR(checkMember("--schedule", O.outputs.schedule, {"gpipe", "1f1b"}, true));
+  ONNXP_RETURN_IF_ERROR(checkMember("--granularity", O.granularity,
+                                    {"op", "const", "layer", "block", "chain", "region", "auto"}, true));
+  ONNXP_RETURN_IF_ERROR(checkMember("--dot-detail", O.outputs.dotDetail, {"auto", "groups", "nodes"}, false));
+  if (!O.objective.empty() && !parseObjective(O.objective))
+    return makeUsageError("--objective '", O.objective, "' is not an objective");
+  // --microbatches prices --schedule's pipeline; for a graph planner it also
+  // divides a shared parameter's all-reduce (issue 22); a chain planner
+  // without --schedule has no use for it.
+  if (O.outputs.microbatches > 0 && O.outputs.schedule.empty() && O.loadPlan.empty()) {
+    Expected<const PartitionerInfo *> Info = findPartitioner(O.algorithm);
+    if (Info && (*Info)->input == PlannerInput::Chain)
+      return makeUsageError("--microbatches requires --schedule with chain planner '", O.algorithm, "'");
+  }
+  Expected<const PartitionerInfo *> Sweeps = findPartitioner(O.algorithm);
+  if (!O.outputs.memorySweep.empty() && !(Sweeps && (*Sweeps)->facts.sweepsMemory))
+    return makeUsageError("--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give "
+                          "--algo pipeline-ilp");
+  return Error::success();
+}
+
+Expected<std::map<std::string, int64_t>> onnxp::parseDimBindings(const std::vector<std::string> &Dims) {
+  std::map<std::string, int64_t> B;
+  for (const std::string &D : Dims) {
+    size_t Eq = D.find('=');
+    if (Eq == std::string::npos || Eq == 0)
+      return makeUsageError("--dim '", D, "' must be NAME=VALUE, e.g. --dim batch_size=32");
+    std::string Value = D.substr(Eq + 1);
+    size_t Pos = 0;
+    long long V = -1;
+    try {
+      V = std::stoll(Value, &Pos);
+    } catch (...) {}
+    if (Pos != Value.size() || V <= 0) return makeUsageError("--dim '", D, "' must bind a positive integer");
+    B[D.substr(0, Eq)] = V;
+  }
+  return B;
+}
+
+OutputOptions onnxp::outputOptionsFor(const CompileOptions &O) {
+  OutputOptions R = O.outputs;
+  R.input = O.input;
+  R.algo = O.algorithm;
+  R.partition = O.partition;
+  R.passes = O.passes;
+  if (R.microbatches <= 0) R.microbatches = 8;
+  R.stats = O.stats;
+  R.verbose = O.verbose;
+  return R;
+}
+
+Error onnxp::checkOutputPaths(const CompileOptions &O) {
+  const OutputOptions &Out = O.outputs;
+  std::vector<NamedPath> Inputs = {{"the input", O.input},
+                                   {"--cost-table", O.costTable},
+                                   {"--profile", O.profile},
+                                   {"--load-plan", O.loadPlan}};
+  std::error_code EC;
+  if (std::filesystem::is_regular_file(O.platform.platform, EC))
+    Inputs.push_back({"--platform", O.platform.platform});
+  std::vector<NamedPath> Outputs = {{"-o", Out.output},
+                                    {"--report", Out.report},
+                                    {"--dot", Out.dot},
+                                    {"--trace", Out.trace},
+                                    {"--memory-sweep", Out.memorySweep},
+                                    {"--emit-recompute-check", Out.emitRecomputeCheck}};
+  ONNXP_RETURN_IF_ERROR(checkDistinctOutputs(Inputs, Outputs, {"--emit-stages", Out.emitStages}));
+  if (!Out.output.empty()) ONNXP_RETURN_IF_ERROR(checkWritable(Out.output, "-o"));
+  if (!Out.report.empty()) ONNXP_RETURN_IF_ERROR(checkWritable(Out.report, "--report"));
+  if (!Out.emitStages.empty()) ONNXP_RETURN_IF_ERROR(checkStagesDir(Out.emitStages));
+  if (!Out.dot.empty()) ONNXP_RETURN_IF_ERROR(checkWritable(Out.dot, "--dot"));
+  if (!Out.trace.empty()) ONNXP_RETURN_IF_ERROR(checkWritable(Out.trace, "--trace"));
+  if (!Out.memorySweep.empty()) ONNXP_RETURN_IF_ERROR(checkWritable(Out.memorySweep, "--memory-sweep"));
+  return Error::success();
+}
