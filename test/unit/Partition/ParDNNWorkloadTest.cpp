@@ -6,7 +6,7 @@
 // reports the makespan the independent emulator computes, between the lower
 // bound and the single-device makespan. (On the high-CCR operator graphs the
 // clustered plan is slower than one device and pardnn falls back to it; the
-// layer graphs keep the clustered plan. docs/benchmarks.md lists both.)
+// layer graphs keep the clustered plan. docs/benchmarks-history.md lists both.)
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Import/WorkloadImporter.h"

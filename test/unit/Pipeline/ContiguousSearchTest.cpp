@@ -46,7 +46,7 @@ TEST(ContiguousSearch, FindsTheSplitThatFits) {
 
 // vgg16 at 18.073 GB per GPU (P = 4, 12 GB/s): PipeDream's straight
 // pipelines fit only as one stage (672.535 ms); trying every split into 2..4
-// stages finds 301.604 ms (docs/benchmarks.md). The descent must at least
+// stages finds 301.604 ms (docs/benchmarks-history.md). The descent must at least
 // halve the period.
 TEST(ContiguousSearch, Vgg16TightMemory) {
   std::optional<Chain> C = test::vgg16Chain();
