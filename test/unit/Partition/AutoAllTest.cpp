@@ -14,7 +14,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
+#include "RandomGraphs.h"
 #include "SyntheticGraphs.h"
+#include "TestPlatforms.h"
 
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
@@ -26,6 +28,7 @@
 
 using namespace onnxp;
 using namespace onnxp::iptest;
+using namespace onnxp::test;
 
 namespace {
 

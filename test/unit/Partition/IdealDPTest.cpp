@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "DPTestUtil.h"
 
+#include "TestPlatforms.h"
+
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
@@ -19,14 +21,6 @@ using namespace onnxp;
 using namespace onnxp::test;
 
 namespace {
-
-Platform platform(int K, int L, double Mem = kInfinity) {
-  Platform P;
-  P.accelerators = K;
-  P.cpus = L;
-  P.accelerator.memoryBytes = Mem;
-  return P;
-}
 
 /// Runs the oracle comparison on Count random instances.
 void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj, bool Overlap = false) {
@@ -46,7 +40,7 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj, 
     double TotalMem = 0;
     for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
     double Mem = T % 2 ? kInfinity : std::ceil(TotalMem * 0.6);
-    Platform P = platform(K, L, Mem);
+    Platform P = makePlatform(K, L, Mem);
     P.overlapComm = Overlap;
     P.fullDuplex = Overlap && T % 2;
     PartitionOptions O;
@@ -110,7 +104,7 @@ TEST(IdealDP, OverlapOfCommunicationByHand) {
   }
   G.addEdge({0, 1, "", 0, 1.5});
   G.addEdge({1, 2, "", 0, 1.5});
-  Platform P = platform(3, 0);
+  Platform P = makePlatform(3, 0);
   PartitionOptions O;
   Expected<Plan> Sum = runPartitioner("dp", G, P, O);
   ASSERT_TRUE(static_cast<bool>(Sum));
@@ -145,7 +139,7 @@ TEST(IdealDP, ReplicationByHand) {
   B.cpuTime = 100;
   G.addNode(B);
   G.addEdge({0, 1, "", 0, 0});
-  Platform P = platform(3, 0);
+  Platform P = makePlatform(3, 0);
   P.peerLinkBandwidth = 25e9;
   PartitionOptions O;
   Expected<Plan> Plain = runPartitioner("dp", G, P, O);
@@ -173,7 +167,7 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
     N.cpuTime = 5;
     G.addNode(N);
   }
-  Platform P = platform(2, 0);
+  Platform P = makePlatform(2, 0);
   PartitionOptions O;
   O.idealLimit = 100000;
   // dp itself never refuses (issue 11): over the limit it contracts (here
@@ -202,7 +196,7 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
       if (I > 0) H.addEdge({V - 1, V, "", 0, 0});
     }
   O.idealLimit = 200000;
-  Expected<Plan> Big = runPartitioner("dp", H, platform(64, 0), O);
+  Expected<Plan> Big = runPartitioner("dp", H, makePlatform(64, 0), O);
   ASSERT_TRUE(static_cast<bool>(Big)) << Big.takeError().message();
   EXPECT_EQ(Big->stats.at("ideals"), 103041);
   EXPECT_DOUBLE_EQ(Big->objective, 10); // 640 units of work on 64 devices

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
+#include "RandomGraphs.h"
+#include "TestPlatforms.h"
 
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 #include "onnx-partition/Partition/ip/LatencyIp.h"
@@ -17,6 +19,7 @@
 
 using namespace onnxp;
 using namespace onnxp::iptest;
+using namespace onnxp::test;
 
 namespace {
 CostGraph diamond() {

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "IpTestUtil.h"
+#include "RandomGraphs.h"
+#include "TestPlatforms.h"
 
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/ip/MaxLoadIp.h"
@@ -19,6 +21,7 @@
 
 using namespace onnxp;
 using namespace onnxp::iptest;
+using namespace onnxp::test;
 
 namespace {
 

@@ -14,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SyntheticGraphs.h"
+#include "TestPlatforms.h"
+
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/pardnn/ParDNN.h"
 
@@ -23,6 +25,7 @@
 #include <random>
 
 using namespace onnxp;
+using namespace onnxp::test;
 using namespace onnxp::pardnn;
 
 namespace {
@@ -76,12 +79,6 @@ std::string names(const CostGraph &G, const std::vector<int> &Nodes) {
   return S;
 }
 
-Platform accelerators(int K, double Memory = kInfinity) {
-  Platform P;
-  P.accelerators = K;
-  P.accelerator.memoryBytes = Memory;
-  return P;
-}
 } // namespace
 
 TEST(ParDNNFenwick, MatchesNaiveSums) {
@@ -103,7 +100,7 @@ TEST(ParDNNFenwick, MatchesNaiveSums) {
 
 TEST(ParDNNSlicing, Figure2Clusters) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Expected<Context> C = makeContext(G, P);
   ASSERT_TRUE(static_cast<bool>(C));
   Slicing S = sliceGraph(*C, 2);
@@ -125,7 +122,7 @@ TEST(ParDNNSlicing, Figure2Clusters) {
 
 TEST(ParDNNLevels, Figure2LevelsWithClustersContracted) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Context C = *makeContext(G, P);
   Slicing S = sliceGraph(C, 2);
   Levels L = computeWeightedLevels(C, {}, S.clusterOf);
@@ -148,7 +145,7 @@ TEST(ParDNNLevels, Figure2LevelsWithClustersContracted) {
 
 TEST(ParDNNMapping, Figure2LflamByHand) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Context C = *makeContext(G, P);
   Slicing S = sliceGraph(C, 2);
   MappingStats MS;
@@ -202,7 +199,7 @@ TEST(ParDNNMapping, ConditionCMapsAHeavilyCommunicatingSecondary) {
   Edge(A1, A2, 20);
   Edge(A1, X, 6);
   Edge(X, A2, 6);
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Context C = *makeContext(G, P);
   Slicing S = sliceGraph(C, 2);
   ASSERT_EQ(S.numPrimary, 2);
@@ -218,7 +215,7 @@ TEST(ParDNNMapping, ConditionCMapsAHeavilyCommunicatingSecondary) {
 
 TEST(ParDNNEmulator, Figure2ScheduleByHand) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   std::vector<int> D(G.numNodes(), 0);
   for (char Ch : std::string("CFGHJK")) D[id(Ch)] = 1;
   Expected<Schedule> S = emulateTiming(G, P, D);
@@ -264,7 +261,7 @@ TEST(ParDNNEmulator, MemoryTrackerByHand) {
   G.addEdge({W, B, "", 0, 0.5});
   G.addEdge({B, C, "", 0, 1});
   G.addEdge({A, D, "", 0, 2});
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Plan Pl;
   Pl.device = {0, 0, 0, 0, 1};
   Expected<Schedule> S = emulateSchedule(G, P, Pl);
@@ -292,7 +289,7 @@ TEST(ParDNNEmulator, SingleDeviceRunsBackToBack) {
     CostGraph G = makeRandomDag(RO);
     double Sum = 0;
     for (const CostNode &N : G.nodes()) Sum += N.accTime;
-    Expected<Schedule> S = emulateTiming(G, accelerators(1), std::vector<int>(G.numNodes(), 0));
+    Expected<Schedule> S = emulateTiming(G, makePlatform(1, 0), std::vector<int>(G.numNodes(), 0));
     ASSERT_TRUE(static_cast<bool>(S));
     EXPECT_DOUBLE_EQ(S->makespan, Sum) << "seed " << Seed;
   }
@@ -312,7 +309,7 @@ TEST(ParDNNEmulator, RandomPlansObeyFifoSemantics) {
     const int K = 1 + Seed % 3;
     std::vector<int> Dev(G.numNodes());
     for (int &D : Dev) D = static_cast<int>(Gen() % K);
-    Expected<Schedule> S = emulateTiming(G, accelerators(K), Dev);
+    Expected<Schedule> S = emulateTiming(G, makePlatform(K, 0), Dev);
     ASSERT_TRUE(static_cast<bool>(S));
     std::vector<double> Ready(G.numNodes(), 0);
     for (const CostEdge &E : G.edges()) {

@@ -7,6 +7,8 @@
 // the faster devices proportionally more work.
 //
 //===----------------------------------------------------------------------===//
+#include "TestPlatforms.h"
+
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
@@ -19,6 +21,7 @@
 #include <set>
 
 using namespace onnxp;
+using namespace onnxp::test;
 
 namespace {
 
@@ -224,9 +227,7 @@ TEST(Topology, DpPutsTheNodeBoundaryOnTheSmallestCut) {
 // A mixed platform: kind 1 is half as fast; dp gives the fast devices twice
 // the work, compute times within 10% of each other.
 TEST(Topology, MixedDevicesGetWorkByTheirSpeed) {
-  Expected<Platform> P = parsePlatform(R"({"acceleratorKinds": [{"preset": "a100", "count": 2},
-      {"preset": "a100", "name": "slow", "peakFlops": 9.75e12, "memBandwidth": 777.5e9, "count": 2}]})",
-                                       "mixed.json");
+  Expected<Platform> P = twoSpeedPlatform();
   ASSERT_TRUE(static_cast<bool>(P));
   CostGraph G = chain(*P, 60, 1.0, std::vector<double>(59, 0));
   for (size_t E = 0; E < G.numEdges(); ++E) G.edge(E).commTime = 0;

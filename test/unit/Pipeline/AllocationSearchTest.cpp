@@ -7,6 +7,7 @@
 // seed 000's exact ILP. Runs are bounded by LNS rounds, not by the clock.
 //
 //===----------------------------------------------------------------------===//
+#include "AllocationOracle.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -14,7 +15,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 
 using namespace onnxp;
 
@@ -36,27 +36,6 @@ PipelineIlpOptions searchOptions(int P, double Mem) {
   O.maxLnsRounds = 20; // deterministic: rounds, not seconds
   O.timeLimitSeconds = 600;
   return O;
-}
-
-/// Best simulated period over all canonical allocations priced at their load.
-double bruteForceWithin(const PipelineTasks &Tasks, int P, double Mem) {
-  const int L = Tasks.numBlocks();
-  std::vector<int> A(L, 0);
-  double Best = INFINITY;
-  std::function<void(int, int)> Rec = [&](int I, int Used) {
-    if (I == L) {
-      Expected<PipelinePlan> Plan = priceAllocation(Tasks, A, P, "brute");
-      if (Plan && Plan->peakMemory() <= Mem) Best = std::min(Best, Plan->period());
-      else if (!Plan) (void)Plan.takeError();
-      return;
-    }
-    for (int G = 0; G <= std::min(Used, P - 1); ++G) {
-      A[I] = G;
-      Rec(I + 1, std::max(Used, G + 1));
-    }
-  };
-  Rec(1, 1);
-  return Best;
 }
 
 void expectReplays(const PipelineTasks &Tasks, const PipelinePlan &Plan, double Mem) {
@@ -102,7 +81,7 @@ TEST(AllocationSearch, MatchesBruteForceOverAllocations) {
     const double One = singleGpuPeakMemory(Tasks);
     for (double Frac : {0.5, 0.8, 1.2}) {
       const double Mem = std::floor(One * Frac);
-      const double Brute = bruteForceWithin(Tasks, P, Mem);
+      const double Brute = test::bruteForceWithin(Tasks, P, Mem);
       Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, searchOptions(P, Mem));
       if (!Plan) {
         (void)Plan.takeError();

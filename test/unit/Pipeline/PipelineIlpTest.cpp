@@ -9,6 +9,7 @@
 // replay it once more and compare.
 //
 //===----------------------------------------------------------------------===//
+#include "AllocationOracle.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -16,53 +17,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 
 using namespace onnxp;
+using test::bruteForceLoad;
+using test::bruteForceWithin;
 
 namespace {
-/// min over allocations of the period lower bound (per-GPU compute, per-link
-/// traffic), optionally contiguous only; the optimum without memory limit.
-double bruteForceLoad(const PipelineTasks &Tasks, int P, bool Contiguous) {
-  const int L = Tasks.numBlocks();
-  std::vector<int> A(L, 0);
-  double Best = INFINITY;
-  std::function<void(int, int)> Rec = [&](int I, int Used) {
-    if (I == L) {
-      Best = std::min(Best, allocationLoad(Tasks, A, P));
-      return;
-    }
-    for (int G = 0; G <= std::min(Used, P - 1); ++G) { // canonical labels
-      if (Contiguous && G != A[I - 1] && G != Used) continue;
-      A[I] = G;
-      Rec(I + 1, std::max(Used, G + 1));
-    }
-  };
-  A[0] = 0;
-  Rec(1, 1);
-  return Best;
-}
-
-/// Best period over allocations whose modulo-scheduled pattern fits in Mem.
-double bruteForceWithin(const PipelineTasks &Tasks, int P, double Mem) {
-  const int L = Tasks.numBlocks();
-  std::vector<int> A(L, 0);
-  double Best = INFINITY;
-  std::function<void(int, int)> Rec = [&](int I, int Used) {
-    if (I == L) {
-      Expected<PipelinePlan> Plan = priceAllocation(Tasks, A, P, "brute");
-      if (Plan && Plan->peakMemory() <= Mem) Best = std::min(Best, Plan->period());
-      return;
-    }
-    for (int G = 0; G <= std::min(Used, P - 1); ++G) {
-      A[I] = G;
-      Rec(I + 1, std::max(Used, G + 1));
-    }
-  };
-  Rec(1, 1);
-  return Best;
-}
-
 void expectReplays(const PipelineTasks &Tasks, const PipelinePlan &Plan, double Mem) {
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan.pattern);
   ASSERT_TRUE(static_cast<bool>(Sim)) << Sim.takeError().message();

@@ -127,7 +127,7 @@ TEST(RematExhaustive, OffloadingOffMatchesBruteForce) {
   int Compared = 0, Feasible = 0;
   for (int Trial = 0; Trial < 120; ++Trial) {
     int L = 1 + Trial % 4;
-    Chain C = randomChain(Rng, L, 6, /*Overheads=*/false);
+    Chain C = randomChain(Rng, L, rematChainSpec(6, /*Overheads=*/false));
     double Peak = C.inputBytes;
     for (const ChainBlock &B : C.blocks) Peak += 3 * B.outputBytes;
     for (double Budget = 1; Budget <= Peak; Budget += 1) {
@@ -160,7 +160,7 @@ TEST(RematExhaustive, OverheadsStillMatchBruteForceForSeedDP) {
   std::mt19937 Rng(41);
   for (int Trial = 0; Trial < 80; ++Trial) {
     int L = 1 + Trial % 4;
-    Chain C = randomChain(Rng, L, 5, /*Overheads=*/true);
+    Chain C = randomChain(Rng, L, rematChainSpec(5, /*Overheads=*/true));
     for (double Budget = 1; Budget <= 40; Budget += 1) {
       double Want = bruteForce(C, Budget);
       RematOptions O = byteOptions(Budget, false, 0);
@@ -180,7 +180,7 @@ TEST(RematExhaustive, OffloadingPlansReplayAndNeverLose) {
   int Offloading = 0;
   for (int Trial = 0; Trial < 60; ++Trial) {
     int L = 2 + Trial % 5;
-    Chain C = randomChain(Rng, L, 8, Trial % 2 == 1);
+    Chain C = randomChain(Rng, L, rematChainSpec(8, Trial % 2 == 1));
     for (double Budget = 4; Budget <= 50; Budget += 3) {
       RematOptions Off = byteOptions(Budget, false, 0);
       Expected<RematPlan> Base = planOffloadRemat(C, Off);
@@ -217,7 +217,7 @@ namespace {
 // all rejected.
 TEST(RematReplay, RejectsBrokenPlans) {
   std::mt19937 Rng(3);
-  Chain C = randomChain(Rng, 4, 8, false);
+  Chain C = randomChain(Rng, 4, rematChainSpec(8, false));
   // The smallest budget rotor can do with.
   RematPlan Tight;
   RematOptions O;

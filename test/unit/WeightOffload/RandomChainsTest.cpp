@@ -8,6 +8,7 @@
 // L2L >= greedy.
 //
 //===----------------------------------------------------------------------===//
+#include "RandomChains.h"
 #include "OffloadTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +22,7 @@ TEST(WeightOffloadRandom, PlannersAgainstExhaustiveAndBound) {
   std::mt19937 Rng(13);
   int Offloading = 0;
   for (int Trial = 0; Trial < 24; ++Trial) {
-    Chain C = randomChain(Rng, 4 + Trial % 2);
+    Chain C = test::randomChain(Rng, 4 + Trial % 2, test::offloadChainSpec());
     for (double Frac : {0.0, 0.3, 0.7}) {
       Expected<OffloadInstance> I0 = makeOffloadInstance(C, 0, 8);
       ASSERT_TRUE(I0);
