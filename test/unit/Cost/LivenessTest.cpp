@@ -7,6 +7,7 @@
 // made or received and freeing it after its last local reader.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RandomGraphs.h"
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
@@ -194,14 +195,14 @@ TEST(Liveness, ValidatorAndPlannersUseTheModel) {
   // reported by liveness.
   P.accelerator.memoryBytes = 420;
   Expected<Plan> Dp = runPartitioner("dp", G, P, PartitionOptions());
-  ASSERT_TRUE(bool(Dp)) << Dp.takeError().message();
+  ASSERT_EXPECTED(Dp);
   EXPECT_EQ(Dp->memoryModel, MemoryModel::Liveness);
   EXPECT_DOUBLE_EQ(Dp->usage[0].memory, 420);
   // Two accelerators of 220: each holds two weights and two tensors.
   P.accelerators = 2;
   P.accelerator.memoryBytes = 220;
   Expected<Plan> Two = runPartitioner("dp", G, P, PartitionOptions());
-  ASSERT_TRUE(bool(Two)) << Two.takeError().message();
+  ASSERT_EXPECTED(Two);
   // 210 does not fit on two (the planners keep the 20-byte reserve free
   // besides 100 per node, so one node per device), and the error says what
   // would.

@@ -10,6 +10,7 @@
 // activations.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RandomGraphs.h"
 
 #include "onnx-partition/Cost/PipelineInFlight.h"
@@ -158,7 +159,7 @@ TEST(PipelineInFlight, CountsEqualTheSimulatorsStash) {
     Platform P;
     P.accelerators = S;
     Expected<Chain> C = stagesAsChain(G, P, Pl);
-    ASSERT_TRUE(bool(C)) << C.takeError().message();
+    ASSERT_EXPECTED(C);
     ASSERT_EQ(static_cast<int>(C->size()), S);
     std::vector<int> Gpu(S);
     std::iota(Gpu.begin(), Gpu.end(), 0);
@@ -173,7 +174,7 @@ TEST(PipelineInFlight, CountsEqualTheSimulatorsStash) {
       SO.microbatches = M;
       SO.order = std::string(Sched) == "gpipe" ? StagedOrder::Gpipe : StagedOrder::OneFOneBFlush;
       Expected<GpipeSimResult> Sim = simulateGpipe(PipelineTasks(*C, 1e6), Gpu, S, SO);
-      ASSERT_TRUE(bool(Sim)) << Sim.takeError().message();
+      ASSERT_EXPECTED(Sim);
       const std::vector<int> K = inFlightMicrobatches(G, Pl, S);
       const std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, S);
       for (int D = 0; D < S; ++D) {

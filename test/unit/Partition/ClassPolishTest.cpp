@@ -15,6 +15,7 @@
 // network where dp's cut has one, so the polish must keep dp's plan.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RandomGraphs.h"
 #include "TestPlatforms.h"
 
@@ -44,7 +45,7 @@ RandomGraphSpec transfersSpec(int N) {
 /// 2 nodes x (an A100 + a half-speed kind), and a CPU.
 Platform twoNodesMixed(bool Overlap) {
   Expected<Platform> P = twoSpeedPlatform();
-  EXPECT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  EXPECT_EXPECTED(P);
   P->cpus = 1;
   P->nodes = 2;
   P->acceleratorsPerNode = 2;
@@ -69,7 +70,7 @@ void expectSameAsEvaluator(const CostGraph &G, const Platform &P, const Incremen
   Plan Pl;
   Pl.device = L.device();
   Expected<Evaluation> Ev = evaluatePlan(G, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(Ev)) << Ev.takeError().message();
+  ASSERT_EXPECTED(Ev);
   for (int D = 0; D < P.numDevices(); ++D) {
     const DeviceUsage &U = Ev->usage[D];
     EXPECT_NEAR(L.compute(D), U.compute, 1e-9 * (1 + U.compute)) << "device " << D;
@@ -151,10 +152,10 @@ TEST(ClassPolish, NonContiguousBeatsDpOnAHandDerivedChain) {
   const Platform P = linkedGpus(2, 1e10);
   PartitionOptions O;
   Expected<Plan> Dp = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Dp)) << Dp.takeError().message();
+  ASSERT_EXPECTED(Dp);
   EXPECT_NEAR(Dp->objective, 4.1, 1e-12);
   Expected<Plan> Pol = runPartitioner("dp-polish", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pol)) << Pol.takeError().message();
+  ASSERT_EXPECTED(Pol);
   EXPECT_NEAR(Pol->objective, 3.2, 1e-12);
   // A and C together, B alone: not contiguous.
   EXPECT_EQ(Pol->device[0], Pol->device[2]);
@@ -186,7 +187,7 @@ TEST(ClassPolish, NeverAddsCrossNodeBytes) {
   const ClassPolishResult S = polishClasses(G, One, Same, O);
   EXPECT_GE(S.moves + S.swaps, 1);
   Expected<Evaluation> Ev = evaluatePlan(G, One, Same);
-  ASSERT_TRUE(static_cast<bool>(Ev));
+  ASSERT_EXPECTED(Ev);
   EXPECT_NEAR(Ev->objective, 3.2, 1e-12);
   // And with a cap of 2e6 bytes on two nodes it may cross twice.
   O.networkBytesCap = 2e6;
@@ -194,6 +195,6 @@ TEST(ClassPolish, NeverAddsCrossNodeBytes) {
   Capped.device = {0, 1, 1};
   polishClasses(G, P, Capped, O);
   Expected<Evaluation> Ev2 = evaluatePlan(G, P, Capped);
-  ASSERT_TRUE(static_cast<bool>(Ev2));
+  ASSERT_EXPECTED(Ev2);
   EXPECT_NEAR(Ev2->objective, 3.2, 1e-12);
 }

@@ -9,6 +9,7 @@
 // evaluator.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RandomGraphs.h"
 #include "TestPlatforms.h"
 
@@ -32,7 +33,7 @@ namespace {
 /// 2 fast + 2 half-speed accelerators.
 Platform mixed() {
   Expected<Platform> P = twoSpeedPlatform();
-  EXPECT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  EXPECT_EXPECTED(P);
   return *P;
 }
 
@@ -104,7 +105,7 @@ TEST(MixedBalance, LeastSpreadAmongOptimalSplitsAgainstBruteForce) {
 
     PartitionOptions O;
     Expected<Plan> Pl = runPartitioner("dp", G, P, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     EXPECT_NEAR(Pl->objective, Opt, 1e-9 * Opt) << "sample " << Sample;
     EXPECT_EQ(Pl->stats.at("kind_orders_tried"), 6) << "sample " << Sample;
     // Balancing needs an optimum that uses every accelerator.
@@ -127,7 +128,7 @@ TEST(KindOrders, EveryDistinctSequenceOnceOwnFirst) {
   Expected<Platform> P = parsePlatform(R"({"acceleratorKinds": [{"preset": "v100", "count": 3},
       {"preset": "a100", "count": 2}, {"preset": "h100", "count": 1}]})",
                                        "three-kinds.json");
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   EXPECT_EQ(countKindOrders(*P), 60); // 6! / (3! 2! 1!)
   const std::vector<std::vector<int>> Orders = kindOrders(*P, 1000);
   ASSERT_EQ(Orders.size(), 60u);
@@ -183,7 +184,7 @@ TEST(KindOrders, DpDoesNotDependOnTheOrderThePlatformFileListsTheKinds) {
     for (const std::vector<int> &Kinds : kindOrders(*FastFirst, 100)) {
       const Platform Q = withKindOrder(*FastFirst, Kinds);
       Expected<Plan> D = runIdealDP(G, Q, Plain, false, IdealDPTuning());
-      ASSERT_TRUE(static_cast<bool>(D));
+      ASSERT_EXPECTED(D);
       const double Opt = contiguousOptimum(G, Q);
       EXPECT_NEAR(D->objective, Opt, 1e-9 * Opt) << "sample " << Sample;
     }

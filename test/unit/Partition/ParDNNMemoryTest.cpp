@@ -7,6 +7,7 @@
 // lower bound; every refusal names the overflow it could not remove.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "SyntheticGraphs.h"
 #include "TestPlatforms.h"
 
@@ -58,7 +59,7 @@ TEST(ParDNNHeuristicI, MovesTheCheapestLargePotential) {
   // M_pot > 10, so the second heap offers w (cheaper) and w moves to acc1,
   // which has room (17 + 100 <= 120).
   Expected<OverflowResult> R = fixMemoryOverflow(C, P, 120, Device);
-  ASSERT_TRUE(static_cast<bool>(R));
+  ASSERT_EXPECTED(R);
   EXPECT_TRUE(R->fits);
   EXPECT_EQ(R->nodesMoved, 1u);
   EXPECT_EQ(R->rounds, 1);
@@ -153,7 +154,7 @@ TEST(ParDNNProperty, AcceptedPlansFitTheEmulatedMemory) {
     }
     ++Accepted;
     Expected<Schedule> S = emulateSchedule(G, P, *Pl);
-    ASSERT_TRUE(static_cast<bool>(S));
+    ASSERT_EXPECTED(S);
     for (int D = 0; D < K; ++D) {
       EXPECT_LE(S->peakMemory[D], 0.9 * Memory * (1 + 1e-12)) << "seed " << Seed << " acc" << D;
       EXPECT_EQ(Pl->stats.at("peak_memory_acc" + std::to_string(D)), S->peakMemory[D]);
@@ -185,7 +186,7 @@ TEST(ParDNNProperty, TrainingGraphsFitTightMemory) {
     Platform P = makePlatform(K, 0, 1.6 * Single / K);
     PartitionOptions O;
     Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     Expected<Schedule> S = emulateSchedule(G, P, *Pl);
     for (int D = 0; D < K; ++D) EXPECT_LE(S->peakMemory[D], 0.9 * 1.6 * Single / K * (1 + 1e-12));
     EXPECT_EQ(Pl->objective, S->makespan);

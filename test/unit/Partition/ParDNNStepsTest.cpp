@@ -13,6 +13,7 @@
 // figure's 13, because the edge weights differ.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "SyntheticGraphs.h"
 #include "TestPlatforms.h"
 
@@ -102,7 +103,7 @@ TEST(ParDNNSlicing, Figure2Clusters) {
   CostGraph G = figure2();
   Platform P = makePlatform(2, 0);
   Expected<Context> C = makeContext(G, P);
-  ASSERT_TRUE(static_cast<bool>(C));
+  ASSERT_EXPECTED(C);
   Slicing S = sliceGraph(*C, 2);
   ASSERT_EQ(S.numPrimary, 2);
   ASSERT_EQ(S.clusters.size(), 6u);
@@ -219,7 +220,7 @@ TEST(ParDNNEmulator, Figure2ScheduleByHand) {
   std::vector<int> D(G.numNodes(), 0);
   for (char Ch : std::string("CFGHJK")) D[id(Ch)] = 1;
   Expected<Schedule> S = emulateTiming(G, P, D);
-  ASSERT_TRUE(static_cast<bool>(S));
+  ASSERT_EXPECTED(S);
   // Device 0: A[0,1] B[1,2] D[2,3] (queued at 1 after B) E[3,4] L[4,5]
   // I[5,6] M[6,7] N[7,8] O[8,9] P[9,10] Q[10,11] (K arrives at 8 + 1).
   // Device 1: C[2,3] (A + comm 1) G[3,4] H[4,5] F[5,6] J[6,7] K[7,8].
@@ -237,7 +238,7 @@ TEST(ParDNNEmulator, Figure2ScheduleByHand) {
   // The whole partitioner finds the same plan and reports this makespan.
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->objectiveKind, Objective::Makespan);
   EXPECT_EQ(Pl->objective, 11);
   EXPECT_EQ(Pl->device, D);
@@ -265,7 +266,7 @@ TEST(ParDNNEmulator, MemoryTrackerByHand) {
   Plan Pl;
   Pl.device = {0, 0, 0, 0, 1};
   Expected<Schedule> S = emulateSchedule(G, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(S));
+  ASSERT_EXPECTED(S);
   // acc0: a[0,1] w[1,2] b[2,3] c[3,4]; acc1: d ready at 1 + 2 = 3, [3,4].
   EXPECT_EQ(S->start[W], 1);
   EXPECT_EQ(S->start[B], 2);
@@ -290,7 +291,7 @@ TEST(ParDNNEmulator, SingleDeviceRunsBackToBack) {
     double Sum = 0;
     for (const CostNode &N : G.nodes()) Sum += N.accTime;
     Expected<Schedule> S = emulateTiming(G, makePlatform(1, 0), std::vector<int>(G.numNodes(), 0));
-    ASSERT_TRUE(static_cast<bool>(S));
+    ASSERT_EXPECTED(S);
     EXPECT_DOUBLE_EQ(S->makespan, Sum) << "seed " << Seed;
   }
 }
@@ -310,7 +311,7 @@ TEST(ParDNNEmulator, RandomPlansObeyFifoSemantics) {
     std::vector<int> Dev(G.numNodes());
     for (int &D : Dev) D = static_cast<int>(Gen() % K);
     Expected<Schedule> S = emulateTiming(G, makePlatform(K, 0), Dev);
-    ASSERT_TRUE(static_cast<bool>(S));
+    ASSERT_EXPECTED(S);
     std::vector<double> Ready(G.numNodes(), 0);
     for (const CostEdge &E : G.edges()) {
       double Arrive = S->finish[E.src] + (Dev[E.src] != Dev[E.dst] ? E.commTime : 0);

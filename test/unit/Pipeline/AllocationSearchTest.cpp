@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AllocationOracle.h"
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -40,7 +41,7 @@ PipelineIlpOptions searchOptions(int P, double Mem) {
 
 void expectReplays(const PipelineTasks &Tasks, const PipelinePlan &Plan, double Mem) {
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan.pattern);
-  ASSERT_TRUE(static_cast<bool>(Sim)) << Sim.takeError().message();
+  ASSERT_EXPECTED(Sim);
   EXPECT_NEAR(Sim->period, Plan.period(), 1e-9 * std::max(1.0, Sim->period));
   EXPECT_LE(Sim->peakMemory, Mem);
 }
@@ -57,7 +58,7 @@ TEST(AllocationSearch, FindsTheNonContiguousOptimumByHand) {
   C.blocks = {block(0.5, 0.5, 1), block(1, 1, 1), block(0.5, 0.5, 1)};
   PipelineTasks Tasks(C, 1e15);
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, searchOptions(2, INFINITY));
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->stats.at("warm_start_period_ms"), 3, 1e-6);
   EXPECT_NEAR(Plan->period(), 2, 1e-6);
   EXPECT_EQ(Plan->pattern.gpuOfBlock[0], Plan->pattern.gpuOfBlock[2]);
@@ -128,7 +129,7 @@ TEST(AllocationSearch, BoundNeverExceedsTheExactOptimum) {
       }
       ASSERT_EQ(Exact->stats.at("proven_optimal"), 1);
       Expected<MemoryAwareBound> Bd = memoryAwareBound(Tasks, 2, O.memoryBytes, 1.5 * Exact->period(), O);
-      ASSERT_TRUE(static_cast<bool>(Bd)) << Bd.takeError().message();
+      ASSERT_EXPECTED(Bd);
       EXPECT_LE(Bd->bound, Exact->period() * (1 + 1e-6)) << "case " << Case << " frac " << Frac;
       if (Bd->bound > std::max(Total / 2, Largest) * (1 + 1e-3)) ++Raised;
     }
