@@ -13,7 +13,7 @@
 //   - mask (values 0 or 1): its name contains "mask", or every use is a
 //     Where condition, a Mul, or the mask input of Attention /
 //     EmbedLayerNormalization. ORT's Attention fusion assumes a binary mask
-//     (docs/benchmarks.md, "BERT toy with optimizations on").
+//     (docs/benchmarks-history.md, "BERT toy with optimizations on").
 // An input with neither keeps the old bound 16. `--int-range NAME=B` (the
 // scripts' option) overrides any of them.
 //

@@ -1,7 +1,7 @@
 //===- bench/bench_pardnn.cpp - Scale and quality of pardnn ---------------===//
 //
 // Two experiments for `--algo pardnn` (seed 003; results in
-// docs/benchmarks.md, section "ParDNN (issue 7)"):
+// docs/benchmarks-history.md, section "ParDNN (issue 7)"):
 //
 //  scale    Training-shaped synthetic graphs (SyntheticGraphs.h) of 10^4,
 //           10^5, 2x10^5 and 10^6 nodes on 8 and 16 accelerators, memory per

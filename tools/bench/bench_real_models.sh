@@ -5,7 +5,7 @@
 # models also with --training) on 2, 4 and 8 A100s; for each, the max-load
 # objective of dp, dpl and pipedream on the same graph, dp's wall and CPU
 # time, and what dp did (exact, or contracted to which granularity). Prints
-# one Markdown table (docs/benchmarks.md). Never run by tests.
+# one Markdown table (docs/benchmarks-history.md). Never run by tests.
 #
 # Usage: tools/bench/bench_real_models.sh [BUILD_DIR] [SHARED_DIR]
 #

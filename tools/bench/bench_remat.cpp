@@ -1,6 +1,6 @@
 //===- bench/bench_remat.cpp - Activation offloading + remat (seed 001) --===//
 //
-// Two tables for docs/benchmarks.md:
+// Two tables for docs/benchmarks-history.md:
 //  1. solve time of the seed-001 DP (offloading on, 12 GB/s) and of rotor's
 //     table (offloading off) against chain length L and memory steps N, on
 //     random chains (seeded), budget = 1/3 of the unlimited activation memory;

@@ -1,7 +1,7 @@
 //===- bench/bench_weightoffload.cpp - Weight offloading of seed 002 ------===//
 //
 // Two experiments for the weight-offloading planners (results in
-// docs/benchmarks.md, section "Weight offloading (issue 13)"):
+// docs/benchmarks-history.md, section "Weight offloading (issue 13)"):
 //
 //  table  BERT-32 from the Piper file (b = 8) over M_GPU x beta: sum u,
 //         greedy, Greedy*, L2L (all replayed by the simulator), the §6 MILP

@@ -4,7 +4,7 @@ JSON (onnx-partition chain) into at most N blocks of about equal forward +
 backward time: times, stored and weight bytes add up, a merged block's
 output is its last block's. Issue 21: PipeDream's profiles have 21-39
 blocks, above pipeline-ilp's exact ILP (10); their 10-block coarsenings
-measure the ILP's solve time by link (docs/benchmarks.md)."""
+measure the ILP's solve time by link (docs/benchmarks-history.md)."""
 import json
 import sys
 

@@ -2,7 +2,7 @@
 """wall_within.py MAX_SECONDS CMD...: runs CMD, passes its stdout and stderr
 through, and fails if it exits non-zero or takes longer than MAX_SECONDS of
 wall clock (issue 20: the --time-limit tests allow 3x the limit, so a
-loaded machine cannot make them flaky; docs/benchmarks.md has the tight
+loaded machine cannot make them flaky; docs/benchmarks-history.md has the tight
 figures). Prints "wall ok" on success, for FileCheck."""
 import os
 import subprocess

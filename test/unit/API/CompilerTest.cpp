@@ -8,6 +8,8 @@
 // memory (one finalizePlan for both).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Compiler.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
 
@@ -46,7 +48,7 @@ TEST(Compiler, RunsTheWholePipelineOnASharedModel) {
   O.algorithm = "dp";
   O.extractStages = true;
   Expected<CompileResult> R = compile(kModel, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->plan.algorithm, "dp");
   EXPECT_EQ(R->plan.objectiveKind, Objective::MaxLoad);
   EXPECT_TRUE(std::isfinite(R->plan.objective));
@@ -58,7 +60,7 @@ TEST(Compiler, RunsTheWholePipelineOnASharedModel) {
   // The annotated model records a device for every node, and the plan it
   // carries is the one returned.
   Expected<AnnotatedPlacement> Read = readPlacement(*R->annotated);
-  ASSERT_TRUE(static_cast<bool>(Read)) << Read.takeError().message();
+  ASSERT_EXPECTED(Read);
   EXPECT_EQ(Read->placement.device.size(), static_cast<size_t>(R->annotated->graph().node_size()));
   EXPECT_NE(Read->planJson.find("\"algorithm\": \"dp\""), std::string::npos);
   ASSERT_TRUE(R->stages.has_value());
@@ -92,7 +94,7 @@ TEST(Compiler, EveryAlgorithmsPlanRoundTripsThroughTheAnnotatedModel) {
     CompileOptions O = twoDevices();
     O.algorithm = Info.name;
     Expected<CompileResult> Out = compile(kModel, O);
-    ASSERT_TRUE(static_cast<bool>(Out)) << Out.takeError().message();
+    ASSERT_EXPECTED(Out);
     ASSERT_TRUE(Out->annotated.has_value());
     fs::path File = Dir / (std::string(Info.name) + ".onnx");
     {
@@ -104,7 +106,7 @@ TEST(Compiler, EveryAlgorithmsPlanRoundTripsThroughTheAnnotatedModel) {
     Back.loadPlan = File.string();
     Back.annotate = false;
     Expected<CompileResult> In = compile(kModel, Back);
-    ASSERT_TRUE(static_cast<bool>(In)) << In.takeError().message();
+    ASSERT_EXPECTED(In);
     const Plan &A = Out->plan, &B = In->plan;
     EXPECT_EQ(B.algorithm, A.algorithm);
     EXPECT_EQ(B.objectiveKind, A.objectiveKind);
@@ -133,9 +135,9 @@ TEST(Compiler, ModelInMemoryMakesEveryOutput) {
   std::ifstream In(kModel, std::ios::binary);
   std::string Bytes((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
   Expected<CompileResult> R = compileModel(Bytes, kModel, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   Expected<CompileResult> F = compile(kModel, O);
-  ASSERT_TRUE(static_cast<bool>(F)) << F.takeError().message();
+  ASSERT_EXPECTED(F);
   expectSame(R->plan.objective, F->plan.objective, "objective from memory vs from the file");
   EXPECT_EQ(R->reportJson, F->reportJson);
   // The summary names the model and shows the plan (its solve time differs).

@@ -1,6 +1,8 @@
 //===- unit/Analysis/TrainingGraphTest.cpp - Roles, partners, classes ---===//
-#include "onnx-partition/Analysis/TrainingGraph.h"
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
+#include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include <gtest/gtest.h>
@@ -42,11 +44,11 @@ void renameAccumulators(onnx::ModelProto &P) {
 
 TEST(TrainingGraph, RolesPartnersParametersAndClasses) {
   Expected<OnnxModel> M = loadOnnxModel("t.onnxtxt", Training);
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   renameAccumulators(M->proto);
   ASSERT_FALSE(inferShapes(*M));
   Expected<CostGraph> G = buildCostGraph(*M);
-  ASSERT_TRUE(static_cast<bool>(G)) << G.takeError().message();
+  ASSERT_EXPECTED(G);
   classifyTrainingGraph(*G, *M);
   EXPECT_EQ(G->node(0).role, Role::Forward);
   EXPECT_EQ(G->node(2).role, Role::Loss);

@@ -1,4 +1,6 @@
 //===- unit/Coarsen/ContractionTest.cpp - Scopes, coarse graphs, auto ---===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Coarsen/Contraction.h"
 
 #include <gtest/gtest.h>
@@ -53,7 +55,7 @@ TEST(Contraction, LayerGroupsFuseCyclesAndSum) {
   G.addEdge({C, D, "tc", 8, 2});
   G.addEdge({C, BC, "tc", 8, 2});
   Expected<Grouping> Gr = structuralGrouping(G, Granularity::Layer, Grouping::identity(G.numNodes()));
-  ASSERT_TRUE(static_cast<bool>(Gr));
+  ASSERT_EXPECTED(Gr);
   ContractedGraph CG = contractGraph(G, *Gr);
   ASSERT_EQ(CG.graph.numNodes(), 3u); // {a, x, c}, {d}, {c's gradient}
   EXPECT_EQ(CG.groupOf[A], CG.groupOf[X]);
@@ -106,7 +108,7 @@ TEST(Contraction, AutoPicksTheFinestThatFits) {
   ContractionOptions O;
   O.fits = [](const CostGraph &CG) { return CG.numNodes() <= 3; };
   Expected<ContractedGraph> C = contract(G, O);
-  ASSERT_TRUE(static_cast<bool>(C));
+  ASSERT_EXPECTED(C);
   EXPECT_EQ(C->granularity, Granularity::Block);
   EXPECT_EQ(C->graph.numNodes(), 3u);
   O.fits = [](const CostGraph &CG) { return CG.numNodes() <= 9; };

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "../Partition/DPTestUtil.h"
 
+#include "TestPlatforms.h"
+
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
@@ -23,14 +25,6 @@ using namespace onnxp;
 using namespace onnxp::test;
 
 namespace {
-
-Platform platform(int K, int L, double Mem) {
-  Platform P;
-  P.accelerators = K;
-  P.cpus = L;
-  P.accelerator.memoryBytes = Mem;
-  return P;
-}
 
 /// Best max-load over every class assignment the validator accepts
 /// (non-contiguous plans: the space of the max-load IP).
@@ -126,7 +120,7 @@ void check(unsigned Seed, int Count, bool Training, Counts &Stats) {
     double TotalMem = 0;
     for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
     const bool Tight = T % 2 == 1;
-    Platform P = platform(K, L, Tight ? std::ceil(TotalMem * 0.6) : kInfinity);
+    Platform P = makePlatform(K, L, Tight ? std::ceil(TotalMem * 0.6) : kInfinity);
     ReductionOptions RO;
     RO.memoryNeverBinds = !Tight;
     RO.timeTrades = L == 0;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../Partition/DPTestUtil.h"
+#include "ExpectedAssert.h"
 
 #include "onnx-partition/Coarsen/Linearize.h"
 
@@ -45,7 +46,7 @@ TEST(Linearize, ResidualBlockIsOneBlock) {
   G.addEdge({C, D, "tc", 50, 1});
   G.addEdge({A, D, "ta", 100, 1});
   Expected<Linearization> L = linearizeGraph(G);
-  ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   ASSERT_EQ(L->chain.size(), 2u);
   EXPECT_EQ(L->chain.blocks[0].nodes, std::vector<int>({A}));
   EXPECT_EQ(L->chain.blocks[1].nodes, std::vector<int>({B, C, D}));
@@ -82,7 +83,7 @@ TEST(Linearize, TrainingGraphBlocks) {
   G.addEdge({X, GX, "tx", 20, 1});
   G.addEdge({GY, Opt, "gw", 32, 1});
   Expected<Linearization> L = linearizeGraph(G, LinearizeOptions{7, {}});
-  ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   const Chain &C = L->chain;
   ASSERT_EQ(C.size(), 3u);
   EXPECT_EQ(C.inputBytes, 7);
@@ -117,7 +118,7 @@ TEST(Linearize, DataFreeFlagsFromTheModel) {
   LinearizeOptions O;
   O.dataFree = {0, 1, 0, 0};
   Expected<Linearization> L = linearizeGraph(G, O);
-  ASSERT_TRUE(static_cast<bool>(L));
+  ASSERT_EXPECTED(L);
   // x is the first block; wT rides with mm; mm and z form one block (x's
   // tensor jumps over mm).
   EXPECT_EQ(L->chain.size(), 2u);
@@ -135,7 +136,7 @@ TEST(Linearize, ChainPropertyOnRandomGraphs) {
     S.edgeProb = T % 3 == 0 ? 0.2 : 0.5;
     CostGraph G = randomGraph(Rng, S);
     Expected<Linearization> L = linearizeGraph(G);
-    ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+    ASSERT_EXPECTED(L);
     const Chain &C = L->chain;
     SCOPED_TRACE("instance " + std::to_string(T));
     EXPECT_FALSE(static_cast<bool>(C.validate()));
@@ -173,12 +174,12 @@ TEST(Linearize, SideInputIsSentAlong) {
   G.addEdge({C, D, "tc", 100, 1});
   for (int R : {B, C, D}) G.addEdge({M, R, "tm", 8, 1});
   Expected<Linearization> Exact = linearizeGraph(G);
-  ASSERT_TRUE(static_cast<bool>(Exact));
+  ASSERT_EXPECTED(Exact);
   ASSERT_EQ(Exact->chain.size(), 2u); // {m}, {a, b, c, d}
   LinearizeOptions O;
   O.sideInputs = true;
   Expected<Linearization> L = linearizeGraph(G, O);
-  ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   EXPECT_EQ(L->sideProducers, 1);
   ASSERT_EQ(L->chain.size(), 5u);
   EXPECT_EQ(L->blockOf[M], 0);
@@ -204,7 +205,7 @@ TEST(Linearize, BalanceCutsLargeBlocks) {
   LinearizeOptions O;
   O.maxBlockShare = 0.25;
   Expected<Linearization> L = linearizeGraph(G, O);
-  ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   ASSERT_EQ(L->chain.size(), 4u);
   EXPECT_EQ(L->chain.blocks[0].outputBytes, 100); // ta
   EXPECT_EQ(L->chain.blocks[1].outputBytes, 150); // tb and ta on its way to d

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../Partition/DPTestUtil.h"
+#include "ExpectedAssert.h"
 
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
@@ -43,7 +44,7 @@ struct Builder {
 
 Grouping regions(const CostGraph &G) {
   Expected<Grouping> Gr = structuralGrouping(G, Granularity::Region, Grouping::identity(G.numNodes()));
-  EXPECT_TRUE(static_cast<bool>(Gr));
+  EXPECT_EXPECTED(Gr);
   return Gr ? *Gr : Grouping::identity(G.numNodes());
 }
 
@@ -185,7 +186,7 @@ void checkRandom(unsigned Seed, int Count, bool Training, Tally &T) {
     ++T.Instances;
     // Every region is single-entry/single-exit on the constant-folded graph.
     Expected<Grouping> Const = structuralGrouping(G, Granularity::Const, Grouping::identity(G.numNodes()));
-    ASSERT_TRUE(static_cast<bool>(Const));
+    ASSERT_EXPECTED(Const);
     ContractedGraph H = contractGraph(G, *Const);
     T.Merged += static_cast<int>(H.graph.numNodes()) - Gr.numGroups;
     std::vector<std::set<int>> Units(Gr.numGroups);
@@ -222,7 +223,7 @@ void checkRandom(unsigned Seed, int Count, bool Training, Tally &T) {
       if (!validatePlan(C.graph, P, Pl, VO)) {
         Plan Fine = expandPlan(Pl, C.groupOf);
         Error E = validatePlan(G, P, Fine, VO);
-        EXPECT_FALSE(static_cast<bool>(E));
+        EXPECT_NO_ERROR(E);
         Expected<Evaluation> Ec = evaluatePlan(C.graph, P, Pl, Objective::MaxLoad);
         Expected<Evaluation> Ef = evaluatePlan(G, P, Fine, Objective::MaxLoad);
         ASSERT_EQ(static_cast<bool>(Ec), static_cast<bool>(Ef));

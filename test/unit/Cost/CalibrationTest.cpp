@@ -5,6 +5,8 @@
 // must carry them to the roofline.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Cost/Calibration.h"
 #include "onnx-partition/Cost/Roofline.h"
 #include "onnx-partition/IR/Platform.h"
@@ -99,7 +101,7 @@ TEST(Calibration, PlatformFileCarriesOpKindsToTheRoofline) {
     "kernelOverheadMs": 0.005, "opKinds": {"Conv": {"flopsEfficiency": 0.4, "bandwidthEfficiency": 0.9,
     "kernelOverheadMs": 0.01, "samples": 6}}}})",
                                        "cal.json");
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   OpWork W = work(1e9, 1e6);
   EXPECT_NEAR(rooflineMs(W, P->cpu, "Conv"), truth("Conv", W), 1e-12);
   // Another kind, or no kind, runs at the peaks.

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CostTestUtil.h"
+#include "ExpectedAssert.h"
 
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
@@ -53,7 +54,7 @@ std::string errorOf(const Expected<OrtProfile> &P) { return P ? "" : P.takeError
 
 TEST(OrtProfile, ImportsAProfileWrittenByTheShippedScript) {
   Expected<OrtProfile> P = loadOrtProfile(Inputs + "cnn-n1.profile.json");
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   // 18 ONNX nodes, all kernels (no Constant in the CNN), 2 kept runs each.
   EXPECT_EQ(P->nodes.size(), 18u);
   const OrtNodeTiming &Conv = P->nodes.at("Conv_0");
@@ -70,7 +71,7 @@ TEST(OrtProfile, EveryProfiledNodeMatchesTheCostGraph) {
   std::optional<CostGraph> G = costedCnn(M, 1, false);
   ASSERT_TRUE(G);
   Expected<OrtProfile> P = loadOrtProfile(Inputs + "cnn-n1.profile.json");
-  ASSERT_TRUE(static_cast<bool>(P));
+  ASSERT_EXPECTED(P);
   MeasuredSummary S = applyMeasuredCosts(*G, &*P, nullptr, MeasuredDevice::Cpu);
   EXPECT_TRUE(S.unmatchedProfileNodes.empty());
   EXPECT_EQ(S.nodesBySource["profile"], 18u);
@@ -103,7 +104,7 @@ TEST(OrtProfile, MalformedProfilesAreOneClearError) {
     {"cat":"Node","name":"a_kernel_time","dur":4,"args":{"op_name":"Relu"}},
     {"cat":"Node","name":"a_kernel_time","dur":6,"args":{"op_name":"Relu"}}])",
                                            "p.json");
-  ASSERT_TRUE(static_cast<bool>(P));
+  ASSERT_EXPECTED(P);
   EXPECT_EQ(P->nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(P->nodes.at("a").meanMs(), 0.005);
 }
@@ -116,13 +117,13 @@ op,Relu,0.25,,1024,0.5
 "node","a,b",2,,,
 )",
                                            "t.csv");
-  ASSERT_TRUE(static_cast<bool>(Csv)) << Csv.takeError().message();
+  ASSERT_EXPECTED(Csv);
   Expected<CostTable> Json = parseCostTable(R"({"nodes": {"Conv_0": {"forward_ms": 1.5, "backward_ms": 3},
                                                           "a,b": {"forward_ms": 2}},
                                                 "ops": {"Relu": {"forward_ms": 0.25, "bytes": 1024,
                                                                  "cpu_forward_ms": 0.5}}})",
                                             "t.json");
-  ASSERT_TRUE(static_cast<bool>(Json)) << Json.takeError().message();
+  ASSERT_EXPECTED(Json);
   for (const CostTable *T : {&*Csv, &*Json}) {
     ASSERT_EQ(T->byNode.size(), 2u);
     ASSERT_EQ(T->byOp.size(), 1u);
@@ -189,7 +190,7 @@ op,LSTM,1,,
 node,Nowhere,1,,
 )",
                                          "t.csv");
-  ASSERT_TRUE(static_cast<bool>(T));
+  ASSERT_EXPECTED(T);
   MeasuredSummary S = applyMeasuredCosts(*G, &P, &*T, MeasuredDevice::Accelerator);
 
   // Table by node, forward and derived backward.

@@ -7,6 +7,9 @@
 // made or received and freeing it after its last local reader.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+#include "RandomGraphs.h"
+
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
@@ -18,6 +21,7 @@
 #include <set>
 
 using namespace onnxp;
+using namespace onnxp::test;
 
 namespace {
 /// Random DAG whose nodes make one to three named tensors, each read by
@@ -25,32 +29,11 @@ namespace {
 /// also reading tensors of the first half (saved activations).
 CostGraph randomGraph(unsigned Seed, bool Training) {
   std::mt19937 R(Seed);
-  auto Uni = [&](int Lo, int Hi) { return std::uniform_int_distribution<int>(Lo, Hi)(R); };
-  CostGraph G;
-  const int N = Uni(4, 18);
-  for (int V = 0; V < N; ++V) {
-    CostNode Nd;
-    Nd.name = "n" + std::to_string(V);
-    Nd.role = Training && V >= N / 2 ? Role::Backward : Role::Forward;
-    Nd.paramBytes = Uni(0, 3) == 0 ? Uni(1, 50) : 0;
-    Nd.gradBytes = Training ? Nd.paramBytes : 0;
-    Nd.optimizerBytes = 2 * Nd.gradBytes;
-    Nd.workspaceBytes = Uni(0, 2) == 0 ? Uni(1, 20) : 0;
-    Nd.onnxNodes = {V};
-    G.addNode(Nd);
-  }
-  for (int V = 0; V < N; ++V) {
-    const int Outs = Uni(1, 3);
-    double Made = 0;
-    for (int T = 0; T < Outs; ++T) {
-      const double Bytes = Uni(1, 100);
-      Made += Bytes;
-      for (int W = V + 1; W < N; ++W)
-        if (Uni(0, 3) == 0) G.addEdge({V, W, "t" + std::to_string(V) + "_" + std::to_string(T), Bytes, 0});
-    }
-    G.node(V).outputBytes = Made + (Uni(0, 2) == 0 ? Uni(1, 30) : 0); // some unread output
-  }
-  return G;
+  RandomGraphSpec S;
+  S.draws = GraphDraws::Tensors;
+  S.training = Training;
+  S.forwardNodes = std::uniform_int_distribution<int>(4, 18)(R);
+  return test::randomGraph(R, S);
 }
 
 /// The brute-force replay: per device, the peak of resident + allocated.
@@ -212,14 +195,14 @@ TEST(Liveness, ValidatorAndPlannersUseTheModel) {
   // reported by liveness.
   P.accelerator.memoryBytes = 420;
   Expected<Plan> Dp = runPartitioner("dp", G, P, PartitionOptions());
-  ASSERT_TRUE(bool(Dp)) << Dp.takeError().message();
+  ASSERT_EXPECTED(Dp);
   EXPECT_EQ(Dp->memoryModel, MemoryModel::Liveness);
   EXPECT_DOUBLE_EQ(Dp->usage[0].memory, 420);
   // Two accelerators of 220: each holds two weights and two tensors.
   P.accelerators = 2;
   P.accelerator.memoryBytes = 220;
   Expected<Plan> Two = runPartitioner("dp", G, P, PartitionOptions());
-  ASSERT_TRUE(bool(Two)) << Two.takeError().message();
+  ASSERT_EXPECTED(Two);
   // 210 does not fit on two (the planners keep the 20-byte reserve free
   // besides 100 per node, so one node per device), and the error says what
   // would.

@@ -1,5 +1,6 @@
 //===- unit/Cost/MemoryAndRooflineTest.cpp - Memory, roofline, ranks ----===//
 #include "CostTestUtil.h"
+#include "ExpectedAssert.h"
 
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
@@ -113,7 +114,7 @@ TEST(Roofline, MaxOfComputeAndMemoryPlusOverhead) {
 TEST(Roofline, PresetsCoverTheDocumentedDevices) {
   for (const char *Name : {"v100", "a100", "h100", "cpu", "default"}) {
     Expected<Platform> P = loadPlatform(Name);
-    ASSERT_TRUE(static_cast<bool>(P)) << Name;
+    ASSERT_EXPECTED(P) << Name;
     EXPECT_GT(P->accelerator.peakFlops, 0) << Name;
     EXPECT_GT(P->accelerator.memBandwidth, 0) << Name;
     EXPECT_GT(P->cpu.peakFlops, 0) << Name;

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CostTestUtil.h"
+#include "ExpectedAssert.h"
 
 #include <gtest/gtest.h>
 
@@ -282,7 +283,7 @@ TEST(OpWork, EveryOpOfTheSharedModelsHasARule) {
     Expected<std::string> Bytes = readFileForTest(Dir + File);
     if (!Bytes) GTEST_SKIP() << "../shared/models is absent: " << Bytes.takeError().message();
     Expected<OnnxModel> M = loadOnnxModel(Dir + File, *Bytes);
-    ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+    ASSERT_EXPECTED(M);
     for (const onnx::NodeProto &N : M->graph().node())
       EXPECT_TRUE(hasOpRule(N.domain(), N.op_type())) << File << ": " << N.op_type();
   }

@@ -10,6 +10,9 @@
 // activations.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+#include "RandomGraphs.h"
+
 #include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/GpipeSimulator.h"
 #include "onnx-partition/Partition/StagedPlanChain.h"
@@ -22,6 +25,7 @@
 #include <random>
 
 using namespace onnxp;
+using namespace onnxp::test;
 
 namespace {
 /// f0 -> f1 -> f2 -> b2 -> b1 -> b0; f_i's output x_i is read by f_{i+1} and
@@ -127,52 +131,12 @@ TEST(PipelineInFlight, ThreeStagesByHand) {
       << E.message();
 }
 
-namespace {
-/// A training chain f0..f_{N-1}, b_{N-1}..b0 with random sizes and times;
-/// Skips adds forward edges f_i -> f_{i+2} (saved by b_{i+2} too).
-CostGraph randomTraining(std::mt19937 &R, int N, bool Skips) {
-  auto Uni = [&](int Lo, int Hi) { return std::uniform_int_distribution<int>(Lo, Hi)(R); };
-  CostGraph G;
-  for (int I = 0; I < N; ++I) {
-    CostNode Nd;
-    Nd.name = "f" + std::to_string(I);
-    Nd.accTime = Uni(1, 10);
-    Nd.paramBytes = Uni(0, 100);
-    Nd.gradBytes = Nd.paramBytes;
-    Nd.onnxNodes = {I};
-    G.addNode(Nd);
-  }
-  for (int I = N - 1; I >= 0; --I) {
-    CostNode Nd;
-    Nd.name = "b" + std::to_string(I);
-    Nd.role = Role::Backward;
-    Nd.accTime = Uni(1, 20);
-    Nd.onnxNodes = {2 * N - 1 - I};
-    G.addNode(Nd);
-  }
-  auto B = [N](int I) { return 2 * N - 1 - I; };
-  for (int I = 0; I < N; ++I) {
-    const double X = Uni(1, 1000);
-    G.node(I).outputBytes = X;
-    G.node(I).savedBytes = X;
-    if (I + 1 < N) G.addEdge({I, I + 1, "x" + std::to_string(I), X, 0});
-    G.addEdge({I, B(I), "x" + std::to_string(I), X, 0});
-    if (Skips && I + 2 < N && Uni(0, 1)) {
-      G.addEdge({I, I + 2, "x" + std::to_string(I), X, 0});
-      G.addEdge({I, B(I + 2), "x" + std::to_string(I), X, 0});
-    }
-    if (I > 0) G.addEdge({B(I), B(I - 1), "g" + std::to_string(I), double(Uni(1, 100)), 0});
-  }
-  return G;
-}
-} // namespace
-
 TEST(PipelineInFlight, CountsEqualTheSimulatorsStash) {
   std::mt19937 R(22);
   auto Uni = [&](int Lo, int Hi) { return std::uniform_int_distribution<int>(Lo, Hi)(R); };
   for (int Trial = 0; Trial < 120; ++Trial) {
     const int N = Uni(1, 7);
-    const CostGraph G = randomTraining(R, N, Trial % 2 == 1);
+    const CostGraph G = randomTrainingChain(R, N, Trial % 2 == 1);
     // Random contiguous stages of the forward chain, on a random
     // permutation of the devices; each backward node joins its forward's.
     const int S = Uni(1, std::min(N, 4));
@@ -195,7 +159,7 @@ TEST(PipelineInFlight, CountsEqualTheSimulatorsStash) {
     Platform P;
     P.accelerators = S;
     Expected<Chain> C = stagesAsChain(G, P, Pl);
-    ASSERT_TRUE(bool(C)) << C.takeError().message();
+    ASSERT_EXPECTED(C);
     ASSERT_EQ(static_cast<int>(C->size()), S);
     std::vector<int> Gpu(S);
     std::iota(Gpu.begin(), Gpu.end(), 0);
@@ -210,7 +174,7 @@ TEST(PipelineInFlight, CountsEqualTheSimulatorsStash) {
       SO.microbatches = M;
       SO.order = std::string(Sched) == "gpipe" ? StagedOrder::Gpipe : StagedOrder::OneFOneBFlush;
       Expected<GpipeSimResult> Sim = simulateGpipe(PipelineTasks(*C, 1e6), Gpu, S, SO);
-      ASSERT_TRUE(bool(Sim)) << Sim.takeError().message();
+      ASSERT_EXPECTED(Sim);
       const std::vector<int> K = inFlightMicrobatches(G, Pl, S);
       const std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, S);
       for (int D = 0; D < S; ++D) {

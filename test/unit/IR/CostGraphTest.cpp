@@ -1,4 +1,6 @@
 //===- unit/IR/CostGraphTest.cpp - Cost graph storage and dump ----------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/CostGraph.h"
 
 #include <gtest/gtest.h>
@@ -23,7 +25,7 @@ CostGraph chain(int N) {
 TEST(CostGraph, TopologicalOrderIsDeterministicAndDetectsCycles) {
   CostGraph G = chain(3);
   Expected<std::vector<int>> O = G.topologicalOrder();
-  ASSERT_TRUE(static_cast<bool>(O));
+  ASSERT_EXPECTED(O);
   EXPECT_EQ(*O, (std::vector<int>{0, 1, 2}));
   G.addEdge({2, 0});
   Expected<std::vector<int>> C = G.topologicalOrder();

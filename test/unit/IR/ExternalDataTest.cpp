@@ -8,6 +8,8 @@
 // 2 GiB limit.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -130,7 +132,7 @@ TEST(ExternalData, LoadingRefusesEscapesAndResolvesAgainstTheModelsFolder) {
   ASSERT_TRUE(smallModel(true).SerializeToString(&Bytes));
   // The current directory is not the model's: the data is still found.
   Expected<OnnxModel> M = loadOnnxModel(Dir + "/m.onnx", Bytes);
-  ASSERT_TRUE(M) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   EXPECT_TRUE(M->missingExternalData.empty());
   ASSERT_TRUE(smallModel(true, "../w.bin").SerializeToString(&Bytes));
   Expected<OnnxModel> Bad = loadOnnxModel(Dir + "/m.onnx", Bytes);
@@ -157,7 +159,7 @@ TEST(ExternalData, WrittenElsewhereGetsItsOwnFileWithOnlyItsTensors) {
   O.sourceDir = Src;
   O.outputPath = Out + "/stage.onnx";
   Expected<ExternalDataLayout> L = layoutExternalData(M, O);
-  ASSERT_TRUE(L) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   ASSERT_EQ(L->files.size(), 1u);
   EXPECT_EQ(L->files[0].path, Out + "/stage.onnx.data");
   EXPECT_TRUE(L->warnings.empty());
@@ -168,7 +170,7 @@ TEST(ExternalData, WrittenElsewhereGetsItsOwnFileWithOnlyItsTensors) {
   ASSERT_FALSE(checkWrittenReferences(M, Out, *L, "stage.onnx"));
   ASSERT_FALSE(writeExternalDataFiles(*L));
   Expected<std::string> Data = readAll(Out + "/stage.onnx.data");
-  ASSERT_TRUE(Data);
+  ASSERT_EXPECTED(Data);
   EXPECT_EQ(*Data, dataBytes().substr(16, 8));
   // Now the file exists, the reference checks without the layout too.
   EXPECT_FALSE(checkWrittenReferences(M, Out, ExternalDataLayout(), "stage.onnx"));
@@ -182,10 +184,10 @@ TEST(ExternalData, OffsetsAreAlignedAndBytesCopiedExactly) {
   O.sourceDir = Src;
   O.outputPath = Out + "/m.onnx";
   Expected<ExternalDataLayout> L = layoutExternalData(M, O);
-  ASSERT_TRUE(L);
+  ASSERT_EXPECTED(L);
   ASSERT_FALSE(writeExternalDataFiles(*L));
   Expected<std::string> Data = readAll(Out + "/m.onnx.data");
-  ASSERT_TRUE(Data);
+  ASSERT_EXPECTED(Data);
   ExternalRef A = externalRef(M.graph().initializer(0)), S = externalRef(M.graph().initializer(1));
   EXPECT_EQ(A.offset, 0u);
   EXPECT_EQ(S.offset, 64u);
@@ -202,7 +204,7 @@ TEST(ExternalData, WrittenIntoTheSourceFolderReusesItsFile) {
   O.sourceDir = Src;
   O.outputPath = Src + "/annotated.onnx";
   Expected<ExternalDataLayout> L = layoutExternalData(M, O);
-  ASSERT_TRUE(L);
+  ASSERT_EXPECTED(L);
   EXPECT_TRUE(L->files.empty());
   EXPECT_EQ(location(M.graph().initializer(0)), "w.bin");
   EXPECT_EQ(externalRef(M.graph().initializer(1)).offset, 16u);
@@ -216,7 +218,7 @@ TEST(ExternalData, AbsentDataKeepsItsNameBesideTheOutputWithAWarning) {
   O.sourceDir = Src;
   O.outputPath = Out + "/m.onnx";
   Expected<ExternalDataLayout> L = layoutExternalData(M, O);
-  ASSERT_TRUE(L) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   EXPECT_TRUE(L->files.empty());
   EXPECT_EQ(L->absentLocations, std::set<std::string>{"weights/w.bin"});
   ASSERT_EQ(L->warnings.size(), 1u);
@@ -251,7 +253,7 @@ TEST(ExternalData, DeclaredWeightsOverTwoGiBStayOutsideTheProtobuf) {
   O.sourceDir = Src;
   O.outputPath = Out + "/m.onnx";
   Expected<ExternalDataLayout> L = layoutExternalData(M, O);
-  ASSERT_TRUE(L) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   EXPECT_LT(M.ByteSizeLong(), 4096u);
   ASSERT_EQ(L->warnings.size(), 1u);
   EXPECT_NE(L->warnings[0].find("3 tensors, 3221225472 bytes"), std::string::npos) << L->warnings[0];
@@ -267,14 +269,14 @@ TEST(ExternalData, InlineTensorsMoveOutPastTheProtobufLimit) {
   O.protobufLimit = 64; // stands for 2 GiB: the model is larger than this
   O.minExternalBytes = 8;
   Expected<ExternalDataLayout> L = layoutExternalData(M, O);
-  ASSERT_TRUE(L) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   ASSERT_EQ(L->files.size(), 1u);
   const onnx::TensorProto &A = M.graph().initializer(0);
   EXPECT_EQ(A.data_location(), onnx::TensorProto::EXTERNAL);
   EXPECT_EQ(A.float_data_size(), 0);
   ASSERT_FALSE(writeExternalDataFiles(*L));
   Expected<std::string> Data = readAll(Out + "/m.onnx.data");
-  ASSERT_TRUE(Data);
+  ASSERT_EXPECTED(Data);
   EXPECT_EQ(Data->substr(externalRef(A).offset, 16), dataBytes().substr(0, 16));
   EXPECT_FALSE(checkWrittenReferences(M, Out, *L, "m.onnx"));
 }

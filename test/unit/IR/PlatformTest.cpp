@@ -1,4 +1,6 @@
 //===- unit/IR/PlatformTest.cpp - Presets, files, sizes -----------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/Platform.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +23,7 @@ TEST(Platform, ParsesByteSizes) {
 
 TEST(Platform, PresetsAndDeviceNames) {
   Expected<Platform> P = loadPlatform("a100");
-  ASSERT_TRUE(static_cast<bool>(P));
+  ASSERT_EXPECTED(P);
   EXPECT_GT(P->accelerator.peakFlops, 1e12);
   P->accelerators = 2;
   P->cpus = 1;
@@ -38,7 +40,7 @@ TEST(Platform, FileOverridesItsBasePreset) {
   std::string Path = testing::TempDir() + "/platform.json";
   std::ofstream(Path) << R"({"base": "v100", "accelerators": 4, "accelerator": {"memoryBytes": "8GiB"}})";
   Expected<Platform> P = loadPlatform(Path);
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   EXPECT_EQ(P->accelerators, 4);
   EXPECT_DOUBLE_EQ(P->accMemory(), 8.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(P->accelerator.peakFlops, 15.7e12);

@@ -4,8 +4,10 @@
 // stack overflow) or left shapes unknown that a user could not bind.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/IR/SafeShapeInference.h"
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/IR/SafeShapeInference.h"
 
 #include <gtest/gtest.h>
 
@@ -96,7 +98,7 @@ g (float[batch, seq, 8] x) => (float[d0, d1, d2, d3] z) {
   y = Reshape (x, shape)
   z = Relu (y)
 })");
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   M->dimBindings = {{"batch", 3}, {"seq", 5}};
   ASSERT_FALSE(inferShapes(*M));
   EXPECT_EQ(dimsOf(*M, "y"), (std::vector<int64_t>{3, 5, 2, 4}));
@@ -111,7 +113,7 @@ g (float[batch, 8] x, int64[2] target) => (float y) {
   r = Reshape (x, target)
   y = Relu (r)
 })");
-  ASSERT_TRUE(static_cast<bool>(M));
+  ASSERT_EXPECTED(M);
   ASSERT_FALSE(inferShapes(*M));
   EXPECT_EQ(M->unboundDims, (std::set<std::string>{"batch"}));
 }
@@ -119,7 +121,7 @@ g (float[batch, 8] x, int64[2] target) => (float y) {
 TEST(SafeShapeInference, ExpressionDimsBindFromTheirNames) {
   Expected<OnnxModel> M = load(R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[n, 4] x) => (float[twice_n, 4] y) { y = Concat <axis = 0> (x, x) })");
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   // ONNX text cannot spell ORT's expression dims; set it on the proto.
   M->proto.mutable_graph()
       ->mutable_output(0)
@@ -157,7 +159,7 @@ g (float[batch, seq] x) => (float[d0, d1] y, float[d2] z) {
   n = ReduceSum <keepdims = 1> (r)
   z = ConstantOfShape (n)
 })");
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   M->dimBindings = {{"batch", 2}, {"seq", 4}};
   ASSERT_FALSE(inferShapes(*M));
   EXPECT_EQ(dimsOf(*M, "y"), (std::vector<int64_t>{1, 4}));
@@ -175,7 +177,7 @@ g (float[4, 8] x, float[8, 8] w) => (float[4, 8] y) {
   sb = Constant <value = int64[1] {8}> ()
   ra, rb = com.microsoft.BroadcastGradientArgs (sa, sb)
 })");
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   ASSERT_FALSE(inferShapes(*M));
   EXPECT_EQ(dimsOf(*M, "mask"), (std::vector<int64_t>{4, 8}));
   EXPECT_EQ(M->tensor("mask")->elemType, onnx::TensorProto::FLOAT); // T before opset 10

@@ -1,4 +1,6 @@
 //===- unit/Import/ChainJsonTest.cpp - Chain JSON round trip and errors -===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Import/ChainJson.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +26,7 @@ TEST(ChainJson, RoundTripsEveryField) {
   C.blocks = {B, B};
   C.blocks[1].name = "layer2";
   Expected<Chain> R = parseChainJson(chainToJson(C), "mem");
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->name, "toy");
   EXPECT_EQ(R->sourceName, "toy.onnx");
   EXPECT_EQ(R->inputBytes, 1024);
@@ -45,7 +47,7 @@ TEST(ChainJson, RoundTripsEveryField) {
 TEST(ChainJson, DefaultsForOptionalFields) {
   Expected<Chain> R = parseChainJson(
       R"({"blocks": [{"forwardTime": 1, "backwardTime": 2, "outputBytes": 3, "weightBytes": 4}]})", "f.json");
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->blocks[0].storedBytes, 3);
   EXPECT_EQ(R->blocks[0].forwardOverhead, 0);
   EXPECT_EQ(R->blocks[0].name, "block1");

@@ -1,4 +1,6 @@
 //===- unit/Import/OnnxModelTest.cpp - Loading ONNX models --------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Import/InputLoader.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -19,7 +21,7 @@ g (float[B, 4] X, float[4, 3] W) => (float[B, 3] Y) {
 
 TEST(OnnxModel, ParsesTextAndInfersShapesWithBindings) {
   Expected<OnnxModel> M = loadOnnxModel("t.onnxtxt", TextModel);
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   EXPECT_EQ(M->format, "text");
   ASSERT_FALSE(inferShapes(*M));
   EXPECT_EQ(M->unboundDims.count("B"), 1u);
@@ -34,7 +36,7 @@ TEST(OnnxModel, ParsesTextAndInfersShapesWithBindings) {
 
 TEST(OnnxModel, AbsentExternalDataIsListedNotFatal) {
   Expected<OnnxModel> Base = loadOnnxModel("t.onnxtxt", TextModel);
-  ASSERT_TRUE(static_cast<bool>(Base));
+  ASSERT_EXPECTED(Base);
   onnx::ModelProto P = Base->proto;
   onnx::TensorProto *W = P.mutable_graph()->add_initializer();
   W->set_name("W");
@@ -50,7 +52,7 @@ TEST(OnnxModel, AbsentExternalDataIsListedNotFatal) {
   ASSERT_TRUE(P.SerializeToString(&Bytes));
   ASSERT_FALSE(writeFileAtomically(Dir + "/external.onnx", Bytes));
   Expected<LoadedInput> L = loadInput(Dir + "/external.onnx");
-  ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+  ASSERT_EXPECTED(L);
   ASSERT_TRUE(L->model.has_value());
   EXPECT_EQ(L->model->missingExternalData, std::vector<std::string>{"W"});
   EXPECT_EQ(*L->model->tensor("W")->bytes(), 48);

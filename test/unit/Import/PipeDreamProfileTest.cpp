@@ -5,6 +5,8 @@
 // 14 build on (39 blocks, 672.535 ms of compute).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Import/PipeDreamProfile.h"
 
 #include "onnx-partition/Support/FileIO.h"
@@ -40,7 +42,7 @@ TEST(PipeDreamProfile, ParsesLayersListsAndEdges) {
   std::string Text = skipProfile();
   ASSERT_TRUE(looksLikePipeDreamProfile(Text));
   Expected<PipeDreamProfile> P = parsePipeDreamProfile(Text, "skip.txt");
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   ASSERT_EQ(P->layers.size(), 7u);
   EXPECT_EQ(P->edges.size(), 8u);
   EXPECT_DOUBLE_EQ(P->layers[4].activationBytes, 42); // [40; 2] summed
@@ -53,9 +55,9 @@ TEST(PipeDreamProfile, ParsesLayersListsAndEdges) {
 
 TEST(PipeDreamProfile, SeparatorRecipeMergesJumpedLayers) {
   Expected<PipeDreamProfile> P = parsePipeDreamProfile(skipProfile(), "skip.txt");
-  ASSERT_TRUE(static_cast<bool>(P));
+  ASSERT_EXPECTED(P);
   Expected<Chain> C = chainFromSeparators(*P);
-  ASSERT_TRUE(static_cast<bool>(C)) << C.takeError().message();
+  ASSERT_EXPECTED(C);
   EXPECT_DOUBLE_EQ(C->inputBytes, 10);
   // Order node2 node3 node4 node5 node6 node7: separators node2, node5, node7.
   ASSERT_EQ(C->size(), 3u);
@@ -72,9 +74,9 @@ TEST(PipeDreamProfile, SeparatorRecipeMergesJumpedLayers) {
 
 TEST(PipeDreamProfile, LayerRecipeDropsInputAndSize) {
   Expected<PipeDreamProfile> P = parsePipeDreamProfile(skipProfile(), "skip.txt");
-  ASSERT_TRUE(static_cast<bool>(P));
+  ASSERT_EXPECTED(P);
   Expected<Chain> C = chainFromLayers(*P);
-  ASSERT_TRUE(static_cast<bool>(C)) << C.takeError().message();
+  ASSERT_EXPECTED(C);
   ASSERT_EQ(C->size(), 5u); // node2 node3 node4 node5 node7
   EXPECT_EQ(C->blocks[4].name, "node7");
   EXPECT_DOUBLE_EQ(C->totalForwardTime(), 3 + 5 + 7 + 1 + 1);
@@ -104,10 +106,10 @@ TEST(PipeDreamProfile, Vgg16ChainsHaveThirtyNineBlocks) {
   Expected<std::string> Text = readFile(Path);
   if (!Text) GTEST_SKIP() << "needs ../shared/workloads/pipedream (absent: " << Path << ")";
   Expected<PipeDreamProfile> P = parsePipeDreamProfile(*Text, Path);
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   for (bool Separators : {true, false}) {
     Expected<Chain> C = Separators ? chainFromSeparators(*P) : chainFromLayers(*P);
-    ASSERT_TRUE(static_cast<bool>(C)) << C.takeError().message();
+    ASSERT_EXPECTED(C);
     EXPECT_EQ(C->size(), 39u);
     EXPECT_NEAR(C->totalForwardTime() + C->totalBackwardTime(), 672.535, 1e-9);
     EXPECT_DOUBLE_EQ(C->inputBytes, 77070336);

@@ -1,4 +1,6 @@
 //===- unit/Import/WorkloadImporterTest.cpp - msr JSON workloads --------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Import/WorkloadImporter.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +19,7 @@ const char *Small = R"({"maxSizePerFPGA": 100, "maxFPGAs": 2, "maxCPUs": 1,
 TEST(WorkloadImporter, ReadsNodesEdgesAndPlatform) {
   ASSERT_TRUE(looksLikeWorkload(Small));
   Expected<Workload> W = parseWorkload(Small, "small.json");
-  ASSERT_TRUE(static_cast<bool>(W)) << W.takeError().message();
+  ASSERT_EXPECTED(W);
   const CostGraph &G = W->graph;
   ASSERT_EQ(G.numNodes(), 3u);
   ASSERT_EQ(G.numEdges(), 2u);
@@ -35,9 +37,9 @@ TEST(WorkloadImporter, ReadsNodesEdgesAndPlatform) {
 
 TEST(WorkloadImporter, RoundTripsThroughWriter) {
   Expected<Workload> W = parseWorkload(Small, "small.json");
-  ASSERT_TRUE(static_cast<bool>(W));
+  ASSERT_EXPECTED(W);
   Expected<Workload> Again = parseWorkload(writeWorkload(W->graph, W->platform), "again.json");
-  ASSERT_TRUE(static_cast<bool>(Again)) << Again.takeError().message();
+  ASSERT_EXPECTED(Again);
   EXPECT_EQ(Again->graph.numNodes(), 3u);
   EXPECT_EQ(Again->graph.node(1).externalId, 9);
   EXPECT_DOUBLE_EQ(Again->graph.edge(1).commTime, 0.25);

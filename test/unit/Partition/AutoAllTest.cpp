@@ -13,8 +13,11 @@
 //    one-device plan).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "IpTestUtil.h"
+#include "RandomGraphs.h"
 #include "SyntheticGraphs.h"
+#include "TestPlatforms.h"
 
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
@@ -26,6 +29,7 @@
 
 using namespace onnxp;
 using namespace onnxp::iptest;
+using namespace onnxp::test;
 
 namespace {
 
@@ -105,15 +109,15 @@ TEST(AutoAll, NeverWorseThanAnyConsideredAlgorithm) {
     PartitionOptions O;
     Expected<Plan> All = runPartitioner("all", G, P, O);
     Expected<Plan> Auto = runPartitioner("auto", G, P, O);
-    ASSERT_TRUE(static_cast<bool>(All)) << All.takeError().message();
-    ASSERT_TRUE(static_cast<bool>(Auto)) << Auto.takeError().message();
+    ASSERT_EXPECTED(All);
+    ASSERT_EXPECTED(Auto);
     int Kept = 0;
     for (const AlgorithmOutcome &A : All->alternatives) {
       Kept += A.kept;
       if (!A.status.empty()) continue;
       EXPECT_LE(All->objective, A.objective * (1 + 1e-9)) << A.algorithm;
       Expected<Plan> Alone = runPartitioner(A.algorithm, G, P, O);
-      ASSERT_TRUE(static_cast<bool>(Alone)) << A.algorithm;
+      ASSERT_EXPECTED(Alone) << A.algorithm;
       EXPECT_NEAR(Alone->objective, A.objective, 1e-9 * std::max(1.0, A.objective)) << A.algorithm;
       EXPECT_LE(All->objective, Alone->objective * (1 + 1e-9)) << A.algorithm;
       EXPECT_LE(All->universalBound, A.objective * (1 + 1e-9)) << A.algorithm;
@@ -149,7 +153,7 @@ TEST(IpWarmStart, NeverWorseThanTheCheapPlans) {
   O.timeLimitSeconds = 1;
   O.timeLimitGiven = true;
   Expected<Plan> Ip = runPartitioner("ip", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Ip)) << Ip.takeError().message();
+  ASSERT_EXPECTED(Ip);
   for (const char *Cheap : {"dp", "dpl", "pipedream", "greedy", "single"}) {
     Expected<Plan> C = runPartitioner(Cheap, G, P, PartitionOptions());
     if (!C) continue;

@@ -15,11 +15,15 @@
 // network where dp's cut has one, so the polish must keep dp's plan.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/ip/ClassPolish.h"
+#include "ExpectedAssert.h"
+#include "RandomGraphs.h"
+#include "TestPlatforms.h"
+
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
+#include "onnx-partition/Partition/ip/ClassPolish.h"
 
 #include <gtest/gtest.h>
 
@@ -27,52 +31,21 @@
 #include <set>
 
 using namespace onnxp;
+using namespace onnxp::test;
 
 namespace {
 /// A random DAG of N nodes in topological order, the last third backward.
-CostGraph randomGraph(std::mt19937 &Rng, int N) {
-  CostGraph G;
-  std::uniform_real_distribution<double> Time(0.1, 2.0), Coin(0, 1);
-  for (int V = 0; V < N; ++V) {
-    CostNode Nd;
-    Nd.name = "n" + std::to_string(V);
-    Nd.op = "Op";
-    Nd.role = V >= 2 * N / 3 ? Role::Backward : Role::Forward;
-    Nd.accTime = Time(Rng);
-    Nd.cpuTime = 5 * Nd.accTime;
-    Nd.memBytes = 1e6;
-    Nd.colocClass = V > 0 && Coin(Rng) < 0.2 ? G.classOf(V - 1) : -1;
-    G.addNode(Nd);
-  }
-  for (int U = 0; U < N; ++U) {
-    const bool Named = Coin(Rng) < 0.5;
-    for (int V = U + 1; V < N; ++V) {
-      if (Coin(Rng) > (V == U + 1 ? 0.9 : 0.12)) continue;
-      CostEdge E;
-      E.src = U;
-      E.dst = V;
-      if (Named) {
-        E.tensor = "t" + std::to_string(U);
-        E.bytes = 2e6;
-        E.commTime = 0.2;
-      } else {
-        // Unnamed edges with different times: one transfer group each.
-        E.bytes = Coin(Rng) < 0.3 ? 0 : 1e6 * (1 + V % 3);
-        E.commTime = 0.05 * (1 + V % 4);
-      }
-      G.addEdge(E);
-    }
-  }
-  G.normalizeClasses();
-  return G;
+RandomGraphSpec transfersSpec(int N) {
+  RandomGraphSpec S;
+  S.forwardNodes = N;
+  S.draws = GraphDraws::Transfers;
+  return S;
 }
 
 /// 2 nodes x (an A100 + a half-speed kind), and a CPU.
 Platform twoNodesMixed(bool Overlap) {
-  Expected<Platform> P = parsePlatform(R"({"acceleratorKinds": [{"preset": "a100", "count": 2},
-      {"preset": "a100", "name": "slow", "peakFlops": 9.75e12, "memBandwidth": 777.5e9, "count": 2}]})",
-                                       "mixed.json");
-  EXPECT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  Expected<Platform> P = twoSpeedPlatform();
+  EXPECT_EXPECTED(P);
   P->cpus = 1;
   P->nodes = 2;
   P->acceleratorsPerNode = 2;
@@ -97,7 +70,7 @@ void expectSameAsEvaluator(const CostGraph &G, const Platform &P, const Incremen
   Plan Pl;
   Pl.device = L.device();
   Expected<Evaluation> Ev = evaluatePlan(G, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(Ev)) << Ev.takeError().message();
+  ASSERT_EXPECTED(Ev);
   for (int D = 0; D < P.numDevices(); ++D) {
     const DeviceUsage &U = Ev->usage[D];
     EXPECT_NEAR(L.compute(D), U.compute, 1e-9 * (1 + U.compute)) << "device " << D;
@@ -126,22 +99,12 @@ CostGraph chainABC(double EdgeBytes) {
   G.normalizeClasses();
   return G;
 }
-
-/// Every link 1e10 B/s without latency: 1e6 bytes cost the edges' 0.1 ms.
-Platform twoGpus() {
-  Platform P;
-  P.accelerators = 2;
-  P.cpus = 0;
-  P.peerLinkBandwidth = P.hostLinkBandwidth = 1e10;
-  P.peerLinkLatencyMs = P.hostLinkLatencyMs = 0;
-  return P;
-}
 } // namespace
 
 TEST(ClassPolish, IncrementalLoadsEqualTheEvaluatorAfterRandomMoves) {
   std::mt19937 Rng(21);
   for (int Trial = 0; Trial < 30; ++Trial) {
-    CostGraph G = randomGraph(Rng, 24 + Trial % 7);
+    CostGraph G = randomGraph(Rng, transfersSpec(24 + Trial % 7));
     // A tied parameter read by two forward nodes and summed by a backward
     // one; its readers sit on two devices, so it is replicated (frozen).
     const int N = static_cast<int>(G.numNodes());
@@ -186,13 +149,13 @@ TEST(ClassPolish, IncrementalLoadsEqualTheEvaluatorAfterRandomMoves) {
 
 TEST(ClassPolish, NonContiguousBeatsDpOnAHandDerivedChain) {
   const CostGraph G = chainABC(0);
-  const Platform P = twoGpus();
+  const Platform P = linkedGpus(2, 1e10);
   PartitionOptions O;
   Expected<Plan> Dp = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Dp)) << Dp.takeError().message();
+  ASSERT_EXPECTED(Dp);
   EXPECT_NEAR(Dp->objective, 4.1, 1e-12);
   Expected<Plan> Pol = runPartitioner("dp-polish", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pol)) << Pol.takeError().message();
+  ASSERT_EXPECTED(Pol);
   EXPECT_NEAR(Pol->objective, 3.2, 1e-12);
   // A and C together, B alone: not contiguous.
   EXPECT_EQ(Pol->device[0], Pol->device[2]);
@@ -205,7 +168,7 @@ TEST(ClassPolish, NeverAddsCrossNodeBytes) {
   // 0.1 ms, so the times are those of the single-node case, but {A, C} |
   // {B} sends 2e6 bytes across the network where dp's cut sends 1e6.
   const CostGraph G = chainABC(1e6);
-  Platform P = twoGpus();
+  Platform P = linkedGpus(2, 1e10);
   P.nodes = 2;
   P.acceleratorsPerNode = 1;
   P.networkBandwidth = 1e10;
@@ -218,13 +181,13 @@ TEST(ClassPolish, NeverAddsCrossNodeBytes) {
   EXPECT_TRUE(R.localOptimum);
   EXPECT_EQ(Dp.device, (std::vector<int>{0, 1, 1}));
   // The same chain on one node takes the move.
-  const Platform One = twoGpus();
+  const Platform One = linkedGpus(2, 1e10);
   Plan Same;
   Same.device = {0, 1, 1};
   const ClassPolishResult S = polishClasses(G, One, Same, O);
   EXPECT_GE(S.moves + S.swaps, 1);
   Expected<Evaluation> Ev = evaluatePlan(G, One, Same);
-  ASSERT_TRUE(static_cast<bool>(Ev));
+  ASSERT_EXPECTED(Ev);
   EXPECT_NEAR(Ev->objective, 3.2, 1e-12);
   // And with a cap of 2e6 bytes on two nodes it may cross twice.
   O.networkBytesCap = 2e6;
@@ -232,6 +195,6 @@ TEST(ClassPolish, NeverAddsCrossNodeBytes) {
   Capped.device = {0, 1, 1};
   polishClasses(G, P, Capped, O);
   Expected<Evaluation> Ev2 = evaluatePlan(G, P, Capped);
-  ASSERT_TRUE(static_cast<bool>(Ev2));
+  ASSERT_EXPECTED(Ev2);
   EXPECT_NEAR(Ev2->objective, 3.2, 1e-12);
 }

@@ -1,4 +1,4 @@
-//===- unit/Partition/DPTestUtil.cpp - Random graphs and the brute-force oracle ===//
+//===- unit/Partition/DPTestUtil.cpp - The DP tests' brute-force oracle ---===//
 #include "DPTestUtil.h"
 
 #include "onnx-partition/IR/Plan.h"
@@ -11,103 +11,6 @@
 
 using namespace onnxp;
 using namespace onnxp::test;
-
-CostGraph onnxp::test::randomGraph(std::mt19937 &Rng, const RandomGraphSpec &S) {
-  std::uniform_real_distribution<double> Time(0.5, 10), Cost(0, 3), Mem(1, 10);
-  std::uniform_real_distribution<double> Coin(0, 1);
-  CostGraph G;
-  auto Node = [&](const std::string &Name, Role R) {
-    CostNode N;
-    N.name = Name;
-    N.role = R;
-    N.accTime = std::round(Time(Rng) * 4) / 4;
-    N.cpuTime = std::round(Time(Rng) * 3 * 4) / 4;
-    N.memBytes = std::round(Mem(Rng));
-    N.accSupported = !(S.unsupported && Coin(Rng) < 0.15);
-    return G.addNode(N);
-  };
-  // Per-node output cost, shared by its out-edges unless non-uniform.
-  std::vector<double> Out;
-  auto Edge = [&](int A, int B) {
-    CostEdge E;
-    E.src = A;
-    E.dst = B;
-    E.commTime = S.nonUniformCosts && Coin(Rng) < 0.3 ? std::round(Cost(Rng) * 4) / 4 : Out[A];
-    G.addEdge(E);
-  };
-  const int F = S.forwardNodes;
-  for (int I = 0; I < F; ++I) {
-    int V = Node("f" + std::to_string(I), Role::Forward);
-    Out.push_back(std::round(Cost(Rng) * 4) / 4);
-    // Now and then a node that costs nothing (a dangling output, a reshape
-    // of an input), which the DP's exact reductions fuse away: the oracle
-    // must still agree.
-    if (Coin(Rng) < 0.2) {
-      G.node(V).accTime = G.node(V).cpuTime = 0;
-      if (Coin(Rng) < 0.5) {
-        G.node(V).memBytes = 0;
-        Out.back() = 0;
-      }
-    }
-  }
-  std::vector<std::pair<int, int>> FwEdges;
-  for (int I = 0; I < F; ++I)
-    for (int J = I + 1; J < F; ++J)
-      if (Coin(Rng) < S.edgeProb) {
-        Edge(I, J);
-        FwEdges.push_back({I, J});
-      }
-  int NextClass = 0;
-  if (S.colocation)
-    for (int I = 0; I < F; ++I)
-      if (Coin(Rng) < 0.25) {
-        int J = std::uniform_int_distribution<int>(0, F - 1)(Rng);
-        if (J == I) continue;
-        int C = G.node(J).colocClass >= 0 ? G.node(J).colocClass : NextClass++;
-        G.node(I).colocClass = G.node(J).colocClass = C;
-      }
-  if (!S.training) {
-    G.normalizeClasses();
-    return G;
-  }
-
-  // Backward: a mirror of most forward nodes, colocated with them, plus an
-  // orphan or two; activations flow from a forward node to its mate.
-  std::vector<int> Mate(F, -1);
-  for (int I = 0; I < F; ++I) {
-    if (Coin(Rng) < 0.3) continue;
-    int B = Node("b" + std::to_string(I), Role::Backward);
-    Out.push_back(std::round(Cost(Rng) * 4) / 4);
-    Mate[I] = B;
-    if (G.node(I).colocClass < 0) G.node(I).colocClass = NextClass++;
-    G.node(B).colocClass = G.node(I).colocClass;
-    G.node(B).partner = I;
-    if (Coin(Rng) < 0.5) Edge(I, B);
-  }
-  std::vector<int> Orphans;
-  int NumOrphans = std::uniform_int_distribution<int>(0, 2)(Rng);
-  for (int I = 0; I < NumOrphans; ++I) {
-    int B = Node("o" + std::to_string(I), Role::Backward);
-    Out.push_back(std::round(Cost(Rng) * 4) / 4);
-    G.node(B).colocClass = NextClass++;
-    Orphans.push_back(B);
-  }
-  for (auto [I, J] : FwEdges)
-    if (Mate[I] >= 0 && Mate[J] >= 0) Edge(Mate[J], Mate[I]);
-  // Orphans hang between backward nodes, respecting a topological order of
-  // the backward part (mates in decreasing forward index, then orphans).
-  std::vector<int> BwOrder;
-  for (int I = F - 1; I >= 0; --I)
-    if (Mate[I] >= 0) BwOrder.push_back(Mate[I]);
-  for (int O : Orphans) {
-    int Pos = std::uniform_int_distribution<int>(0, static_cast<int>(BwOrder.size()))(Rng);
-    if (Pos > 0) Edge(BwOrder[Pos - 1], O);
-    if (Pos < static_cast<int>(BwOrder.size()) && Coin(Rng) < 0.7) Edge(O, BwOrder[Pos]);
-    BwOrder.insert(BwOrder.begin() + Pos, O);
-  }
-  G.normalizeClasses();
-  return G;
-}
 
 namespace {
 

@@ -1,8 +1,7 @@
-//===- unit/Partition/DPTestUtil.h - Random graphs and the brute-force oracle -*- C++ -*-===//
+//===- unit/Partition/DPTestUtil.h - The DP tests' brute-force oracle -*- C++ -*-===//
 //
-// Shared by the DP tests: random small DAGs (inference and training, with
-// colocation, orphaned backward classes, unsupported nodes, memory caps,
-// non-uniform out-edge costs) and an oracle that enumerates every
+// Shared by the DP tests (their random small DAGs are test/support's
+// randomGraph, GraphDraws::QuarterMs): an oracle that enumerates every
 // assignment of colocation classes to devices, keeps those the plan
 // validator accepts (contiguity of forward and backward parts per device,
 // colocation, memory, accelerator support) and that form a pipeline -- the
@@ -14,6 +13,8 @@
 #ifndef ONNXP_TEST_UNIT_PARTITION_DPTESTUTIL_H
 #define ONNXP_TEST_UNIT_PARTITION_DPTESTUTIL_H
 
+#include "RandomGraphs.h" // randomGraph, RandomGraphSpec (test/support)
+
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
@@ -22,17 +23,6 @@
 #include <string>
 
 namespace onnxp::test {
-
-struct RandomGraphSpec {
-  int forwardNodes = 6;
-  bool training = false;
-  double edgeProb = 0.35;
-  bool colocation = true;
-  bool unsupported = false;
-  bool nonUniformCosts = false;
-};
-
-CostGraph randomGraph(std::mt19937 &Rng, const RandomGraphSpec &S);
 
 /// Best value over the DP's search space by exhaustive enumeration, or
 /// +infinity when no split qualifies.

@@ -1,4 +1,6 @@
 //===- unit/Partition/EvaluatorValidatorTest.cpp - Pricing and checking -===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 
@@ -37,7 +39,7 @@ TEST(PlanEvaluator, ChargesEachSourceOncePerDeviceBoundary) {
   Plan Pl;
   Pl.device = {0, 1, 1};
   Expected<Evaluation> E = evaluatePlan(G, twoAcc(), Pl);
-  ASSERT_TRUE(static_cast<bool>(E));
+  ASSERT_EXPECTED(E);
   // acc0: compute 1 + a's output sent once (0.5), though two edges cross.
   EXPECT_DOUBLE_EQ(E->usage[0].load, 1.5);
   // acc1: compute 5 + a's output received once.

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "DPTestUtil.h"
 
+#include "ExpectedAssert.h"
+#include "TestPlatforms.h"
+
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
@@ -19,14 +22,6 @@ using namespace onnxp;
 using namespace onnxp::test;
 
 namespace {
-
-Platform platform(int K, int L, double Mem = kInfinity) {
-  Platform P;
-  P.accelerators = K;
-  P.cpus = L;
-  P.accelerator.memoryBytes = Mem;
-  return P;
-}
 
 /// Runs the oracle comparison on Count random instances.
 void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj, bool Overlap = false) {
@@ -46,7 +41,7 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj, 
     double TotalMem = 0;
     for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
     double Mem = T % 2 ? kInfinity : std::ceil(TotalMem * 0.6);
-    Platform P = platform(K, L, Mem);
+    Platform P = makePlatform(K, L, Mem);
     P.overlapComm = Overlap;
     P.fullDuplex = Overlap && T % 2;
     PartitionOptions O;
@@ -63,7 +58,7 @@ void checkAgainstOracle(unsigned Seed, int Count, bool Training, Objective Obj, 
       continue;
     }
     ++Feasible;
-    ASSERT_TRUE(static_cast<bool>(Got)) << Got.takeError().message();
+    ASSERT_EXPECTED(Got);
     EXPECT_NEAR(Got->objective, Want, 1e-9 * std::max(1.0, Want));
     // dpl searches a subset of dp's space: it may find nothing (a tight
     // memory cap on one linear order), never something better.
@@ -110,18 +105,18 @@ TEST(IdealDP, OverlapOfCommunicationByHand) {
   }
   G.addEdge({0, 1, "", 0, 1.5});
   G.addEdge({1, 2, "", 0, 1.5});
-  Platform P = platform(3, 0);
+  Platform P = makePlatform(3, 0);
   PartitionOptions O;
   Expected<Plan> Sum = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Sum));
+  ASSERT_EXPECTED(Sum);
   EXPECT_DOUBLE_EQ(Sum->objective, 5);
   P.overlapComm = true;
   Expected<Plan> Half = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Half));
+  ASSERT_EXPECTED(Half);
   EXPECT_DOUBLE_EQ(Half->objective, 3);
   P.fullDuplex = true;
   Expected<Plan> Full = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Full));
+  ASSERT_EXPECTED(Full);
   EXPECT_DOUBLE_EQ(Full->objective, 2);
   EXPECT_EQ(Full->device[0] != Full->device[1] && Full->device[1] != Full->device[2], true);
 }
@@ -145,21 +140,21 @@ TEST(IdealDP, ReplicationByHand) {
   B.cpuTime = 100;
   G.addNode(B);
   G.addEdge({0, 1, "", 0, 0});
-  Platform P = platform(3, 0);
+  Platform P = makePlatform(3, 0);
   P.peerLinkBandwidth = 25e9;
   PartitionOptions O;
   Expected<Plan> Plain = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Plain));
+  ASSERT_EXPECTED(Plain);
   EXPECT_DOUBLE_EQ(Plain->objective, 10);
   O.replicate = true;
   Expected<Plan> Rep = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Rep)) << Rep.takeError().message();
+  ASSERT_EXPECTED(Rep);
   EXPECT_NEAR(Rep->objective, 16.0 / 3, 1e-9);
   ASSERT_EQ(Rep->replicas.size(), 3u);
   EXPECT_EQ(Rep->replicas[Rep->device[0]], 3);
   P.overlapComm = true;
   Expected<Plan> Hidden = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Hidden));
+  ASSERT_EXPECTED(Hidden);
   EXPECT_NEAR(Hidden->objective, 4, 1e-9);
 }
 
@@ -173,13 +168,13 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
     N.cpuTime = 5;
     G.addNode(N);
   }
-  Platform P = platform(2, 0);
+  Platform P = makePlatform(2, 0);
   PartitionOptions O;
   O.idealLimit = 100000;
   // dp itself never refuses (issue 11): over the limit it contracts (here
   // to the chain of seed 000 §5) and says so; without that it refuses.
   Expected<Plan> Pl = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->stats.at("contracted_units"), 20);
   IdealDPTuning NoContraction;
   NoContraction.autoContract = false;
@@ -187,7 +182,7 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
   ASSERT_FALSE(static_cast<bool>(Refused));
   EXPECT_NE(Refused.takeError().message().find("--algo dpl"), std::string::npos);
   Expected<Plan> Lin = runPartitioner("dpl", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Lin)) << Lin.takeError().message();
+  ASSERT_EXPECTED(Lin);
   EXPECT_EQ(Lin->stats.at("ideals"), 21);
   // Two independent chains of 320 nodes: 321^2 = 103041 ideals, over 10^5,
   // must be fine (64 accelerators keep each stage short).
@@ -202,8 +197,8 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
       if (I > 0) H.addEdge({V - 1, V, "", 0, 0});
     }
   O.idealLimit = 200000;
-  Expected<Plan> Big = runPartitioner("dp", H, platform(64, 0), O);
-  ASSERT_TRUE(static_cast<bool>(Big)) << Big.takeError().message();
+  Expected<Plan> Big = runPartitioner("dp", H, makePlatform(64, 0), O);
+  ASSERT_EXPECTED(Big);
   EXPECT_EQ(Big->stats.at("ideals"), 103041);
   EXPECT_DOUBLE_EQ(Big->objective, 10); // 640 units of work on 64 devices
 }
@@ -227,13 +222,13 @@ TEST(IdealDP, EvaluatorChargesTransferGroups) {
   G.addEdge({0, 1, "", 0, 2});
   G.addEdge({0, 2, "", 0, 2});
   Expected<Evaluation> E = evaluatePlan(G, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(E));
+  ASSERT_EXPECTED(E);
   EXPECT_DOUBLE_EQ(E->usage[0].commOut, 2);
   EXPECT_DOUBLE_EQ(E->usage[1].commIn, 2);
   // A third unnamed edge with another cost: three subdivided transfers.
   G.addEdge({0, 3, "", 0, 0.5});
   E = evaluatePlan(G, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(E));
+  ASSERT_EXPECTED(E);
   EXPECT_DOUBLE_EQ(E->usage[0].commOut, 4.5);
   EXPECT_DOUBLE_EQ(E->usage[1].commIn, 4.5);
   // Named tensors: t1 read twice moves once, t2 once.
@@ -243,7 +238,7 @@ TEST(IdealDP, EvaluatorChargesTransferGroups) {
   H.addEdge({0, 2, "t1", 0, 2});
   H.addEdge({0, 3, "t2", 0, 0.5});
   E = evaluatePlan(H, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(E));
+  ASSERT_EXPECTED(E);
   EXPECT_DOUBLE_EQ(E->usage[0].commOut, 2.5);
   EXPECT_DOUBLE_EQ(E->usage[1].commIn, 2.5);
   // A replica count the platform cannot hold is rejected by the validator.

@@ -7,6 +7,8 @@
 // bert24 training keeps 6 more ideals than the paper's 30).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Import/WorkloadImporter.h"
 #include "onnx-partition/Partition/Partitioner.h"
 
@@ -37,10 +39,10 @@ TEST_P(DPWorkload, ReproducesTable1) {
   std::stringstream SS;
   SS << In.rdbuf();
   Expected<Workload> W = parseWorkload(SS.str(), Path);
-  ASSERT_TRUE(static_cast<bool>(W)) << W.takeError().message();
+  ASSERT_EXPECTED(W);
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("dp", W->graph, W->platform, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_NEAR(Pl->objective, GetParam().Tps, 0.01);
   EXPECT_GT(Pl->stats.at("ideals"), 0);
   if (GetParam().Ideals > 0) EXPECT_EQ(Pl->stats.at("ideals"), GetParam().Ideals);

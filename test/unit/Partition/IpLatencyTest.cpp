@@ -8,7 +8,10 @@
 // and the CPU pool, priced by that evaluator.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "IpTestUtil.h"
+#include "RandomGraphs.h"
+#include "TestPlatforms.h"
 
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 #include "onnx-partition/Partition/ip/LatencyIp.h"
@@ -17,6 +20,7 @@
 
 using namespace onnxp;
 using namespace onnxp::iptest;
+using namespace onnxp::test;
 
 namespace {
 CostGraph diamond() {
@@ -47,7 +51,7 @@ TEST(LatencyEvaluator, HandComputedSchedules) {
   All.device = {0, 0, 0, 0};
   // One subgraph, no transfers: 40.
   Expected<double> L = evaluateLatency(G, P, All);
-  ASSERT_TRUE(static_cast<bool>(L));
+  ASSERT_EXPECTED(L);
   EXPECT_DOUBLE_EQ(*L, 40);
 
   // b on acc1: acc0 {a, c, d} is not contiguous (a -> b -> d), so the
@@ -58,7 +62,7 @@ TEST(LatencyEvaluator, HandComputedSchedules) {
   Plan Split;
   Split.device = {0, 1, 0, 0};
   Expected<LatencySchedule> S = simulateLatency(G, P, Split);
-  ASSERT_TRUE(static_cast<bool>(S)) << S.takeError().message();
+  ASSERT_EXPECTED(S);
   EXPECT_DOUBLE_EQ(S->latency, 46);
   ASSERT_EQ(S->subgraphs.size(), 3u);
   EXPECT_DOUBLE_EQ(S->finish[1], 34);
@@ -67,14 +71,14 @@ TEST(LatencyEvaluator, HandComputedSchedules) {
   Plan Cpu;
   Cpu.device = {0, 2, 0, 0};
   Expected<double> Lc = evaluateLatency(G, P, Cpu);
-  ASSERT_TRUE(static_cast<bool>(Lc));
+  ASSERT_EXPECTED(Lc);
   EXPECT_DOUBLE_EQ(*Lc, 22 + 30 + 2 + 10);
 
   // Explicit stages: same split given as slots 0 and 1 of acc0.
   Plan Staged = Split;
   Staged.stage = {0, 0, 0, 1};
   Expected<double> Ls = evaluateLatency(G, P, Staged);
-  ASSERT_TRUE(static_cast<bool>(Ls));
+  ASSERT_EXPECTED(Ls);
   EXPECT_DOUBLE_EQ(*Ls, 46);
 
   // Stages in the wrong order deadlock; a non-contiguous stage is rejected.
@@ -95,17 +99,17 @@ TEST(LatencyEvaluator, CanonicalSubgraphsAreContiguousAndOrdered) {
     Plan Pl;
     for (size_t V = 0; V < G.numNodes(); ++V) Pl.device.push_back(Dev(Rng));
     Expected<LatencySchedule> S = simulateLatency(G, P, Pl);
-    ASSERT_TRUE(static_cast<bool>(S)) << S.takeError().message();
+    ASSERT_EXPECTED(S);
     // The same decomposition given explicitly as stages is accepted (so it
     // is contiguous and dependency-ordered) and priced the same.
     Expected<std::vector<int>> Layers = canonicalSubgraphs(G, P, Pl.device);
-    ASSERT_TRUE(static_cast<bool>(Layers));
+    ASSERT_EXPECTED(Layers);
     Plan Staged = Pl;
     Staged.stage.assign(G.numNodes(), 0);
     for (size_t V = 0; V < G.numNodes(); ++V)
       if ((*Layers)[V] >= 0) Staged.stage[V] = (*Layers)[V];
     Expected<double> L = evaluateLatency(G, P, Staged);
-    ASSERT_TRUE(static_cast<bool>(L)) << L.takeError().message();
+    ASSERT_EXPECTED(L);
     EXPECT_DOUBLE_EQ(*L, S->latency);
     // Latency is at least the longest chain of the fastest times.
     EXPECT_GT(S->latency, 0);
@@ -126,14 +130,14 @@ TEST(LatencyIp, MatchesBruteForce) {
     O.subgraphsPerDevice = Q;
     Expected<Plan> Pl = runPartitioner("latency-ip", G, P, O);
     std::string Label = "trial " + std::to_string(Trial) + " q=" + std::to_string(Q);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Label << ": " << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl) << Label;
     EXPECT_EQ(Pl->objectiveKind, Objective::Latency);
     EXPECT_NEAR(Pl->objective, Best, 1e-6 * std::max(1.0, Best)) << Label;
     EXPECT_NEAR(Pl->lowerBound, Best, 1e-6 * std::max(1.0, Best)) << Label;
     // The evaluator never prices the plan above the solver's value.
     EXPECT_LE(Pl->objective, Pl->stats.at("solver_objective") + 1e-6) << Label;
     Expected<double> Again = evaluateLatency(G, P, *Pl);
-    ASSERT_TRUE(static_cast<bool>(Again));
+    ASSERT_EXPECTED(Again);
     EXPECT_DOUBLE_EQ(*Again, Pl->objective);
   }
 }
@@ -149,7 +153,7 @@ TEST(LatencyIp, MoreSlotsNeverHurtAndWarmStartIsUsed) {
     for (int Q : {1, 2}) {
       O.subgraphsPerDevice = Q;
       Expected<Plan> Pl = runPartitioner("latency-ip", G, P, O);
-      ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+      ASSERT_EXPECTED(Pl);
       // `single` is always registered and fits here (no memory cap, one
       // subgraph), so the warm start exists and must be accepted.
       EXPECT_EQ(Pl->stats.at("warm_start_accepted"), 1) << "trial " << Trial << " q=" << Q;

@@ -10,7 +10,10 @@
 // formulation exactly as the evaluator prices it.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "IpTestUtil.h"
+#include "RandomGraphs.h"
+#include "TestPlatforms.h"
 
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/ip/MaxLoadIp.h"
@@ -19,6 +22,7 @@
 
 using namespace onnxp;
 using namespace onnxp::iptest;
+using namespace onnxp::test;
 
 namespace {
 
@@ -44,7 +48,7 @@ void checkInstance(const CostGraph &G, const Platform &P, const std::string &Lab
     EXPECT_FALSE(static_cast<bool>(Ip)) << Label;
     return;
   }
-  ASSERT_TRUE(static_cast<bool>(Ip)) << Label << ": " << Ip.takeError().message();
+  ASSERT_EXPECTED(Ip) << Label;
   expectNear(Ip->objective, Free, Label + " ip");
   expectNear(Ip->lowerBound, Free, Label + " ip bound");
   expectNear(Ip->stats.at("solver_objective"), Ip->objective, Label + " ip solver value");
@@ -54,7 +58,7 @@ void checkInstance(const CostGraph &G, const Platform &P, const std::string &Lab
     EXPECT_FALSE(static_cast<bool>(IpC)) << Label;
     return;
   }
-  ASSERT_TRUE(static_cast<bool>(IpC)) << Label << ": " << IpC.takeError().message();
+  ASSERT_EXPECTED(IpC) << Label;
   expectNear(IpC->objective, Contig, Label + " ip-contig");
   expectNear(IpC->lowerBound, Contig, Label + " ip-contig bound");
   EXPECT_LE(Ip->objective, IpC->objective + 1e-9) << Label;
@@ -66,7 +70,7 @@ void checkInstance(const CostGraph &G, const Platform &P, const std::string &Lab
   // never below ip-contig, and it may be above (seen on trial 10 here).
   if (findPartitioner("dp")) {
     Expected<Plan> Dp = runPartitioner("dp", G, P, O);
-    ASSERT_TRUE(static_cast<bool>(Dp)) << Label << ": " << Dp.takeError().message();
+    ASSERT_EXPECTED(Dp) << Label;
     EXPECT_GE(Dp->objective, IpC->objective - 1e-6 * std::max(1.0, IpC->objective))
         << Label << " dp below the contiguous optimum";
   }
@@ -128,10 +132,10 @@ TEST(IpMaxLoad, WarmStartsAreAcceptedAndPricedLikeTheEvaluator) {
       Plan Warm = randomValidPlan(Rng, G, P, Contiguous);
       if (Warm.device.empty()) continue;
       Expected<Evaluation> Ev = evaluatePlan(G, P, Warm);
-      ASSERT_TRUE(static_cast<bool>(Ev));
+      ASSERT_EXPECTED(Ev);
       PartitionOptions O = exactOptions();
       Expected<Plan> Pl = solveMaxLoadIp(G, P, O, Contiguous, &Warm);
-      ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+      ASSERT_EXPECTED(Pl);
       std::string Label = "trial " + std::to_string(Trial) + (Contiguous ? " contig" : "");
       EXPECT_EQ(Pl->stats.at("warm_start_accepted"), 1) << Label;
       expectNear(Pl->stats.at("warm_start_objective"), Ev->objective, Label);

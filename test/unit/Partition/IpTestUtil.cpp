@@ -1,4 +1,4 @@
-//===- unit/Partition/IpTestUtil.cpp - Random instances and oracles -------===//
+//===- unit/Partition/IpTestUtil.cpp - Brute-force oracles for the IPs ---===//
 //
 // See IpTestUtil.h. The oracles enumerate placements per colocation class
 // (max-load) or per node and slot (latency) and keep the best plan that the
@@ -14,82 +14,6 @@
 #include <map>
 
 using namespace onnxp;
-
-CostGraph iptest::randomDag(std::mt19937 &Rng, int N, double EdgeProb, bool NonUniform, bool Unsupported) {
-  std::uniform_int_distribution<int> Time(1, 20), Comm(0, 8), Mem(1, 10);
-  std::bernoulli_distribution Edge(EdgeProb), Off(0.15);
-  CostGraph G;
-  std::vector<double> Cost(N);
-  for (int I = 0; I < N; ++I) {
-    CostNode Nd;
-    Nd.name = "n" + std::to_string(I);
-    Nd.accTime = Time(Rng);
-    Nd.cpuTime = Nd.accTime * 2 + Time(Rng);
-    Nd.memBytes = Mem(Rng);
-    Nd.accSupported = !(Unsupported && Off(Rng));
-    G.addNode(Nd);
-    Cost[I] = Comm(Rng);
-  }
-  for (int I = 0; I < N; ++I)
-    for (int J = I + 1; J < N; ++J)
-      if (Edge(Rng)) {
-        CostEdge E;
-        E.src = I;
-        E.dst = J;
-        E.commTime = NonUniform ? Comm(Rng) : Cost[I];
-        G.addEdge(E);
-      }
-  return G;
-}
-
-CostGraph iptest::randomTrainingGraph(std::mt19937 &Rng, int F, double EdgeProb) {
-  std::uniform_int_distribution<int> Time(1, 20), Comm(0, 8), Mem(1, 10);
-  std::bernoulli_distribution Edge(EdgeProb);
-  CostGraph G;
-  std::vector<double> Cost(2 * F + 1);
-  for (int I = 0; I < 2 * F + 1; ++I) {
-    CostNode Nd;
-    bool Bw = I >= F;
-    Nd.name = (Bw ? "b" : "f") + std::to_string(I);
-    Nd.role = Bw ? Role::Backward : Role::Forward;
-    if (I < 2 * F) Nd.colocClass = I % F;
-    if (Bw && I < 2 * F) Nd.partner = I - F;
-    Nd.accTime = Time(Rng);
-    Nd.cpuTime = Nd.accTime * 2 + Time(Rng);
-    Nd.memBytes = Mem(Rng);
-    G.addNode(Nd);
-    Cost[I] = Comm(Rng);
-  }
-  auto Add = [&](int U, int V) {
-    CostEdge E;
-    E.src = U;
-    E.dst = V;
-    E.commTime = Cost[U];
-    G.addEdge(E);
-  };
-  std::vector<char> HasOut(F, 0);
-  std::vector<std::pair<int, int>> Fw;
-  for (int I = 0; I < F; ++I)
-    for (int J = I + 1; J < F; ++J)
-      if (Edge(Rng)) {
-        Add(I, J);
-        Fw.push_back({I, J});
-        HasOut[I] = 1;
-      }
-  for (int I = 0; I < F; ++I)
-    if (!HasOut[I]) Add(I, F + I); // forward sink feeds its own gradient
-  for (auto It = Fw.rbegin(); It != Fw.rend(); ++It) Add(F + It->second, F + It->first);
-  Add(F, 2 * F); // the orphan backward node consumes a gradient
-  return G;
-}
-
-Platform iptest::makePlatform(int K, int L, double Memory) {
-  Platform P;
-  P.accelerators = K;
-  P.cpus = L;
-  P.accelerator.memoryBytes = Memory;
-  return P;
-}
 
 double iptest::bruteForceMaxLoad(const CostGraph &G, const Platform &P, bool Contiguous) {
   const int N = static_cast<int>(G.numNodes()), D = P.numDevices();

@@ -1,9 +1,9 @@
-//===- unit/Partition/IpTestUtil.h - Random instances and oracles for IPs -===//
+//===- unit/Partition/IpTestUtil.h - Brute-force oracles for the IPs -----===//
 //
-// Small random DAGs (inference) and forward/backward training graphs with
-// colocation classes, plus brute-force oracles that enumerate every
-// placement and price it with the independent evaluators, so the integer
-// programs are checked against definitions rather than against themselves.
+// Brute-force oracles that enumerate every placement and price it with the
+// independent evaluators, so the integer programs are checked against
+// definitions rather than against themselves. The random instances are
+// test/support's (RandomGraphs.h: randomDag, randomTrainingGraph).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TEST_UNIT_PARTITION_IPTESTUTIL_H
@@ -16,20 +16,6 @@
 #include <random>
 
 namespace onnxp::iptest {
-
-/// A random DAG of N nodes; edge i->j (i < j) with probability EdgeProb.
-/// Out-edges of a node share one cost unless NonUniform; some nodes are
-/// unsupported on accelerators when Unsupported.
-CostGraph randomDag(std::mt19937 &Rng, int N, double EdgeProb, bool NonUniform = false,
-                    bool Unsupported = false);
-
-/// A training graph: a random forward DAG of F nodes, a mirrored backward
-/// node per forward node (same colocation class), edges from the forward
-/// sinks to their backward twins, plus one orphan backward node.
-CostGraph randomTrainingGraph(std::mt19937 &Rng, int F, double EdgeProb);
-
-/// A platform with K accelerators, L CPUs and the given memory.
-Platform makePlatform(int K, int L, double Memory = kInfinity);
 
 /// Smallest max-load over all valid placements (contiguous ones when asked),
 /// or +inf when none is valid.

@@ -9,6 +9,10 @@
 // evaluator.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+#include "RandomGraphs.h"
+#include "TestPlatforms.h"
+
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
@@ -23,40 +27,14 @@
 #include <random>
 
 using namespace onnxp;
+using namespace onnxp::test;
 
 namespace {
 /// 2 fast + 2 half-speed accelerators.
 Platform mixed() {
-  Expected<Platform> P = parsePlatform(R"({"acceleratorKinds": [{"preset": "a100", "count": 2},
-      {"preset": "a100", "name": "slow", "peakFlops": 9.75e12, "memBandwidth": 777.5e9, "count": 2}]})",
-                                       "mixed.json");
-  EXPECT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  Expected<Platform> P = twoSpeedPlatform();
+  EXPECT_EXPECTED(P);
   return *P;
-}
-
-/// A chain of random nodes (1..5 ms on the fast kind, FLOPs set so the
-/// roofline prices them) with random tensors (0.1..3 ms on a peer link).
-CostGraph randomChain(const Platform &P, std::mt19937 &Rng, int N) {
-  std::uniform_int_distribution<int> Ms(1, 5), Bytes(1, 30);
-  CostGraph G;
-  for (int I = 0; I < N; ++I) {
-    CostNode Nd;
-    Nd.name = "n" + std::to_string(I);
-    Nd.accTime = Ms(Rng);
-    Nd.cpuTime = 100 * Nd.accTime;
-    Nd.flops = Nd.accTime * 1e-3 * P.accelerator.peakFlops;
-    G.addNode(Nd);
-  }
-  for (int I = 0; I + 1 < N; ++I) {
-    CostEdge E;
-    E.src = I;
-    E.dst = I + 1;
-    E.tensor = "t" + std::to_string(I);
-    E.bytes = Bytes(Rng) * 0.1e-3 * P.peerLinkBandwidth;
-    E.commTime = P.hostTransferMs(E.bytes);
-    G.addEdge(E);
-  }
-  return G;
 }
 
 struct Priced {
@@ -101,7 +79,7 @@ TEST(MixedBalance, LeastSpreadAmongOptimalSplitsAgainstBruteForce) {
   int Checked = 0, Improved = 0;
   for (int Sample = 0; Sample < 40; ++Sample) {
     const int N = 6 + Sample % 4;
-    CostGraph G = randomChain(P, Rng, N);
+    CostGraph G = randomRooflineChain(P, Rng, N);
     // Every split of the chain into 4 non-empty runs on devices 0..3, and
     // the ones that leave devices idle (dp may), by their end positions.
     double Opt = kInfinity, OptAll = kInfinity, LeastSpread = kInfinity;
@@ -127,7 +105,7 @@ TEST(MixedBalance, LeastSpreadAmongOptimalSplitsAgainstBruteForce) {
 
     PartitionOptions O;
     Expected<Plan> Pl = runPartitioner("dp", G, P, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     EXPECT_NEAR(Pl->objective, Opt, 1e-9 * Opt) << "sample " << Sample;
     EXPECT_EQ(Pl->stats.at("kind_orders_tried"), 6) << "sample " << Sample;
     // Balancing needs an optimum that uses every accelerator.
@@ -150,7 +128,7 @@ TEST(KindOrders, EveryDistinctSequenceOnceOwnFirst) {
   Expected<Platform> P = parsePlatform(R"({"acceleratorKinds": [{"preset": "v100", "count": 3},
       {"preset": "a100", "count": 2}, {"preset": "h100", "count": 1}]})",
                                        "three-kinds.json");
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   EXPECT_EQ(countKindOrders(*P), 60); // 6! / (3! 2! 1!)
   const std::vector<std::vector<int>> Orders = kindOrders(*P, 1000);
   ASSERT_EQ(Orders.size(), 60u);
@@ -178,18 +156,12 @@ TEST(KindOrders, EveryDistinctSequenceOnceOwnFirst) {
 }
 
 TEST(KindOrders, DpDoesNotDependOnTheOrderThePlatformFileListsTheKinds) {
-  Expected<Platform> FastFirst = parsePlatform(R"({"acceleratorKinds": [{"preset": "a100", "count": 2},
-      {"preset": "a100", "name": "slow", "peakFlops": 9.75e12, "memBandwidth": 777.5e9, "count": 2}]})",
-                                               "fast-first.json");
-  Expected<Platform> SlowFirst = parsePlatform(R"({"acceleratorKinds": [
-      {"preset": "a100", "name": "slow", "peakFlops": 9.75e12, "memBandwidth": 777.5e9, "count": 2},
-      {"preset": "a100", "count": 2}]})",
-                                               "slow-first.json");
+  Expected<Platform> FastFirst = twoSpeedPlatform(), SlowFirst = twoSpeedPlatform(/*SlowFirst=*/true);
   ASSERT_TRUE(static_cast<bool>(FastFirst) && static_cast<bool>(SlowFirst));
   std::mt19937 Rng(7);
   int Differ = 0;
   for (int Sample = 0; Sample < 20; ++Sample) {
-    CostGraph G = randomChain(*FastFirst, Rng, 7 + Sample % 3);
+    CostGraph G = randomRooflineChain(*FastFirst, Rng, 7 + Sample % 3);
     // The same machine described slow-first: node times are given on the
     // first kind listed (the reference), here the slow one.
     CostGraph Slow = G;
@@ -212,7 +184,7 @@ TEST(KindOrders, DpDoesNotDependOnTheOrderThePlatformFileListsTheKinds) {
     for (const std::vector<int> &Kinds : kindOrders(*FastFirst, 100)) {
       const Platform Q = withKindOrder(*FastFirst, Kinds);
       Expected<Plan> D = runIdealDP(G, Q, Plain, false, IdealDPTuning());
-      ASSERT_TRUE(static_cast<bool>(D));
+      ASSERT_EXPECTED(D);
       const double Opt = contiguousOptimum(G, Q);
       EXPECT_NEAR(D->objective, Opt, 1e-9 * Opt) << "sample " << Sample;
     }
@@ -236,7 +208,7 @@ TEST(KindOrders, AKindListedTwiceIsOneKind) {
   // 0.118565 against 0.12537 on light ResNet-50 listed so).
   std::mt19937 Rng(3);
   for (int Sample = 0; Sample < 10; ++Sample) {
-    CostGraph G = randomChain(*Once, Rng, 12);
+    CostGraph G = randomRooflineChain(*Once, Rng, 12);
     // Half the nodes memory-bound: the kinds' speed ratios then differ by
     // node, which is what the LP dual weighs.
     for (size_t V = 1; V < G.numNodes(); V += 2) {

@@ -7,6 +7,8 @@
 // it never exceeds the least largest device compute of any plan.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
@@ -30,7 +32,7 @@ Platform kinds(int Fast, int SlowFlops, int SlowBandwidth) {
             std::to_string(SlowBandwidth) + "}";
   Text += "]}";
   Expected<Platform> P = parsePlatform(Text, "kinds.json");
-  EXPECT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  EXPECT_EXPECTED(P);
   return *P;
 }
 

@@ -5,6 +5,7 @@
 // same input gives the same plan.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "SyntheticGraphs.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/pardnn/ParDNN.h"
@@ -71,7 +72,7 @@ TEST(ParDNNMapping, SplitClassesArePlacedWholeByLevels) {
   EXPECT_EQ((*emulateTiming(G, P, D)).makespan, 4);
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->objective, 4);
   EXPECT_EQ(Pl->device, D);
   EXPECT_EQ(Pl->stats.count("colocation_by_majority"), 0u);
@@ -91,8 +92,8 @@ TEST(ParDNNDeterminism, SameInputSamePlan) {
   PartitionOptions O;
   Expected<Plan> A = runPartitioner("pardnn", G, P, O);
   Expected<Plan> B = runPartitioner("pardnn", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(A)) << A.takeError().message();
-  ASSERT_TRUE(static_cast<bool>(B));
+  ASSERT_EXPECTED(A);
+  ASSERT_EXPECTED(B);
   EXPECT_EQ(A->device, B->device);
   EXPECT_EQ(A->objective, B->objective);
   EXPECT_EQ(A->stats.at("nodes_moved"), B->stats.at("nodes_moved"));

@@ -7,23 +7,20 @@
 // lower bound; every refusal names the overflow it could not remove.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "SyntheticGraphs.h"
+#include "TestPlatforms.h"
+
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/pardnn/ParDNN.h"
 
 #include <gtest/gtest.h>
 
 using namespace onnxp;
+using namespace onnxp::test;
 using namespace onnxp::pardnn;
 
 namespace {
-Platform accelerators(int K, double Memory = kInfinity) {
-  Platform P;
-  P.accelerators = K;
-  P.accelerator.memoryBytes = Memory;
-  return P;
-}
-
 int addNode(CostGraph &G, const char *Name, double Mem, double Param = 0, double Out = 0) {
   CostNode N;
   N.name = Name;
@@ -52,7 +49,7 @@ TEST(ParDNNHeuristicI, MovesTheCheapestLargePotential) {
   G.addEdge({W, B, "", 0, 0.5});
   G.addEdge({B, 3, "", 0, 1});
   G.addEdge({A, 4, "", 0, 2});
-  Platform P = accelerators(2, 120);
+  Platform P = makePlatform(2, 0, 120);
   Context C = *makeContext(G, P);
   std::vector<int> Device = {0, 0, 0, 0, 1};
   EXPECT_EQ(peakOf(G, P, Device, 0), 130);
@@ -62,7 +59,7 @@ TEST(ParDNNHeuristicI, MovesTheCheapestLargePotential) {
   // M_pot > 10, so the second heap offers w (cheaper) and w moves to acc1,
   // which has room (17 + 100 <= 120).
   Expected<OverflowResult> R = fixMemoryOverflow(C, P, 120, Device);
-  ASSERT_TRUE(static_cast<bool>(R));
+  ASSERT_EXPECTED(R);
   EXPECT_TRUE(R->fits);
   EXPECT_EQ(R->nodesMoved, 1u);
   EXPECT_EQ(R->rounds, 1);
@@ -79,7 +76,7 @@ TEST(ParDNNHeuristicI, ReportsTheSmallestOverflow) {
   int W = addNode(G, "w", 100, 100);
   int X = addNode(G, "x", 1);
   G.addEdge({W, X, "", 0, 1});
-  Platform P = accelerators(2, 100);
+  Platform P = makePlatform(2, 0, 100);
   PartitionOptions O; // 10% headroom: 90 bytes usable
   Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
   ASSERT_FALSE(static_cast<bool>(Pl));
@@ -89,8 +86,8 @@ TEST(ParDNNHeuristicI, ReportsTheSmallestOverflow) {
   EXPECT_NE(Msg.find("acc0"), std::string::npos) << Msg;
   // Without headroom it fits.
   O.memoryHeadroom = 0;
-  EXPECT_FALSE(static_cast<bool>(runPartitioner("pardnn", G, accelerators(2, 100), O)));
-  EXPECT_TRUE(static_cast<bool>(runPartitioner("pardnn", G, accelerators(2, 101), O)));
+  EXPECT_FALSE(static_cast<bool>(runPartitioner("pardnn", G, makePlatform(2, 0, 100), O)));
+  EXPECT_TRUE(static_cast<bool>(runPartitioner("pardnn", G, makePlatform(2, 0, 101), O)));
 }
 
 TEST(ParDNNHeuristicII, ResidualBalancingMatchesThePaperExample) {
@@ -102,7 +99,7 @@ TEST(ParDNNHeuristicII, ResidualBalancingMatchesThePaperExample) {
   addNode(G, "r1", 30, 30);
   addNode(G, "r2", 30, 30);
   addNode(G, "r3", 40, 40);
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Context C = *makeContext(G, P);
   std::vector<int> Device = {0, 1, 0, 0, 1};
   // Shares: acc0 0.7 + 0.6 = 1.3, acc1 0.7. Gap 0.6: the largest residual
@@ -120,7 +117,7 @@ TEST(ParDNNHeuristicII, ChunksTheHeavyCriticalPath) {
   for (int I = 0; I < 9; ++I) addNode(G, ("c" + std::to_string(I)).c_str(), 10);
   for (int I = 0; I + 1 < 9; ++I) G.addEdge({I, I + 1, "", 0, 1});
   int L1 = addNode(G, "l1", 3), L2 = addNode(G, "l2", 6);
-  Platform P = accelerators(3);
+  Platform P = makePlatform(3, 0);
   Context C = *makeContext(G, P);
   Slicing S;
   S.numPrimary = 3;
@@ -143,9 +140,9 @@ TEST(ParDNNProperty, AcceptedPlansFitTheEmulatedMemory) {
     CostGraph G = makeRandomDag(RO);
     const int K = 2 + Seed % 3;
     // Memory between 25% and 100% of the single-device peak.
-    double Single = peakOf(G, accelerators(1), std::vector<int>(G.numNodes(), 0), 0);
+    double Single = peakOf(G, makePlatform(1, 0), std::vector<int>(G.numNodes(), 0), 0);
     double Memory = Single * (0.25 + 0.25 * (Seed % 4));
-    Platform P = accelerators(K, Memory);
+    Platform P = makePlatform(K, 0, Memory);
     PartitionOptions O;
     O.memoryHeuristic = Seed % 5 == 0 ? "balance" : "knapsack";
     Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
@@ -157,7 +154,7 @@ TEST(ParDNNProperty, AcceptedPlansFitTheEmulatedMemory) {
     }
     ++Accepted;
     Expected<Schedule> S = emulateSchedule(G, P, *Pl);
-    ASSERT_TRUE(static_cast<bool>(S));
+    ASSERT_EXPECTED(S);
     for (int D = 0; D < K; ++D) {
       EXPECT_LE(S->peakMemory[D], 0.9 * Memory * (1 + 1e-12)) << "seed " << Seed << " acc" << D;
       EXPECT_EQ(Pl->stats.at("peak_memory_acc" + std::to_string(D)), S->peakMemory[D]);
@@ -184,12 +181,12 @@ TEST(ParDNNProperty, TrainingGraphsFitTightMemory) {
     TO.seed = Seed;
     CostGraph G = makeTrainingGraph(TO);
     const int K = 4;
-    double Single = peakOf(G, accelerators(1), std::vector<int>(G.numNodes(), 0), 0);
+    double Single = peakOf(G, makePlatform(1, 0), std::vector<int>(G.numNodes(), 0), 0);
     // Enough for the whole model only when spread over the K devices.
-    Platform P = accelerators(K, 1.6 * Single / K);
+    Platform P = makePlatform(K, 0, 1.6 * Single / K);
     PartitionOptions O;
     Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     Expected<Schedule> S = emulateSchedule(G, P, *Pl);
     for (int D = 0; D < K; ++D) EXPECT_LE(S->peakMemory[D], 0.9 * 1.6 * Single / K * (1 + 1e-12));
     EXPECT_EQ(Pl->objective, S->makespan);

@@ -13,7 +13,10 @@
 // figure's 13, because the edge weights differ.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "SyntheticGraphs.h"
+#include "TestPlatforms.h"
+
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/pardnn/ParDNN.h"
 
@@ -23,6 +26,7 @@
 #include <random>
 
 using namespace onnxp;
+using namespace onnxp::test;
 using namespace onnxp::pardnn;
 
 namespace {
@@ -76,12 +80,6 @@ std::string names(const CostGraph &G, const std::vector<int> &Nodes) {
   return S;
 }
 
-Platform accelerators(int K, double Memory = kInfinity) {
-  Platform P;
-  P.accelerators = K;
-  P.accelerator.memoryBytes = Memory;
-  return P;
-}
 } // namespace
 
 TEST(ParDNNFenwick, MatchesNaiveSums) {
@@ -103,9 +101,9 @@ TEST(ParDNNFenwick, MatchesNaiveSums) {
 
 TEST(ParDNNSlicing, Figure2Clusters) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Expected<Context> C = makeContext(G, P);
-  ASSERT_TRUE(static_cast<bool>(C));
+  ASSERT_EXPECTED(C);
   Slicing S = sliceGraph(*C, 2);
   ASSERT_EQ(S.numPrimary, 2);
   ASSERT_EQ(S.clusters.size(), 6u);
@@ -125,7 +123,7 @@ TEST(ParDNNSlicing, Figure2Clusters) {
 
 TEST(ParDNNLevels, Figure2LevelsWithClustersContracted) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Context C = *makeContext(G, P);
   Slicing S = sliceGraph(C, 2);
   Levels L = computeWeightedLevels(C, {}, S.clusterOf);
@@ -148,7 +146,7 @@ TEST(ParDNNLevels, Figure2LevelsWithClustersContracted) {
 
 TEST(ParDNNMapping, Figure2LflamByHand) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Context C = *makeContext(G, P);
   Slicing S = sliceGraph(C, 2);
   MappingStats MS;
@@ -202,7 +200,7 @@ TEST(ParDNNMapping, ConditionCMapsAHeavilyCommunicatingSecondary) {
   Edge(A1, A2, 20);
   Edge(A1, X, 6);
   Edge(X, A2, 6);
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Context C = *makeContext(G, P);
   Slicing S = sliceGraph(C, 2);
   ASSERT_EQ(S.numPrimary, 2);
@@ -218,11 +216,11 @@ TEST(ParDNNMapping, ConditionCMapsAHeavilyCommunicatingSecondary) {
 
 TEST(ParDNNEmulator, Figure2ScheduleByHand) {
   CostGraph G = figure2();
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   std::vector<int> D(G.numNodes(), 0);
   for (char Ch : std::string("CFGHJK")) D[id(Ch)] = 1;
   Expected<Schedule> S = emulateTiming(G, P, D);
-  ASSERT_TRUE(static_cast<bool>(S));
+  ASSERT_EXPECTED(S);
   // Device 0: A[0,1] B[1,2] D[2,3] (queued at 1 after B) E[3,4] L[4,5]
   // I[5,6] M[6,7] N[7,8] O[8,9] P[9,10] Q[10,11] (K arrives at 8 + 1).
   // Device 1: C[2,3] (A + comm 1) G[3,4] H[4,5] F[5,6] J[6,7] K[7,8].
@@ -240,7 +238,7 @@ TEST(ParDNNEmulator, Figure2ScheduleByHand) {
   // The whole partitioner finds the same plan and reports this makespan.
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->objectiveKind, Objective::Makespan);
   EXPECT_EQ(Pl->objective, 11);
   EXPECT_EQ(Pl->device, D);
@@ -264,11 +262,11 @@ TEST(ParDNNEmulator, MemoryTrackerByHand) {
   G.addEdge({W, B, "", 0, 0.5});
   G.addEdge({B, C, "", 0, 1});
   G.addEdge({A, D, "", 0, 2});
-  Platform P = accelerators(2);
+  Platform P = makePlatform(2, 0);
   Plan Pl;
   Pl.device = {0, 0, 0, 0, 1};
   Expected<Schedule> S = emulateSchedule(G, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(S));
+  ASSERT_EXPECTED(S);
   // acc0: a[0,1] w[1,2] b[2,3] c[3,4]; acc1: d ready at 1 + 2 = 3, [3,4].
   EXPECT_EQ(S->start[W], 1);
   EXPECT_EQ(S->start[B], 2);
@@ -292,8 +290,8 @@ TEST(ParDNNEmulator, SingleDeviceRunsBackToBack) {
     CostGraph G = makeRandomDag(RO);
     double Sum = 0;
     for (const CostNode &N : G.nodes()) Sum += N.accTime;
-    Expected<Schedule> S = emulateTiming(G, accelerators(1), std::vector<int>(G.numNodes(), 0));
-    ASSERT_TRUE(static_cast<bool>(S));
+    Expected<Schedule> S = emulateTiming(G, makePlatform(1, 0), std::vector<int>(G.numNodes(), 0));
+    ASSERT_EXPECTED(S);
     EXPECT_DOUBLE_EQ(S->makespan, Sum) << "seed " << Seed;
   }
 }
@@ -312,8 +310,8 @@ TEST(ParDNNEmulator, RandomPlansObeyFifoSemantics) {
     const int K = 1 + Seed % 3;
     std::vector<int> Dev(G.numNodes());
     for (int &D : Dev) D = static_cast<int>(Gen() % K);
-    Expected<Schedule> S = emulateTiming(G, accelerators(K), Dev);
-    ASSERT_TRUE(static_cast<bool>(S));
+    Expected<Schedule> S = emulateTiming(G, makePlatform(K, 0), Dev);
+    ASSERT_EXPECTED(S);
     std::vector<double> Ready(G.numNodes(), 0);
     for (const CostEdge &E : G.edges()) {
       double Arrive = S->finish[E.src] + (Dev[E.src] != Dev[E.dst] ? E.commTime : 0);

@@ -6,9 +6,11 @@
 // reports the makespan the independent emulator computes, between the lower
 // bound and the single-device makespan. (On the high-CCR operator graphs the
 // clustered plan is slower than one device and pardnn falls back to it; the
-// layer graphs keep the clustered plan. docs/benchmarks.md lists both.)
+// layer graphs keep the clustered plan. docs/benchmarks-history.md lists both.)
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Import/WorkloadImporter.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/pardnn/ParDNN.h"
@@ -37,18 +39,18 @@ TEST(ParDNNWorkloads, MsrFilesPartitionAndValidate) {
     std::stringstream Text;
     Text << In.rdbuf();
     Expected<Workload> W = parseWorkload(Text.str(), F.string());
-    ASSERT_TRUE(static_cast<bool>(W)) << W.takeError().message();
+    ASSERT_EXPECTED(W);
     PartitionOptions O;
     Expected<Plan> Pl = runPartitioner("pardnn", W->graph, W->platform, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     Expected<Schedule> S = emulateSchedule(W->graph, W->platform, *Pl);
-    ASSERT_TRUE(static_cast<bool>(S));
+    ASSERT_EXPECTED(S);
     EXPECT_EQ(Pl->objective, S->makespan);
     EXPECT_GE(Pl->objective, Pl->lowerBound * (1 - 1e-12));
     Plan Single;
     Single.device.assign(W->graph.numNodes(), 0);
     Expected<Schedule> One = emulateTiming(W->graph, W->platform, Single.device);
-    ASSERT_TRUE(static_cast<bool>(One));
+    ASSERT_EXPECTED(One);
     // Everything fits one accelerator here, so the single-device guard
     // bounds the result; when the clustered plan is kept it must be faster.
     EXPECT_LE(Pl->objective, One->makespan);

@@ -1,7 +1,9 @@
 //===- unit/Partition/PlanIOTest.cpp - Split and report JSON round trips ===//
-#include "onnx-partition/Partition/io/PlanIO.h"
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
+#include "onnx-partition/Partition/io/PlanIO.h"
 
 #include <gtest/gtest.h>
 
@@ -30,11 +32,11 @@ TEST(PlanIO, SplitRoundTripKeepsDevicesAndUsesExternalIds) {
   P.cpus = 1;
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl));
+  ASSERT_EXPECTED(Pl);
   std::string Text = planToSplitJson(G, P, *Pl);
   EXPECT_NE(Text.find("100"), std::string::npos);
   Expected<Plan> Back = planFromSplitJson(Text, G, P);
-  ASSERT_TRUE(static_cast<bool>(Back)) << Back.takeError().message();
+  ASSERT_EXPECTED(Back);
   EXPECT_EQ(Back->device, Pl->device);
   ASSERT_FALSE(static_cast<bool>(evaluateInto(G, P, *Back)));
   EXPECT_DOUBLE_EQ(Back->objective, Pl->objective);
@@ -61,7 +63,7 @@ TEST(PlanIO, ReportCarriesObjectiveDevicesAndAssignment) {
   P.accelerators = 2;
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl));
+  ASSERT_EXPECTED(Pl);
   nlohmann::json J = planToReportJson(G, P, *Pl);
   EXPECT_EQ(J["algorithm"], "dp");
   EXPECT_DOUBLE_EQ(J["objective"].get<double>(), Pl->objective);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DPTestUtil.h"
+#include "ExpectedAssert.h"
 
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
@@ -36,12 +37,12 @@ TEST(ThroughputBaselines, NeverBeatDpOnItsOwnSpace) {
     for (const char *Algo : {"pipedream", "greedy"}) {
       Expected<Plan> B = runPartitioner(Algo, G, P, O);
       if (!B) continue; // infeasible for the baseline (e.g. greedy's memory fill)
-      ASSERT_TRUE(static_cast<bool>(Dp)) << Algo << " found a split dp did not";
+      ASSERT_EXPECTED(Dp) << Algo << " found a split dp did not";
       EXPECT_GE(B->objective, Dp->objective - 1e-9) << Algo;
       ++Compared;
     }
     Expected<Plan> LS = runPartitioner("local-search", G, P, O);
-    if (Dp) ASSERT_TRUE(static_cast<bool>(LS)) << LS.takeError().message();
+    if (Dp) ASSERT_EXPECTED(LS);
   }
   EXPECT_GT(Compared, 100);
 }
@@ -60,7 +61,7 @@ TEST(ThroughputBaselines, LocalSearchIsReproducibleAndMovesTowardsBalance) {
   ASSERT_TRUE(A && B);
   EXPECT_EQ(A->device, B->device);
   Expected<Plan> Single = runPartitioner("single", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Single));
+  ASSERT_EXPECTED(Single);
   EXPECT_LT(A->objective, Single->objective);
 }
 
@@ -81,7 +82,7 @@ TEST(ThroughputBaselines, GreedyFillsInTopologicalOrderByMemory) {
   P.accelerator.memoryBytes = 9;
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("greedy", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->device, (std::vector<int>{0, 0, 1, 1, 2}));
   P.accelerators = 2; // no room for the last node and no CPU
   EXPECT_FALSE(static_cast<bool>(runPartitioner("greedy", G, P, O)));
@@ -108,7 +109,7 @@ TEST(ThroughputBaselines, LocalSearchEndsAtALocalOptimum) {
     O.restarts = 1;
     O.seed = T + 1;
     Expected<Plan> Pl = runPartitioner("local-search", G, P, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     Moved += Pl->stats.at("moves") > 0;
     auto Score = [&](const Plan &X) {
       Expected<Evaluation> Ev = evaluatePlan(G, P, X);

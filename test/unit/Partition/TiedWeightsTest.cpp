@@ -19,11 +19,13 @@
 //   acc0 = 10.5 + 2 + 8 / M: 20.5 at M = 1 (colocation wins), 13.5 at M = 8.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Partition/eval/TiedWeights.h"
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
+#include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include <gtest/gtest.h>
 
@@ -107,7 +109,7 @@ TEST(TiedWeights, EvaluatorPricesReplicas) {
   for (int M : {1, 8}) {
     Pl.iterationMicrobatches = M;
     Expected<Evaluation> E = evaluatePlan(G, P, Pl);
-    ASSERT_TRUE(static_cast<bool>(E));
+    ASSERT_EXPECTED(E);
     EXPECT_DOUBLE_EQ(E->usage[0].compute, 10.5); // its own copy of S
     EXPECT_DOUBLE_EQ(E->usage[0].load, 10.5 + 2 + 8.0 / M);
     EXPECT_DOUBLE_EQ(E->usage[1].load, 8.5 + 2 + 8.0 / M);
@@ -116,7 +118,7 @@ TEST(TiedWeights, EvaluatorPricesReplicas) {
   Pl.device.assign(7, 1);
   EXPECT_TRUE(replicatedParameters(G, Pl.device).empty());
   Expected<Evaluation> One = evaluatePlan(G, P, Pl);
-  ASSERT_TRUE(static_cast<bool>(One));
+  ASSERT_EXPECTED(One);
   EXPECT_DOUBLE_EQ(One->objective, 18.5);
 }
 
@@ -134,7 +136,7 @@ TEST(TiedWeights, ColocationWinsAtOneMicrobatch) {
   PartitionOptions O;
   O.iterationMicrobatches = 1;
   Expected<Plan> Pl = runPartitioner("dp", G, twoGpus(), O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_TRUE(replicatedParameters(G, Pl->device).empty());
   EXPECT_DOUBLE_EQ(Pl->objective, 18.5);
 }
@@ -144,7 +146,7 @@ TEST(TiedWeights, ReplicationWinsAtEightMicrobatches) {
   PartitionOptions O;
   O.iterationMicrobatches = 8;
   Expected<Plan> Pl = runPartitioner("dp", G, twoGpus(), O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(replicatedParameters(G, Pl->device).size(), 1u);
   EXPECT_DOUBLE_EQ(Pl->objective, 13.5);
 }
@@ -234,7 +236,7 @@ TEST(TiedWeights, DerivedTensorTransferredWhenReadersShareADevice) {
   Pl.iterationMicrobatches = 8;
   EXPECT_TRUE(replicatedParameters(D.G, Pl.device).empty());
   Expected<Evaluation> Ev = evaluatePlan(D.G, threeGpus(), Pl);
-  ASSERT_TRUE(static_cast<bool>(Ev));
+  ASSERT_EXPECTED(Ev);
   EXPECT_DOUBLE_EQ(Ev->usage[0].compute, 7.5);
   EXPECT_DOUBLE_EQ(Ev->usage[0].load, 16.5);
   EXPECT_DOUBLE_EQ(Ev->usage[1].load, 9);
@@ -257,7 +259,7 @@ TEST(TiedWeights, DerivedTensorRecomputedAndGradientAllReduced) {
   for (int M : {1, 8}) {
     Pl.iterationMicrobatches = M;
     Expected<Evaluation> Ev = evaluatePlan(D.G, threeGpus(), Pl);
-    ASSERT_TRUE(static_cast<bool>(Ev));
+    ASSERT_EXPECTED(Ev);
     EXPECT_DOUBLE_EQ(Ev->usage[0].compute, 6); // E, A and its copy of T
     EXPECT_DOUBLE_EQ(Ev->usage[0].load, 6 + 1 + 2 * AllReduce / M);
     EXPECT_DOUBLE_EQ(Ev->usage[1].load, 6.5 + 1 + 2 * AllReduce / M);

@@ -7,6 +7,9 @@
 // the faster devices proportionally more work.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+#include "TestPlatforms.h"
+
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
@@ -19,6 +22,7 @@
 #include <set>
 
 using namespace onnxp;
+using namespace onnxp::test;
 
 namespace {
 
@@ -53,7 +57,7 @@ Platform machine(const std::string &Preset, int Nodes = -1, int Devices = -1) {
   R.nodes = Nodes;
   R.devices = Devices;
   Expected<Platform> P = resolvePlatform(R, nullptr);
-  EXPECT_TRUE(static_cast<bool>(P));
+  EXPECT_EXPECTED(P);
   return *P;
 }
 
@@ -90,13 +94,13 @@ TEST(Topology, PlatformFileFields) {
       "peerLinkBandwidth": 1e11, "peerLinkLatencyMs": 0.002, "networkBandwidth": 5e9,
       "networkLatencyMs": 0.02})",
                                        "t.json");
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   EXPECT_EQ(P->accelerators, 8);
   EXPECT_EQ(P->nodeOf(4), 1);
   EXPECT_DOUBLE_EQ(P->linkMs(LinkKind::Network, 5e6), 0.02 + 1.0);
   Expected<Platform> Mixed = parsePlatform(
       R"({"acceleratorKinds": [{"preset": "a100", "count": 4}, {"preset": "v100", "count": 4}]})", "m.json");
-  ASSERT_TRUE(static_cast<bool>(Mixed));
+  ASSERT_EXPECTED(Mixed);
   EXPECT_EQ(Mixed->accelerators, 8);
   EXPECT_EQ(Mixed->kindOf(3), 0);
   EXPECT_EQ(Mixed->kindOf(4), 1);
@@ -150,8 +154,8 @@ TEST(Topology, PeerBandwidthPricesEveryGraphPlanner) {
     O.timeLimitSeconds = 20;
     Expected<Plan> PS = runPartitioner(Name, G, Slow, O);
     Expected<Plan> PF = runPartitioner(Name, G, Fast, O);
-    ASSERT_TRUE(static_cast<bool>(PS)) << Name;
-    ASSERT_TRUE(static_cast<bool>(PF)) << Name;
+    ASSERT_EXPECTED(PS) << Name;
+    ASSERT_EXPECTED(PF) << Name;
     // Priced on each other's platform, a plan's GPU-to-GPU transfers scale
     // by exactly the bandwidth ratio.
     for (const Plan *Pl : {&*PS, &*PF}) {
@@ -192,7 +196,7 @@ TEST(Topology, DpPutsTheNodeBoundaryOnTheSmallestCut) {
   CostGraph G = chain(P, 8, 1.0, Bytes);
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("dp", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl));
+  ASSERT_EXPECTED(Pl);
   // Bytes crossing the node boundary in dp's plan.
   auto CrossBytes = [&](const std::vector<int> &Dev) {
     double S = 0;
@@ -224,17 +228,15 @@ TEST(Topology, DpPutsTheNodeBoundaryOnTheSmallestCut) {
 // A mixed platform: kind 1 is half as fast; dp gives the fast devices twice
 // the work, compute times within 10% of each other.
 TEST(Topology, MixedDevicesGetWorkByTheirSpeed) {
-  Expected<Platform> P = parsePlatform(R"({"acceleratorKinds": [{"preset": "a100", "count": 2},
-      {"preset": "a100", "name": "slow", "peakFlops": 9.75e12, "memBandwidth": 777.5e9, "count": 2}]})",
-                                       "mixed.json");
-  ASSERT_TRUE(static_cast<bool>(P));
+  Expected<Platform> P = twoSpeedPlatform();
+  ASSERT_EXPECTED(P);
   CostGraph G = chain(*P, 60, 1.0, std::vector<double>(59, 0));
   for (size_t E = 0; E < G.numEdges(); ++E) G.edge(E).commTime = 0;
   EXPECT_DOUBLE_EQ(P->nodeTimeMs(G.node(0), 0), 1.0);
   EXPECT_DOUBLE_EQ(P->nodeTimeMs(G.node(0), 3), 2.0);
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("dp", G, *P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl));
+  ASSERT_EXPECTED(Pl);
   std::vector<int> Count(4, 0);
   for (int D : Pl->device) ++Count[D];
   EXPECT_EQ(Count[0] + Count[1], 40);
@@ -257,7 +259,7 @@ TEST(Topology, KernelLaunchesAreNotRescaledAcrossKinds) {
         parsePlatform(R"({"acceleratorKinds": [{"preset": ")" + First + R"(", "count": 1}, {"preset": ")" +
                           Second + R"(", "count": 1}]})",
                       "mixed.json");
-    EXPECT_TRUE(static_cast<bool>(P));
+    EXPECT_EXPECTED(P);
     return *P;
   };
   Platform AV = Mixed("a100", "v100"), VA = Mixed("v100", "a100");

@@ -7,6 +7,8 @@
 // seed 000's exact ILP. Runs are bounded by LNS rounds, not by the clock.
 //
 //===----------------------------------------------------------------------===//
+#include "AllocationOracle.h"
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -14,7 +16,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 
 using namespace onnxp;
 
@@ -38,30 +39,9 @@ PipelineIlpOptions searchOptions(int P, double Mem) {
   return O;
 }
 
-/// Best simulated period over all canonical allocations priced at their load.
-double bruteForceWithin(const PipelineTasks &Tasks, int P, double Mem) {
-  const int L = Tasks.numBlocks();
-  std::vector<int> A(L, 0);
-  double Best = INFINITY;
-  std::function<void(int, int)> Rec = [&](int I, int Used) {
-    if (I == L) {
-      Expected<PipelinePlan> Plan = priceAllocation(Tasks, A, P, "brute");
-      if (Plan && Plan->peakMemory() <= Mem) Best = std::min(Best, Plan->period());
-      else if (!Plan) (void)Plan.takeError();
-      return;
-    }
-    for (int G = 0; G <= std::min(Used, P - 1); ++G) {
-      A[I] = G;
-      Rec(I + 1, std::max(Used, G + 1));
-    }
-  };
-  Rec(1, 1);
-  return Best;
-}
-
 void expectReplays(const PipelineTasks &Tasks, const PipelinePlan &Plan, double Mem) {
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan.pattern);
-  ASSERT_TRUE(static_cast<bool>(Sim)) << Sim.takeError().message();
+  ASSERT_EXPECTED(Sim);
   EXPECT_NEAR(Sim->period, Plan.period(), 1e-9 * std::max(1.0, Sim->period));
   EXPECT_LE(Sim->peakMemory, Mem);
 }
@@ -78,7 +58,7 @@ TEST(AllocationSearch, FindsTheNonContiguousOptimumByHand) {
   C.blocks = {block(0.5, 0.5, 1), block(1, 1, 1), block(0.5, 0.5, 1)};
   PipelineTasks Tasks(C, 1e15);
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, searchOptions(2, INFINITY));
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->stats.at("warm_start_period_ms"), 3, 1e-6);
   EXPECT_NEAR(Plan->period(), 2, 1e-6);
   EXPECT_EQ(Plan->pattern.gpuOfBlock[0], Plan->pattern.gpuOfBlock[2]);
@@ -102,7 +82,7 @@ TEST(AllocationSearch, MatchesBruteForceOverAllocations) {
     const double One = singleGpuPeakMemory(Tasks);
     for (double Frac : {0.5, 0.8, 1.2}) {
       const double Mem = std::floor(One * Frac);
-      const double Brute = bruteForceWithin(Tasks, P, Mem);
+      const double Brute = test::bruteForceWithin(Tasks, P, Mem);
       Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, searchOptions(P, Mem));
       if (!Plan) {
         (void)Plan.takeError();
@@ -149,7 +129,7 @@ TEST(AllocationSearch, BoundNeverExceedsTheExactOptimum) {
       }
       ASSERT_EQ(Exact->stats.at("proven_optimal"), 1);
       Expected<MemoryAwareBound> Bd = memoryAwareBound(Tasks, 2, O.memoryBytes, 1.5 * Exact->period(), O);
-      ASSERT_TRUE(static_cast<bool>(Bd)) << Bd.takeError().message();
+      ASSERT_EXPECTED(Bd);
       EXPECT_LE(Bd->bound, Exact->period() * (1 + 1e-6)) << "case " << Case << " frac " << Frac;
       if (Bd->bound > std::max(Total / 2, Largest) * (1 + 1e-3)) ++Raised;
     }

@@ -4,6 +4,7 @@
 // splits do not fit and a slower split does.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineBaseline.h"
@@ -34,29 +35,29 @@ TEST(ContiguousSearch, FindsTheSplitThatFits) {
   PipelineTasks Tasks(C, 1e9);
   EXPECT_FALSE(static_cast<bool>(bestContiguousWithin(Tasks, 2, 4000)));
   Expected<PipelinePlan> P = memoryAwareContiguousWithin(Tasks, 2, 4000);
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   EXPECT_EQ(P->pattern.gpuOfBlock, (std::vector<int>{0, 1, 1}));
   EXPECT_NEAR(P->period(), 6, 1e-9);
   EXPECT_LE(P->peakMemory(), 4000);
   // With room for PipeDream's split, its period 4 wins.
   Expected<PipelinePlan> Q = memoryAwareContiguousWithin(Tasks, 2, 1e6);
-  ASSERT_TRUE(static_cast<bool>(Q)) << Q.takeError().message();
+  ASSERT_EXPECTED(Q);
   EXPECT_NEAR(Q->period(), 4, 1e-9);
 }
 
 // vgg16 at 18.073 GB per GPU (P = 4, 12 GB/s): PipeDream's straight
 // pipelines fit only as one stage (672.535 ms); trying every split into 2..4
-// stages finds 301.604 ms (docs/benchmarks.md). The descent must at least
+// stages finds 301.604 ms (docs/benchmarks-history.md). The descent must at least
 // halve the period.
 TEST(ContiguousSearch, Vgg16TightMemory) {
   std::optional<Chain> C = test::vgg16Chain();
   if (!C) GTEST_SKIP() << "../shared/workloads/pipedream/vgg16.txt not available";
   PipelineTasks Tasks(*C, 12e9);
   Expected<PipelinePlan> Straight = bestContiguousWithin(Tasks, 4, 18.073e9);
-  ASSERT_TRUE(static_cast<bool>(Straight)) << Straight.takeError().message();
+  ASSERT_EXPECTED(Straight);
   EXPECT_NEAR(Straight->period(), 672.535, 1e-3);
   Expected<PipelinePlan> P = memoryAwareContiguousWithin(Tasks, 4, 18.073e9);
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   EXPECT_LE(P->peakMemory(), 18.073e9);
   EXPECT_LT(P->period(), 672.535 / 2);
   EXPECT_LE(P->period(), 301.604 + 1e-3); // splits of 4 stages are all tried (8436)

@@ -8,6 +8,8 @@
 // the weights factor would fail them.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Partition/GpipeSimulator.h"
 #include "onnx-partition/Partition/PipelineSchedule.h"
 #include "onnx-partition/Partition/StagedSchedule.h"
@@ -40,7 +42,7 @@ TEST(GpipeSimulator, TwoStagesTwoMicrobatches) {
   GpipeSimOptions O;
   O.microbatches = 2;
   Expected<GpipeSimResult> R = simulateGpipe(Tasks, {0, 1}, 2, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   // GPU 0: F1(0) 0-1, F1(1) 1-2; link: 1-2, 2-3; GPU 1: F2(0) 2-3, F2(1) 3-4,
   // then B2(1) 4-6, B2(0) 6-8; link back 6-7, 8-9; GPU 0: B1(1) 7-9,
   // B1(0) 9-11.
@@ -64,7 +66,7 @@ TEST(GpipeSimulator, OneMicrobatchIsTheChainLatency) {
   GpipeSimOptions O;
   O.microbatches = 1;
   Expected<GpipeSimResult> R = simulateGpipe(Tasks, {0, 1}, 2, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   // 1 + 1 (link) + 1 + 2 + 1 (link) + 2.
   EXPECT_DOUBLE_EQ(R->iterationTime, 8);
   // GPU 0 at B1: one a_0 stashed: 100 + 200 + 100 + 200.
@@ -81,7 +83,7 @@ TEST(GpipeSimulator, SharedLinkSerialisesTransfers) {
   GpipeSimOptions O;
   O.microbatches = 2;
   Expected<GpipeSimResult> R = simulateGpipe(Tasks, {0, 1}, 2, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_DOUBLE_EQ(R->iterationTime, 22);
 }
 
@@ -100,7 +102,7 @@ TEST(StagedSchedule, OneFOneBTwoMicrobatches) {
   // 1-2, F2 2-3, B2 3-5, link 5-6, and B1 at 7-9: at 6 it would overlap F1
   // of the next minibatch (6-7). Minibatch 1 runs 3 ms later: ends at 12.
   Expected<StagedSchedulePrice> S = priceStagedSchedule(C, {0, 1}, 100000, "1f1b", 2);
-  ASSERT_TRUE(static_cast<bool>(S)) << S.takeError().message();
+  ASSERT_EXPECTED(S);
   EXPECT_DOUBLE_EQ(S->period, 3);
   EXPECT_NEAR(S->iterationTime, 12, 1e-9);
   // GPU 0 (weights x3 = 150, buffers 200) in time order F1(0) 0, F1(1) 3,
@@ -110,7 +112,7 @@ TEST(StagedSchedule, OneFOneBTwoMicrobatches) {
   // 200 + 100 + 200; GPipe needed 700 there.
   EXPECT_NEAR(S->gpus[1].peak, 500, 1e-9);
   Expected<StagedSchedulePrice> G = priceStagedSchedule(C, {0, 1}, 100000, "gpipe", 2);
-  ASSERT_TRUE(static_cast<bool>(G)) << G.takeError().message();
+  ASSERT_EXPECTED(G);
   EXPECT_DOUBLE_EQ(G->iterationTime, 11);
   EXPECT_DOUBLE_EQ(G->period, 0);
 }
@@ -119,12 +121,12 @@ TEST(StagedSchedule, ManyMicrobatchesApproachThePeriod) {
   // 1F1B: iteration = (M - 1) T + one minibatch's span (9 ms).
   Chain C = twoBlocks();
   Expected<StagedSchedulePrice> S = priceStagedSchedule(C, {0, 1}, 100000, "1f1b", 16);
-  ASSERT_TRUE(static_cast<bool>(S)) << S.takeError().message();
+  ASSERT_EXPECTED(S);
   EXPECT_NEAR(S->iterationTime, 15 * 3 + 9, 1e-9);
   // GPipe with M micro-batches: GPU 1 is busy 3 M ms after F2(0) starts at
   // 2, and B1(0) follows its last gradient: 2 + 3 M + 1 + 2 = 3 M + 5.
   Expected<StagedSchedulePrice> G = priceStagedSchedule(C, {0, 1}, 100000, "gpipe", 16);
-  ASSERT_TRUE(static_cast<bool>(G)) << G.takeError().message();
+  ASSERT_EXPECTED(G);
   EXPECT_NEAR(G->iterationTime, 3 * 16 + 5, 1e-9);
   // The GPipe stash grows with M (16 a_0 on GPU 0), 1F1B's does not.
   EXPECT_NEAR(G->gpus[0].peakStash, 16 * 100, 1e-9);

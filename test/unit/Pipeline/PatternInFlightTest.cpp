@@ -10,6 +10,7 @@
 // small ILP plans.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PatternInFlight.h"
@@ -63,7 +64,7 @@ TEST(PatternInFlight, ClassicOneFOneBByHand) {
   }
   PipelineTasks Tasks(C, 1e30);
   Expected<PipelinePlan> Plan = pipeDreamBaseline(Tasks, 4);
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_EQ(patternInFlight(Tasks, Plan->pattern), (std::vector<int>{4, 3, 2, 1}));
   const std::vector<ScheduleMemory> Terms = scheduleMemoryOf(Tasks, Plan->pattern, Plan->sim, 5);
   ASSERT_EQ(Terms.size(), 5u);
@@ -128,7 +129,7 @@ TEST(PatternInFlight, IlpPlansToo) {
     O.numGpus = 2 + Case % 2;
     O.timeLimitSeconds = 5;
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-    ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+    ASSERT_EXPECTED(Plan);
     expectModelEqualsSimulator(Tasks, *Plan, "ilp case " + std::to_string(Case));
   }
 }

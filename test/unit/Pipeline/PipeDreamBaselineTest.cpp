@@ -5,6 +5,7 @@
 // its plans through the simulator.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/Partitioner.h"
@@ -26,7 +27,7 @@ TEST(PipeDreamBaseline, Vgg16ReferencePeriods) {
   for (const Case &K : Cases) {
     PipelineTasks Tasks(*C, K.Beta);
     Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, K.P);
-    ASSERT_TRUE(static_cast<bool>(SP));
+    ASSERT_EXPECTED(SP);
     EXPECT_NEAR(SP->period, K.PeriodMs, 1e-6) << "beta " << K.Beta << " P " << K.P;
     // Exactly P contiguous stages.
     EXPECT_EQ(SP->stageOfBlock.front(), 0);
@@ -35,7 +36,7 @@ TEST(PipeDreamBaseline, Vgg16ReferencePeriods) {
       EXPECT_LE(SP->stageOfBlock[I] - SP->stageOfBlock[I - 1], 1);
     // Its 1F1B pattern runs at that period and the simulator prices it.
     Expected<PipelinePlan> Plan = pipeDreamBaseline(Tasks, K.P);
-    ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+    ASSERT_EXPECTED(Plan);
     EXPECT_NEAR(Plan->period(), K.PeriodMs, 1e-6);
     EXPECT_GT(Plan->peakMemory(), 0);
   }
@@ -57,7 +58,7 @@ TEST(PipeDreamBaseline, FirstStageStashesTheMostInFlight) {
   }
   PipelineTasks Tasks(C, 1e30);
   Expected<PipelinePlan> Plan = pipeDreamBaseline(Tasks, 4);
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->period(), 3, 1e-6);
   for (int S = 0; S < 4; ++S) {
     const PipelineGpuMemory &M = Plan->sim.gpus[S];
@@ -81,7 +82,7 @@ TEST(PipeDreamBaseline, TraceOfAStagedPlan) {
   }
   ChromeTrace Trace;
   Expected<PipelineSimResult> R = traceStagedPlan(Stages, 1e6, Trace, 2);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_NEAR(R->period, 9, 1e-9);
   std::string J = Trace.toJson();
   for (const char *S : {"\"GPU 0\"", "\"GPU 1\"", "\"GPU 2\"", "\"link to GPU 1\"", "\"link to GPU 2\""})
@@ -113,11 +114,11 @@ TEST(PipeDreamBaseline, InfiniteCutsGiveAnErrorNotAnOverflow) {
   }
   // One stage has no cut: its period is the compute, 9 ms.
   Expected<StraightPipeline> One = pipeDreamStraightPipeline(Tasks, 1);
-  ASSERT_TRUE(static_cast<bool>(One));
+  ASSERT_EXPECTED(One);
   EXPECT_DOUBLE_EQ(One->period, 9);
   // The registry's planners refuse the platform before planning.
   Expected<Platform> Loaded = loadPlatform("a100");
-  ASSERT_TRUE(static_cast<bool>(Loaded));
+  ASSERT_EXPECTED(Loaded);
   Platform P = *Loaded;
   P.accelerators = 4;
   P.peerLinkBandwidth = 1e-300;
@@ -145,11 +146,11 @@ TEST(PipeDreamBaseline, DeadlineReturnsTheOptimumOfTheStagesCompleted) {
   long Calls = 0;
   Expected<StraightPipeline> Stopped =
       pipeDreamStraightPipeline(Tasks, 6, [&Calls] { return ++Calls > 11 + 4; });
-  ASSERT_TRUE(static_cast<bool>(Stopped)) << Stopped.takeError().message();
+  ASSERT_EXPECTED(Stopped);
   EXPECT_TRUE(Stopped->stopped);
   EXPECT_EQ(Stopped->stages, 2);
   Expected<StraightPipeline> Two = pipeDreamStraightPipeline(Tasks, 2);
-  ASSERT_TRUE(static_cast<bool>(Two)) << Two.takeError().message();
+  ASSERT_EXPECTED(Two);
   EXPECT_FALSE(Two->stopped);
   EXPECT_EQ(Stopped->stageOfBlock, Two->stageOfBlock);
   EXPECT_DOUBLE_EQ(Stopped->period, Two->period);
@@ -162,7 +163,7 @@ TEST(PipeDreamBaseline, DeadlineReturnsTheOptimumOfTheStagesCompleted) {
   // Stopped in the first row it computes (stages 2): one stage, the whole
   // chain on GPU 0, and pipeDreamBaseline says so in a note.
   Expected<PipelinePlan> One = pipeDreamBaseline(Tasks, 6, [] { return true; });
-  ASSERT_TRUE(static_cast<bool>(One)) << One.takeError().message();
+  ASSERT_EXPECTED(One);
   EXPECT_EQ(One->pattern.usedGpus(), 1);
   ASSERT_EQ(One->notes.size(), 1u);
   EXPECT_NE(One->notes[0].find("after 1 of 6 stages"), std::string::npos) << One->notes[0];

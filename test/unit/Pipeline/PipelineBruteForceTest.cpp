@@ -11,6 +11,7 @@
 // must reach the same period (or both find nothing).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -165,8 +166,7 @@ TEST(PipelineBruteForce, TwoBlocksTwoGpusMatchesTheIlp) {
         EXPECT_FALSE(static_cast<bool>(Plan)) << "case " << Case << " M " << Mem;
         continue;
       }
-      ASSERT_TRUE(static_cast<bool>(Plan))
-          << "case " << Case << " M " << Mem << ": " << Plan.takeError().message();
+      ASSERT_EXPECTED(Plan) << "case " << Case << " M " << Mem;
       EXPECT_NEAR(Plan->period(), S.Best, 1e-5 * S.Best) << "case " << Case << " M " << Mem;
       EXPECT_LE(Plan->peakMemory(), Mem);
       ++Compared;

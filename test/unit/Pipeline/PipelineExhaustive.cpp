@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "PipelineExhaustive.h"
 
+#include "AllocationOracle.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -78,8 +80,7 @@ public:
 
   ExhaustiveResult run() {
     std::vector<std::vector<int>> Allocs;
-    std::vector<int> A(L, 0);
-    enumerateAllocations(A, 0, 0, Allocs);
+    forEachAllocation(L, P, /*Contiguous=*/false, [&](const std::vector<int> &A) { Allocs.push_back(A); });
     std::vector<double> Load;
     for (const auto &Al : Allocs) Load.push_back(allocationLoad(Tasks, Al, P));
     std::vector<size_t> Idx(Allocs.size());
@@ -98,14 +99,6 @@ public:
 
 private:
   double target() const { return std::isinf(R.period) ? Hi : R.period * (1 - 1e-7); }
-
-  void enumerateAllocations(std::vector<int> &A, int I, int Used, std::vector<std::vector<int>> &Out) {
-    if (I == L) return Out.push_back(A);
-    for (int G = 0; G <= std::min(Used, P - 1); ++G) {
-      A[I] = G;
-      enumerateAllocations(A, I + 1, std::max(Used, G + 1), Out);
-    }
-  }
 
   int gpuOf(int K) const { return Gpu[Tasks.blockOf(K)]; }
   bool cut(int K) const { return gpuOf(K) != gpuOf(K + 1); }

@@ -9,6 +9,8 @@
 // replay it once more and compare.
 //
 //===----------------------------------------------------------------------===//
+#include "AllocationOracle.h"
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -16,56 +18,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 
 using namespace onnxp;
+using test::bruteForceLoad;
+using test::bruteForceWithin;
 
 namespace {
-/// min over allocations of the period lower bound (per-GPU compute, per-link
-/// traffic), optionally contiguous only; the optimum without memory limit.
-double bruteForceLoad(const PipelineTasks &Tasks, int P, bool Contiguous) {
-  const int L = Tasks.numBlocks();
-  std::vector<int> A(L, 0);
-  double Best = INFINITY;
-  std::function<void(int, int)> Rec = [&](int I, int Used) {
-    if (I == L) {
-      Best = std::min(Best, allocationLoad(Tasks, A, P));
-      return;
-    }
-    for (int G = 0; G <= std::min(Used, P - 1); ++G) { // canonical labels
-      if (Contiguous && G != A[I - 1] && G != Used) continue;
-      A[I] = G;
-      Rec(I + 1, std::max(Used, G + 1));
-    }
-  };
-  A[0] = 0;
-  Rec(1, 1);
-  return Best;
-}
-
-/// Best period over allocations whose modulo-scheduled pattern fits in Mem.
-double bruteForceWithin(const PipelineTasks &Tasks, int P, double Mem) {
-  const int L = Tasks.numBlocks();
-  std::vector<int> A(L, 0);
-  double Best = INFINITY;
-  std::function<void(int, int)> Rec = [&](int I, int Used) {
-    if (I == L) {
-      Expected<PipelinePlan> Plan = priceAllocation(Tasks, A, P, "brute");
-      if (Plan && Plan->peakMemory() <= Mem) Best = std::min(Best, Plan->period());
-      return;
-    }
-    for (int G = 0; G <= std::min(Used, P - 1); ++G) {
-      A[I] = G;
-      Rec(I + 1, std::max(Used, G + 1));
-    }
-  };
-  Rec(1, 1);
-  return Best;
-}
-
 void expectReplays(const PipelineTasks &Tasks, const PipelinePlan &Plan, double Mem) {
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan.pattern);
-  ASSERT_TRUE(static_cast<bool>(Sim)) << Sim.takeError().message();
+  ASSERT_EXPECTED(Sim);
   EXPECT_NEAR(Sim->period, Plan.stats.at("ilp_period_ms"), 1e-6 * std::max(1.0, Sim->period));
   EXPECT_LE(Sim->peakMemory, Mem);
 }
@@ -84,7 +45,7 @@ TEST(PipelineIlp, Vgg16EightBlocksUnlimitedMemory) {
     PipelineIlpOptions O;
     O.numGpus = 2;
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-    ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+    ASSERT_EXPECTED(Plan);
     EXPECT_NEAR(Plan->period(), 343.472, 1e-3);
     EXPECT_NEAR(Plan->lowerBound, 343.472, 0.05);
     // The optimum is not contiguous: some GPU's blocks are not an interval.
@@ -99,7 +60,7 @@ TEST(PipelineIlp, Vgg16EightBlocksUnlimitedMemory) {
     PipelineIlpOptions O;
     O.numGpus = P;
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-    ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+    ASSERT_EXPECTED(Plan);
     EXPECT_NEAR(Plan->period(), 411.041792, 1e-3) << "P " << P;
   }
 }
@@ -114,7 +75,7 @@ TEST(PipelineIlp, AgreesWithBruteForceWithoutMemoryLimit) {
     PipelineIlpOptions O;
     O.numGpus = P;
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-    ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+    ASSERT_EXPECTED(Plan);
     EXPECT_NEAR(Plan->period(), bruteForceLoad(Tasks, P, false), 1e-4) << "case " << Case;
     expectReplays(Tasks, *Plan, INFINITY);
   }
@@ -155,13 +116,13 @@ TEST(PipelineIlp, NeverWorseThanPipeDreamAtItsMemory) {
       test::mergeAt(*Full, {"node6", "node11", "node18", "node25", "node32", "node37", "node40", "node41"});
   PipelineTasks Tasks(C, 1e10);
   Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, 2);
-  ASSERT_TRUE(static_cast<bool>(Base)) << Base.takeError().message();
+  ASSERT_EXPECTED(Base);
   PipelineIlpOptions O;
   O.numGpus = 2;
   O.memoryBytes = Base->peakMemory();
   O.timeLimitSeconds = 20;
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_LE(Plan->period(), Base->period() + 1e-6);
   EXPECT_EQ(Plan->stats.at("warm_start_accepted"), 1);
   expectReplays(Tasks, *Plan, O.memoryBytes);

@@ -7,6 +7,8 @@
 // number derived by hand in the comments; on one node nothing changes.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PipelineBaseline.h"
@@ -109,21 +111,21 @@ TEST(PipelineLinks, StraightPipelineAvoidsTheNetworkCut) {
   Platform P = twoNodes();
   PipelineTasks ByLink(C, PipelineLinks::of(P));
   Expected<StraightPipeline> SP = pipeDreamStraightPipeline(ByLink, 4);
-  ASSERT_TRUE(static_cast<bool>(SP)) << SP.takeError().message();
+  ASSERT_EXPECTED(SP);
   EXPECT_EQ(SP->stageOfBlock, (std::vector<int>{0, 1, 2, 2, 3}));
   EXPECT_NEAR(SP->period, 3.02, 1e-9);
   // Replayed under 1F1B by link: the period is the busiest resource.
   Expected<PipelinePlan> Plan = pipeDreamBaseline(ByLink, 4);
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->period(), 3.02, 1e-6);
 
   PipelineTasks OneBeta(C, 1e8);
   Expected<StraightPipeline> Old = pipeDreamStraightPipeline(OneBeta, 4);
-  ASSERT_TRUE(static_cast<bool>(Old)) << Old.takeError().message();
+  ASSERT_EXPECTED(Old);
   EXPECT_EQ(Old->stageOfBlock, (std::vector<int>{0, 0, 1, 2, 3}));
   EXPECT_NEAR(Old->period, 20, 1e-9);
   Expected<PipelinePlan> OldByLink = priceAllocation(ByLink, Old->stageOfBlock, 4, "one-beta");
-  ASSERT_TRUE(static_cast<bool>(OldByLink)) << OldByLink.takeError().message();
+  ASSERT_EXPECTED(OldByLink);
   EXPECT_NEAR(OldByLink->period(), 20.2, 1e-6);
 }
 
@@ -139,9 +141,9 @@ TEST(PipelineLinks, RegisteredPlannersPriceByLink) {
   double PipeDream = NAN;
   for (const char *Name : {"pipeline-pipedream", "pipeline-ilp"}) {
     Expected<const PartitionerInfo *> Info = findPartitioner(Name);
-    ASSERT_TRUE(static_cast<bool>(Info)) << Info.takeError().message();
+    ASSERT_EXPECTED(Info);
     Expected<Plan> Pl = (*Info)->runChain(C, P, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     Plan Priced = *Pl;
     Priced.objective = NAN;
     ASSERT_FALSE(static_cast<bool>((*Info)->price(C, P, Priced)));
@@ -169,11 +171,11 @@ TEST(PipelineLinks, StagedScheduleCrossesTheNetwork) {
   Platform P = twoNodes();
   Expected<StagedSchedulePrice> Across =
       priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {1, 2}), "1f1b", 8);
-  ASSERT_TRUE(static_cast<bool>(Across)) << Across.takeError().message();
+  ASSERT_EXPECTED(Across);
   EXPECT_NEAR(Across->period, 2.2, 1e-6);
   Expected<StagedSchedulePrice> Inside =
       priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {0, 1}), "1f1b", 8);
-  ASSERT_TRUE(static_cast<bool>(Inside)) << Inside.takeError().message();
+  ASSERT_EXPECTED(Inside);
   EXPECT_NEAR(Inside->period, 2, 1e-6);
 }
 
@@ -193,7 +195,7 @@ TEST(PipelineLinks, PlaceOnNodesGroupsClassesForTheLeastLinkLoad) {
   EXPECT_EQ(Placed, (std::vector<int>{0, 0, 2, 3, 1}));
   EXPECT_NEAR(allocationLoad(Tasks, Placed, 4), 10.2, 1e-9);
   Expected<PipelinePlan> Plan = priceAllocation(Tasks, Placed, 4, "placed");
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->period(), 10.2, 1e-6);
   // Uniform links: nothing to place.
   PipelineTasks Uniform(C, 1e9);
@@ -234,7 +236,7 @@ TEST(PipelineLinks, SearchRotatesStagesOntoNodes) {
   Platform P = twoNodes();
   PipelineTasks Tasks(C, PipelineLinks::of(P));
   Expected<PipelinePlan> Canonical = priceAllocation(Tasks, {0, 1, 2, 3}, 4, "canonical");
-  ASSERT_TRUE(static_cast<bool>(Canonical)) << Canonical.takeError().message();
+  ASSERT_EXPECTED(Canonical);
   EXPECT_NEAR(Canonical->period(), 10.2, 1e-6);
   // No canonical allocation (GPU g opened only after g - 1, as canonical()
   // numbers them) has a load below 4 ms, by brute force, and a pattern's
@@ -260,7 +262,7 @@ TEST(PipelineLinks, SearchRotatesStagesOntoNodes) {
   O.maxLnsRounds = 5;
   O.timeLimitSeconds = 600;
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->period(), 2, 1e-6);
   const std::vector<int> &G = Plan->pattern.gpuOfBlock;
   EXPECT_EQ(std::set<int>(G.begin(), G.end()).size(), 4u);
@@ -269,7 +271,7 @@ TEST(PipelineLinks, SearchRotatesStagesOntoNodes) {
   EXPECT_NE(P.nodeOf(G[0]), P.nodeOf(G[1]));
   EXPECT_GE(Plan->stats.at("lns_rotations_kept"), 1);
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan->pattern);
-  ASSERT_TRUE(static_cast<bool>(Sim)) << Sim.takeError().message();
+  ASSERT_EXPECTED(Sim);
   EXPECT_NEAR(Sim->period, 2, 1e-6);
 }
 
@@ -292,13 +294,13 @@ TEST(PipelineLinks, IlpPricesEachCutByItsLink) {
   PipelineIlpOptions O;
   O.numGpus = 2;
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_EQ(Plan->stats.at("ilp_priced_by_link"), 1);
   EXPECT_EQ(Plan->stats.at("proven_optimal"), 1);
   EXPECT_NEAR(Plan->period(), 2, 1e-6);
   EXPECT_GE(Plan->lowerBound, 2 - 1e-4);
   Expected<PipelinePlan> Split = priceAllocation(Tasks, {0, 1}, 2, "split");
-  ASSERT_TRUE(static_cast<bool>(Split)) << Split.takeError().message();
+  ASSERT_EXPECTED(Split);
   EXPECT_NEAR(Split->period(), 2.2, 1e-6);
 }
 
@@ -323,7 +325,7 @@ TEST(PipelineLinks, IlpByLinkMatchesBruteForceOverAllocations) {
   PipelineIlpOptions O;
   O.numGpus = 4;
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_EQ(Plan->stats.at("ilp_priced_by_link"), 1);
   EXPECT_LE(Plan->period(), Brute + 1e-6);
   EXPECT_GE(Plan->period(), LeastLoad - 1e-6);

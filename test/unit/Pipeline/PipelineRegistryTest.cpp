@@ -5,6 +5,7 @@
 // prices them from that text alone (and refuses a damaged one).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/Partitioner.h"
@@ -25,10 +26,10 @@ TEST(PipelineRegistry, PipeDreamAndIlpPlansArePricedFromTheirSchedule) {
   O.timeLimitSeconds = 60;
   for (const char *Name : {"pipeline-pipedream", "pipeline-ilp"}) {
     Expected<const PartitionerInfo *> Info = findPartitioner(Name);
-    ASSERT_TRUE(static_cast<bool>(Info)) << Info.takeError().message();
+    ASSERT_EXPECTED(Info);
     ASSERT_EQ((*Info)->input, PlannerInput::Chain);
     Expected<Plan> Pl = (*Info)->runChain(C, P, O);
-    ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+    ASSERT_EXPECTED(Pl);
     ASSERT_EQ(Pl->device.size(), C.size());
     Plan Priced = *Pl;
     Priced.objective = NAN;

@@ -6,6 +6,7 @@
 // 0.672535 s, feasible exactly from 16,444,949,984 bytes).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
 #include "onnx-partition/Partition/PipelineBaseline.h"
@@ -37,12 +38,12 @@ TEST(PipelineSimulator, TwoGpusByHand) {
   PipelineTasks Tasks(C, 20000);
   EXPECT_DOUBLE_EQ(allocationLoad(Tasks, {0, 1}, 2), 2); // each GPU 2 ms, the link 2 x 1 ms
   Expected<PeriodicPattern> P = buildModuloPattern(Tasks, {0, 1}, 2, 2);
-  ASSERT_TRUE(static_cast<bool>(P)) << P.takeError().message();
+  ASSERT_EXPECTED(P);
   // ASAP: F1 0-1, send 1-2, F2 2-3, B2 3-4, send 4-5, B1 5-6.
   EXPECT_EQ(P->taskDelay, (std::vector<int>{0, 1, 1, 2}));
   EXPECT_EQ(P->taskStart, (std::vector<double>{0, 0, 1, 1}));
   Expected<PipelineSimResult> R = simulatePipeline(Tasks, *P);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_DOUBLE_EQ(R->period, 2);
   // GPU 0 at B1 of minibatch b (time 2b+5): F1 of b, b+1, b+2 have run, so
   // three stashes of a0 (30), the gradients a1 in and a0 out (30), 3 x 100
@@ -64,7 +65,7 @@ TEST(PipelineSimulator, RefusesBrokenPatterns) {
   Chain C = twoBlocks();
   PipelineTasks Tasks(C, 20000);
   Expected<PeriodicPattern> P = buildModuloPattern(Tasks, {0, 1}, 2, 2);
-  ASSERT_TRUE(static_cast<bool>(P));
+  ASSERT_EXPECTED(P);
   PeriodicPattern Early = *P;
   Early.taskDelay[1] = 0; // F2 before its input arrives
   Expected<PipelineSimResult> R = simulatePipeline(Tasks, Early);
@@ -97,7 +98,7 @@ TEST(PipelineSimulator, Vgg16SingleGpuClosedForm) {
   EXPECT_DOUBLE_EQ(singleGpuPeakMemory(Tasks), 16444949984.0);
   // The simulator agrees with the closed form on the one-GPU pattern.
   Expected<PipelinePlan> Plan = priceAllocation(Tasks, std::vector<int>(39, 0), 1, "single");
-  ASSERT_TRUE(static_cast<bool>(Plan)) << Plan.takeError().message();
+  ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->period(), 672.535, 1e-9);
   EXPECT_DOUBLE_EQ(Plan->peakMemory(), 16444949984.0);
   EXPECT_EQ(Plan->sim.gpus[0].peakTask, "B31");
@@ -110,7 +111,7 @@ TEST(PipelineSimulator, TraceShowsComputeLinkAndMemoryLanes) {
   Chain C = twoBlocks();
   PipelineTasks Tasks(C, 20000);
   Expected<PeriodicPattern> P = buildModuloPattern(Tasks, {0, 1}, 2, 2);
-  ASSERT_TRUE(static_cast<bool>(P));
+  ASSERT_EXPECTED(P);
   ChromeTrace Trace;
   PipelineSimOptions O;
   O.trace = &Trace;

@@ -39,20 +39,3 @@ Chain onnxp::test::mergeAt(const Chain &C, const std::vector<std::string> &Ends)
   }
   return R;
 }
-
-Chain onnxp::test::randomChain(std::mt19937 &Rng, int L) {
-  std::uniform_int_distribution<int> Time(1, 6), Bytes(1, 8), Weight(0, 6);
-  Chain C;
-  C.name = "random";
-  C.inputBytes = Bytes(Rng) * 100;
-  for (int I = 0; I < L; ++I) {
-    ChainBlock B;
-    B.name = "b" + std::to_string(I + 1);
-    B.forwardTime = Time(Rng);
-    B.backwardTime = Time(Rng);
-    B.outputBytes = B.storedBytes = Bytes(Rng) * 100;
-    B.weightBytes = Weight(Rng) * 100;
-    C.blocks.push_back(B);
-  }
-  return C;
-}

@@ -1,11 +1,14 @@
 //===- unit/Pipeline/PipelineTestUtil.h - Chains for the pipeline tests ---===//
 //
 // The vgg16 chain of issue 12 (PipeDream profile, separator recipe), its
-// 8-block coarsening, and random small chains for brute-force checks.
+// 8-block coarsening. Random small chains for brute-force checks are
+// test/support's randomChain (RandomChains.h, the default spec).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TEST_PIPELINETESTUTIL_H
 #define ONNXP_TEST_PIPELINETESTUTIL_H
+
+#include "RandomChains.h" // randomChain (test/support)
 
 #include "onnx-partition/IR/Chain.h"
 
@@ -20,8 +23,6 @@ namespace onnxp::test {
 std::optional<Chain> vgg16Chain();
 /// vgg16 merged into the blocks ending at the named separators.
 Chain mergeAt(const Chain &C, const std::vector<std::string> &Ends);
-/// A random chain of L blocks with small integer times and sizes.
-Chain randomChain(std::mt19937 &Rng, int L);
 
 } // namespace onnxp::test
 

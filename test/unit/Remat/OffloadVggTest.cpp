@@ -7,6 +7,7 @@
 // offloading-off value; every plan replays within memory with the DP's value.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RematTestUtil.h"
 
 #include "onnx-partition/Partition/ActivationScheduleSimulator.h"
@@ -26,12 +27,11 @@ constexpr double GBs = 1e9;
 
 RematPlan solveAndReplay(const Chain &C, const RematOptions &O) {
   Expected<RematPlan> P = planOffloadRemat(C, O);
-  EXPECT_TRUE(bool(P)) << P.takeError().message();
+  EXPECT_EXPECTED(P);
   if (!P) return RematPlan();
   if (P->feasible) {
     Expected<ActivationReplay> R = replayActivationSchedule(C, O, *P);
-    EXPECT_TRUE(bool(R)) << O.memoryBytes / MiB32 << " slots, " << O.bandwidthBytesPerSec
-                         << " B/s: " << R.takeError().message();
+    EXPECT_EXPECTED(R) << O.memoryBytes / MiB32 << " slots, " << O.bandwidthBytesPerSec << " B/s";
     if (R) {
       EXPECT_NEAR(R->makespanMs, P->makespanMs, 1e-9 * P->makespanMs);
       EXPECT_LE(R->peakBytes, P->budgetSlots * P->slotBytes * (1 + 1e-12));

@@ -7,6 +7,7 @@
 // prefetched copies, and copies are fed from kept or recomputed tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RematTestUtil.h"
 
 #include "onnx-partition/IR/OnnxModel.h"
@@ -82,7 +83,7 @@ TEST(RecomputeRewrite, RecomputationBecomesGraphStructure) {
   for (double Budget = 1; Budget < 100; Budget += 1) {
     O = byteOptions(Budget, false, 0);
     Expected<RematPlan> R = planOffloadRemat(M->C, O);
-    ASSERT_TRUE(bool(R));
+    ASSERT_EXPECTED(R);
     if (R->feasible) {
       P = *R;
       break;
@@ -96,7 +97,7 @@ TEST(RecomputeRewrite, RecomputationBecomesGraphStructure) {
 
   onnx::ModelProto Out = M->Model.proto;
   Expected<RecomputeRewriteResult> R = rewriteActivationSchedule(Out, M->Layers, P);
-  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->recomputedNodes, Recomputed); // one node per layer here
   EXPECT_GT(R->rewiredInputs, 0);
   EXPECT_EQ(Out.graph().node_size(), M->Model.graph().node_size() + Recomputed);
@@ -119,14 +120,14 @@ TEST(RecomputeRewrite, OffloadsBecomeOffloadAndPrefetchNodes) {
   for (double Budget = 1; Budget < 60; Budget += 1) {
     RematOptions O = byteOptions(Budget, true, 1000);
     Expected<RematPlan> P = planOffloadRemat(M->C, O);
-    ASSERT_TRUE(bool(P));
+    ASSERT_EXPECTED(P);
     if (!P->feasible || P->offloadedBytes == 0) continue;
     bool Inner = false; // an offloaded layer output (not the graph input)
     for (size_t K = 1; K < P->layers.size(); ++K) Inner |= P->layers[K].inputOffloaded;
     if (!Inner) continue;
     onnx::ModelProto Out = M->Model.proto;
     Expected<RecomputeRewriteResult> R = rewriteActivationSchedule(Out, M->Layers, *P);
-    ASSERT_TRUE(bool(R)) << R.takeError().message();
+    ASSERT_EXPECTED(R);
     EXPECT_GT(R->offloadNodes, 0);
     EXPECT_EQ(R->offloadNodes, R->prefetchNodes);
     EXPECT_NO_THROW(onnx::checker::check_model(Out));
@@ -179,10 +180,10 @@ TEST(RecomputeRewrite, CopiesEqualOriginalsInOnnxRuntime) {
   ASSERT_TRUE(bool(P) && P->feasible);
   onnx::ModelProto Out = M->Model.proto;
   Expected<RecomputeRewriteResult> R = rewriteActivationSchedule(Out, M->Layers, *P);
-  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   Expected<onnx::ModelProto> Check =
       recomputeCheckModel(Out, *R, {{"input-0_dim0", 3}, {"input-0_dim1", 784}}, 5);
-  ASSERT_TRUE(bool(Check)) << Check.takeError().message();
+  ASSERT_EXPECTED(Check);
   std::string Path = testing::TempDir() + "/onnxp_recompute_check.onnx";
   std::string Bytes;
   ASSERT_TRUE(Check->SerializeToString(&Bytes));

@@ -9,6 +9,7 @@
 // and is never slower than offloading off or than a slower link.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RematTestUtil.h"
 
 #include "onnx-partition/Partition/ActivationScheduleSimulator.h"
@@ -127,7 +128,7 @@ TEST(RematExhaustive, OffloadingOffMatchesBruteForce) {
   int Compared = 0, Feasible = 0;
   for (int Trial = 0; Trial < 120; ++Trial) {
     int L = 1 + Trial % 4;
-    Chain C = randomChain(Rng, L, 6, /*Overheads=*/false);
+    Chain C = randomChain(Rng, L, rematChainSpec(6, /*Overheads=*/false));
     double Peak = C.inputBytes;
     for (const ChainBlock &B : C.blocks) Peak += 3 * B.outputBytes;
     for (double Budget = 1; Budget <= Peak; Budget += 1) {
@@ -145,7 +146,7 @@ TEST(RematExhaustive, OffloadingOffMatchesBruteForce) {
       EXPECT_NEAR(S->makespanMs, Want, 1e-9) << "trial " << Trial << " budget " << Budget;
       for (const RematPlan *P : {&*R, &*S}) {
         Expected<ActivationReplay> Rep = replayActivationSchedule(C, O, *P);
-        ASSERT_TRUE(bool(Rep)) << Rep.takeError().message();
+        ASSERT_EXPECTED(Rep);
         EXPECT_NEAR(Rep->makespanMs, Want, 1e-9);
       }
     }
@@ -160,17 +161,17 @@ TEST(RematExhaustive, OverheadsStillMatchBruteForceForSeedDP) {
   std::mt19937 Rng(41);
   for (int Trial = 0; Trial < 80; ++Trial) {
     int L = 1 + Trial % 4;
-    Chain C = randomChain(Rng, L, 5, /*Overheads=*/true);
+    Chain C = randomChain(Rng, L, rematChainSpec(5, /*Overheads=*/true));
     for (double Budget = 1; Budget <= 40; Budget += 1) {
       double Want = bruteForce(C, Budget);
       RematOptions O = byteOptions(Budget, false, 0);
       Expected<RematPlan> S = planOffloadRemat(C, O);
-      ASSERT_TRUE(bool(S));
+      ASSERT_EXPECTED(S);
       ASSERT_EQ(S->feasible, Want < Inf) << "trial " << Trial << " budget " << Budget;
       if (Want == Inf) continue;
       EXPECT_NEAR(S->makespanMs, Want, 1e-9) << "trial " << Trial << " budget " << Budget;
       Expected<ActivationReplay> Rep = replayActivationSchedule(C, O, *S);
-      ASSERT_TRUE(bool(Rep)) << Rep.takeError().message();
+      ASSERT_EXPECTED(Rep);
     }
   }
 }
@@ -180,16 +181,16 @@ TEST(RematExhaustive, OffloadingPlansReplayAndNeverLose) {
   int Offloading = 0;
   for (int Trial = 0; Trial < 60; ++Trial) {
     int L = 2 + Trial % 5;
-    Chain C = randomChain(Rng, L, 8, Trial % 2 == 1);
+    Chain C = randomChain(Rng, L, rematChainSpec(8, Trial % 2 == 1));
     for (double Budget = 4; Budget <= 50; Budget += 3) {
       RematOptions Off = byteOptions(Budget, false, 0);
       Expected<RematPlan> Base = planOffloadRemat(C, Off);
-      ASSERT_TRUE(bool(Base));
+      ASSERT_EXPECTED(Base);
       double Prev = Inf;
       for (double Bw : {0.25, 1.0, 3.0, 100.0}) {
         RematOptions O = byteOptions(Budget, true, Bw);
         Expected<RematPlan> P = planOffloadRemat(C, O);
-        ASSERT_TRUE(bool(P));
+        ASSERT_EXPECTED(P);
         if (Base->feasible) {
           ASSERT_TRUE(P->feasible);
           EXPECT_LE(P->makespanMs, Base->makespanMs + 1e-9);
@@ -199,8 +200,7 @@ TEST(RematExhaustive, OffloadingPlansReplayAndNeverLose) {
         Prev = P->makespanMs;
         if (P->offloadedBytes > 0) ++Offloading;
         Expected<ActivationReplay> Rep = replayActivationSchedule(C, O, *P);
-        ASSERT_TRUE(bool(Rep)) << "trial " << Trial << " budget " << Budget << " link " << Bw << ": "
-                               << Rep.takeError().message();
+        ASSERT_EXPECTED(Rep) << "trial " << Trial << " budget " << Budget << " link " << Bw;
         EXPECT_NEAR(Rep->makespanMs, P->makespanMs, 1e-9 * std::max(1.0, P->makespanMs));
       }
     }
@@ -217,14 +217,14 @@ namespace {
 // all rejected.
 TEST(RematReplay, RejectsBrokenPlans) {
   std::mt19937 Rng(3);
-  Chain C = randomChain(Rng, 4, 8, false);
+  Chain C = randomChain(Rng, 4, rematChainSpec(8, false));
   // The smallest budget rotor can do with.
   RematPlan Tight;
   RematOptions O;
   for (double Budget = 1;; Budget += 1) {
     O = byteOptions(Budget, false, 0);
     Expected<RematPlan> P = planRotor(C, O);
-    ASSERT_TRUE(bool(P));
+    ASSERT_EXPECTED(P);
     if (P->feasible) {
       Tight = *P;
       break;
@@ -246,7 +246,7 @@ TEST(RematReplay, RejectsBrokenPlans) {
   for (double Budget = 4; Budget <= 60; Budget += 1) {
     RematOptions On = byteOptions(Budget, true, 100);
     Expected<RematPlan> P = planOffloadRemat(C, On);
-    ASSERT_TRUE(bool(P));
+    ASSERT_EXPECTED(P);
     if (!P->feasible || P->offloadedBytes == 0) continue;
     ASSERT_TRUE(bool(replayActivationSchedule(C, On, *P)));
     RematPlan NoPrefetch = *P;

@@ -5,6 +5,7 @@
 // schedule (priceActivationSchedule), not from the DP.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RematTestUtil.h"
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
@@ -37,12 +38,12 @@ TEST(RematRegistry, RotorAndOffloadActivationsThroughRunPartitioner) {
   std::optional<Chain> C = pipeDreamLayers("vgg16");
   if (!C) GTEST_SKIP() << "../shared/workloads/pipedream/vgg16.txt is absent";
   Expected<Plan> R = run("rotor", *C, 199, 0);
-  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_NEAR(R->objective, 841.774, 841.774e-9);
   EXPECT_EQ(R->objectiveKind, Objective::IterationTime);
   EXPECT_NE(R->schedule.find("\"F_ck\""), std::string::npos);
   Expected<Plan> F = run("offload-activations", *C, 199, 1e20);
-  ASSERT_TRUE(bool(F)) << F.takeError().message();
+  ASSERT_EXPECTED(F);
   EXPECT_NEAR(F->objective, 672.535, 672.535e-9);
   EXPECT_GT(F->stats["offloaded_bytes"], 0);
   Expected<Plan> Tight = run("rotor", *C, 198, 0);
@@ -55,7 +56,7 @@ TEST(RematRegistry, ResidentWeightsAreChargedAndThePeakIsMeasured) {
   const ResidentMemory Res = chainResidentMemory(*C, OptimizerKind::Adam);
   EXPECT_DOUBLE_EQ(Res.total(), 4 * C->totalWeightBytes()); // weights + gradients + 2 Adam moments
   Expected<Plan> R = run("rotor", *C, 199, 0);
-  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   ASSERT_EQ(R->usage.size(), 1u);
   // The measured peak holds the model states and stays under the memory.
   EXPECT_GT(R->usage[0].memory, Res.total());

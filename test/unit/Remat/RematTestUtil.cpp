@@ -29,27 +29,6 @@ RematOptions onnxp::test::slotOptions(int Slots, bool Offload, double BytesPerSe
   return O;
 }
 
-Chain onnxp::test::randomChain(std::mt19937 &Rng, int L, int MaxSize, bool Overheads) {
-  std::uniform_int_distribution<int> Size(1, MaxSize), Time(1, 9), Over(0, 2);
-  Chain C;
-  C.name = "random";
-  C.inputBytes = Size(Rng);
-  for (int K = 0; K < L; ++K) {
-    ChainBlock B;
-    B.name = "l" + std::to_string(K + 1);
-    B.forwardTime = Time(Rng);
-    B.backwardTime = Time(Rng);
-    B.outputBytes = Size(Rng);
-    B.storedBytes = B.outputBytes + (Overheads ? Over(Rng) : 0);
-    if (Overheads) {
-      B.forwardOverhead = Over(Rng);
-      B.backwardOverhead = Over(Rng);
-    }
-    C.blocks.push_back(B);
-  }
-  return C;
-}
-
 RematOptions onnxp::test::byteOptions(double Budget, bool Offload, double BytesPerMs) {
   RematOptions O;
   O.slotBytes = 1;

@@ -8,6 +8,8 @@
 #ifndef ONNXP_TEST_REMATTESTUTIL_H
 #define ONNXP_TEST_REMATTESTUTIL_H
 
+#include "RandomChains.h" // randomChain, rematChainSpec (test/support)
+
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/Partition/Remat.h"
 
@@ -29,10 +31,6 @@ RematOptions slotOptions(int Slots, bool Offload, double BytesPerSec);
 /// Options for the byte-sized random chains: 1-byte slots, a budget in bytes
 /// and a link of BytesPerMs bytes per millisecond.
 RematOptions byteOptions(double Budget, bool Offload, double BytesPerMs);
-
-/// A random chain of L layers with sizes of 1..MaxSize bytes (slot = 1 byte),
-/// times in 1..9 ms, and optional overheads.
-Chain randomChain(std::mt19937 &Rng, int L, int MaxSize, bool Overheads);
 
 } // namespace onnxp::test
 

@@ -6,6 +6,7 @@
 // plan must replay within memory with the same makespan.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "RematTestUtil.h"
 
 #include "onnx-partition/Partition/ActivationScheduleSimulator.h"
@@ -34,7 +35,7 @@ void expectRow(const Chain &C, const RematPlan &P, const RematOptions &O, const 
   ASSERT_TRUE(P.feasible) << R.Slots << " slots";
   EXPECT_NEAR(P.makespanMs, R.Ms, 1e-9 * R.Ms) << R.Slots << " slots";
   Expected<ActivationReplay> Rep = replayActivationSchedule(C, O, P);
-  ASSERT_TRUE(bool(Rep)) << R.Slots << " slots: " << Rep.takeError().message();
+  ASSERT_EXPECTED(Rep) << R.Slots << " slots";
   EXPECT_NEAR(Rep->makespanMs, P.makespanMs, 1e-9 * R.Ms);
   EXPECT_LE(Rep->peakBytes, R.Slots * MiB32);
 }
@@ -51,7 +52,7 @@ TEST(RotorVgg, RotorTableMatchesIssue) {
   for (const Row &R : Table) {
     RematOptions O = slotOptions(R.Slots, false, 0);
     Expected<RematPlan> P = planRotor(*C, O);
-    ASSERT_TRUE(bool(P)) << P.takeError().message();
+    ASSERT_EXPECTED(P);
     expectRow(*C, *P, O, R);
   }
 }
@@ -62,7 +63,7 @@ TEST(RotorVgg, SeedDPWithOffloadingOffMatchesIssue) {
   for (const Row &R : Table) {
     RematOptions O = slotOptions(R.Slots, false, 0);
     Expected<RematPlan> P = planOffloadRemat(*C, O);
-    ASSERT_TRUE(bool(P)) << P.takeError().message();
+    ASSERT_EXPECTED(P);
     expectRow(*C, *P, O, R);
   }
 }

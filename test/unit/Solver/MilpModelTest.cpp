@@ -6,6 +6,8 @@
 // second: the result must say "feasible" with a positive gap, not optimal.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <gtest/gtest.h>
@@ -77,7 +79,7 @@ TEST(MilpModel, KnapsacksMatchBruteForce) {
     Knapsack K = randomKnapsack(Rng, 12);
     MilpModel M = buildKnapsack(K);
     Expected<MilpResult> R = solveMilp(M, {.timeLimitSeconds = 60, .relativeGap = 0});
-    ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+    ASSERT_EXPECTED(R);
     ASSERT_EQ(R->status, MilpStatus::Optimal) << "trial " << Trial;
     EXPECT_NEAR(-R->objective, bruteForce(K), 1e-6) << "trial " << Trial;
     EXPECT_LE(M.maxViolation(R->values), 1e-6);
@@ -94,7 +96,7 @@ TEST(MilpModel, IntegerAndContinuousVariables) {
   M.addGe({{X, 1}}, 2.5);
   M.addGe({{Y, 1}, {X, -0.25}}, 0);
   Expected<MilpResult> R = solveMilp(M);
-  ASSERT_TRUE(static_cast<bool>(R));
+  ASSERT_EXPECTED(R);
   ASSERT_EQ(R->status, MilpStatus::Optimal);
   EXPECT_NEAR(R->values[X], 3, 1e-9);
   EXPECT_NEAR(R->values[Y], 0.75, 1e-6);
@@ -108,7 +110,7 @@ TEST(MilpModel, InfeasibleModel) {
   M.addEq({{X, 1}, {Y, 1}}, 1);
   M.addGe({{X, 1}, {Y, 1}}, 2);
   Expected<MilpResult> R = solveMilp(M);
-  ASSERT_TRUE(static_cast<bool>(R));
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->status, MilpStatus::Infeasible);
   EXPECT_FALSE(R->hasSolution());
 
@@ -116,7 +118,7 @@ TEST(MilpModel, InfeasibleModel) {
   int A = P.addVar(VarKind::Integer, 0, 5, 1), B = P.addVar(VarKind::Integer, 0, 5, 1);
   P.addEq({{A, 2}, {B, 2}}, 1);
   Expected<MilpResult> Q = solveMilp(P);
-  ASSERT_TRUE(static_cast<bool>(Q));
+  ASSERT_EXPECTED(Q);
   EXPECT_EQ(Q->status, MilpStatus::Infeasible);
 }
 
@@ -131,7 +133,7 @@ TEST(MilpModel, MipStartIsCheckedAndReported) {
   O.relativeGap = 0;
   O.progress = [&](const MilpProgress &P) { Seen.push_back(P); };
   Expected<MilpResult> R = solveMilp(M, O);
-  ASSERT_TRUE(static_cast<bool>(R));
+  ASSERT_EXPECTED(R);
   EXPECT_TRUE(R->startAccepted);
   EXPECT_EQ(R->status, MilpStatus::Optimal);
   EXPECT_NEAR(-R->objective, bruteForce(K), 1e-6);
@@ -144,7 +146,7 @@ TEST(MilpModel, MipStartIsCheckedAndReported) {
   std::vector<double> Bad(M.numVars(), 1);
   M.setMipStart(Bad);
   Expected<MilpResult> R2 = solveMilp(M, {.relativeGap = 0});
-  ASSERT_TRUE(static_cast<bool>(R2));
+  ASSERT_EXPECTED(R2);
   EXPECT_FALSE(R2->startAccepted);
   EXPECT_NEAR(R2->objective, R->objective, 1e-6);
 }
@@ -178,7 +180,7 @@ TEST(MilpModel, TimeLimitStopsWithAnIncumbentAndAGap) {
   }
   M.setMipStart(Start);
   Expected<MilpResult> R = solveMilp(M, {.timeLimitSeconds = 1, .relativeGap = 0});
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_TRUE(R->startAccepted);
   ASSERT_EQ(R->status, MilpStatus::Feasible) << "objective " << R->objective;
   EXPECT_LE(M.maxViolation(R->values), 1e-6);

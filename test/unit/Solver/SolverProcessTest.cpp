@@ -10,6 +10,8 @@
 // deterministic kills.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Solver/MilpModel.h"
 
 #include <gtest/gtest.h>
@@ -33,8 +35,8 @@ TEST(SolverProcess, SameAnswerInAndOutOfProcess) {
   MilpOptions In, Out;
   In.isolate = false;
   Expected<MilpResult> A = solveMilp(M, In), B = solveMilp(M, Out);
-  ASSERT_TRUE(static_cast<bool>(A)) << A.takeError().message();
-  ASSERT_TRUE(static_cast<bool>(B)) << B.takeError().message();
+  ASSERT_EXPECTED(A);
+  ASSERT_EXPECTED(B);
   EXPECT_EQ(A->status, MilpStatus::Optimal);
   EXPECT_EQ(B->status, MilpStatus::Optimal);
   EXPECT_DOUBLE_EQ(A->objective, -9); // a and b
@@ -50,7 +52,7 @@ TEST(SolverProcess, PastDeadlineKeepsTheStart) {
   MilpOptions O;
   O.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   Expected<MilpResult> R = solveMilp(M, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->interrupted, "the deadline");
   EXPECT_EQ(R->status, MilpStatus::Feasible);
   EXPECT_DOUBLE_EQ(R->objective, -8);
@@ -63,7 +65,7 @@ TEST(SolverProcess, PastDeadlineWithoutStartHasNoSolution) {
   MilpOptions O;
   O.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   Expected<MilpResult> R = solveMilp(M, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->status, MilpStatus::NoSolution);
   EXPECT_FALSE(R->hasSolution());
   EXPECT_NE(solverStopNote(*R).find("before CBC found a solution"), std::string::npos);
@@ -117,7 +119,7 @@ TEST(SolverProcess, StoppedSolveKeepsAPreprocessedIncumbent) {
     return Partial > 0; // stop at the first incumbent that needed completing
   };
   Expected<MilpResult> R = solveMilp(M, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   ASSERT_GT(Partial, 0) << "CBC streamed no incumbent from its preprocessed space";
   EXPECT_EQ(R->interrupted, "the caller");
   ASSERT_EQ(R->status, MilpStatus::Feasible);
@@ -136,7 +138,7 @@ TEST(SolverProcess, PartialIncumbentsWithoutCompletionAreDropped) {
   // the preprocessed space is, and the solve ends by itself.
   O.stopOnIncumbent = [](double) { return true; };
   Expected<MilpResult> R = solveMilp(M, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   if (!R->interrupted.empty()) {
     // A complete incumbent (found before preprocessing) may stop it: it
     // must still be a checked solution.

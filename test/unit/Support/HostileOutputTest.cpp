@@ -5,6 +5,8 @@
 // /dev/null is only classified, never written.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Support/Escape.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/OutputTransaction.h"
@@ -42,13 +44,13 @@ std::string scratch(const std::string &Name) {
 
 TEST(OutputPaths, DevicesAndFifosAreWrittenInPlace) {
   Expected<OutputKind> Null = classifyOutput("/dev/null", "--report");
-  ASSERT_TRUE(static_cast<bool>(Null));
+  ASSERT_EXPECTED(Null);
   EXPECT_EQ(*Null, OutputKind::InPlace);
   std::string Fifo = scratch("fifo");
   fs::remove(Fifo);
   ASSERT_EQ(mkfifo(Fifo.c_str(), 0600), 0);
   Expected<OutputKind> F = classifyOutput(Fifo, "--report");
-  ASSERT_TRUE(static_cast<bool>(F));
+  ASSERT_EXPECTED(F);
   EXPECT_EQ(*F, OutputKind::InPlace);
   Expected<OutputKind> Dir = classifyOutput(fs::path(Fifo).parent_path().string(), "-o");
   EXPECT_FALSE(static_cast<bool>(Dir));
@@ -61,7 +63,7 @@ TEST(OutputPaths, AnInputIsNeverAnOutput) {
   fs::remove(Link);
   fs::create_hard_link(In, Link);
   Expected<std::string> Text = readFile(In, 100, "a test input");
-  ASSERT_TRUE(static_cast<bool>(Text));
+  ASSERT_EXPECTED(Text);
   EXPECT_EQ(inputFileMatching(Link), In);
   OutputTransaction Tx;
   Error E = Tx.add(Link, "overwritten", "--report");
@@ -82,7 +84,7 @@ TEST(OutputPaths, ReadCapsNameTheCap) {
 TEST(OutputPaths, TemporariesAreExclusiveAndUnpredictable) {
   std::string Target = scratch("out.onnx");
   Expected<TempFile> A = createTempBeside(Target), B = createTempBeside(Target);
-  ASSERT_TRUE(static_cast<bool>(A));
+  ASSERT_EXPECTED(A);
   ASSERT_TRUE(static_cast<bool>(B));
   EXPECT_NE(A->path, B->path);
   EXPECT_EQ(A->path.find(Target + ".tmp-" + std::to_string(getpid())), std::string::npos);

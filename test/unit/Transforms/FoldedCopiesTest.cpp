@@ -6,6 +6,8 @@
 // graph whose answers are derived by hand in the comments.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
@@ -57,16 +59,16 @@ g (float[4,16] x) => (float[4,16] y)
 
 PassContext frontEnd(const std::string &OrtOptimizations) {
   Expected<OnnxModel> M = loadOnnxModel("folded.onnxtxt", kModel);
-  EXPECT_TRUE(M) << (M ? "" : M.takeError().message());
+  EXPECT_EXPECTED(M);
   PassContext Ctx;
   Ctx.model = std::move(*M);
   Ctx.platform.accelerators = 2;
   Ctx.options.ortOptimizations = *parseOrtOptimizations(OrtOptimizations);
   Expected<PassManager> PM =
       PassManager::parse("infer-shapes,build-cost-graph,classify-training,estimate-costs,drop-folded");
-  EXPECT_TRUE(PM);
+  EXPECT_EXPECTED(PM);
   Error E = PM->run(Ctx, {});
-  EXPECT_FALSE(E) << E.message();
+  EXPECT_NO_ERROR(E);
   return Ctx;
 }
 
@@ -132,9 +134,9 @@ TEST(FoldedCopies, EachReaderReadsACopyOnItsOwnDevice) {
   Ctx.plan = std::move(Pl);
   Expected<PassManager> Back =
       PassManager::parse("insert-transfers,annotate-placement,extract-stages,verify-output");
-  ASSERT_TRUE(Back);
+  ASSERT_EXPECTED(Back);
   Error E = Back->run(Ctx, {});
-  ASSERT_FALSE(E) << E.message();
+  ASSERT_NO_ERROR(E);
   // One Transfer (r1); four copies on acc1, the Shape's a Constant.
   ASSERT_EQ(Ctx.transfers.size(), 1u);
   EXPECT_EQ(Ctx.transfers[0].tensor, "r1");
@@ -161,6 +163,6 @@ TEST(FoldedCopies, EachReaderReadsACopyOnItsOwnDevice) {
   ASSERT_TRUE(Ctx.stages);
   EXPECT_EQ(Ctx.stages->stages.size(), 2u);
   Expected<AnnotatedPlacement> R = readPlacement(*Ctx.annotated);
-  ASSERT_TRUE(R) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->originalNodes.size(), 9u);
 }

@@ -6,9 +6,11 @@
 // hand in the comments.
 //
 //===----------------------------------------------------------------------===//
-#include "onnx-partition/Transforms/SinkCopies.h"
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
+#include "onnx-partition/Transforms/SinkCopies.h"
 
 #include <gtest/gtest.h>
 
@@ -41,11 +43,11 @@ std::vector<std::string> inputsOf(const onnx::NodeProto &N) { return {N.input().
 
 TEST(SinkCopies, EachDeviceSumsItsOwnPartials) {
   Expected<OnnxModel> M = loadOnnxModel("sinks.onnxtxt", kModel);
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   // p0 on acc0, p1 and q on acc1, t on acc1, S on acc0: acc1 runs a copy of
   // S on its p1 and t; S keeps p0. The Transpose needs no copy.
   Expected<SinkCopies> SC = copySinks(M->proto, placement({0, 1, 1, 1, 0}), {{"E", {3, 4}}}, {});
-  ASSERT_TRUE(static_cast<bool>(SC)) << SC.takeError().message();
+  ASSERT_EXPECTED(SC);
   ASSERT_EQ(SC->groups.size(), 1u);
   const WrittenSinks &W = SC->groups[0];
   EXPECT_TRUE(W.reason.empty()) << W.reason;
@@ -72,11 +74,11 @@ TEST(SinkCopies, EachDeviceSumsItsOwnPartials) {
 
 TEST(SinkCopies, ChainsOfSinksCopyAlongTheirPartials) {
   Expected<OnnxModel> M = loadOnnxModel("sinks.onnxtxt", kModel);
-  ASSERT_TRUE(static_cast<bool>(M)) << M.takeError().message();
+  ASSERT_EXPECTED(M);
   // q on acc2, the Transpose on acc2, p0 on acc0, p1 on acc1, S on acc0:
   // acc1 and acc2 each run a copy of S; acc2's reads t itself.
   Expected<SinkCopies> SC = copySinks(M->proto, placement({0, 1, 2, 2, 0}), {{"E", {3, 4}}}, {});
-  ASSERT_TRUE(static_cast<bool>(SC)) << SC.takeError().message();
+  ASSERT_EXPECTED(SC);
   const WrittenSinks &W = SC->groups[0];
   EXPECT_TRUE(W.reason.empty()) << W.reason;
   EXPECT_EQ(W.copies, 2u);
@@ -89,7 +91,7 @@ TEST(SinkCopies, ChainsOfSinksCopyAlongTheirPartials) {
   // Transpose's copy would run, and the original on acc0 would read no
   // partial of its own device. Not copied: the model is left as it is.
   Expected<SinkCopies> No = copySinks(M->proto, placement({0, 1, 2, 0, 0}), {{"E", {3, 4}}}, {});
-  ASSERT_TRUE(static_cast<bool>(No)) << No.takeError().message();
+  ASSERT_EXPECTED(No);
   EXPECT_NE(No->groups[0].reason.find("reads no partial gradient made there"), std::string::npos)
       << No->groups[0].reason;
   EXPECT_TRUE(No->groups[0].gradient.empty());

@@ -9,6 +9,8 @@
 // (test/lit/WriteBack/ort-*.test).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Pass/PassManager.h"
@@ -153,10 +155,10 @@ TEST(PlacementFields, RoundTripThroughTheWire) {
   onnx::ModelProto Back;
   ASSERT_TRUE(Back.ParseFromString(Bytes));
   Expected<MetadataEntries> Meta = nodeMetadataProps(Back.graph().node(0));
-  ASSERT_TRUE(Meta);
+  ASSERT_EXPECTED(Meta);
   EXPECT_EQ(*Meta, (MetadataEntries{{"onnx_partition.device", "acc1"}, {"other", "kept"}}));
   Expected<std::vector<NodeDeviceConfiguration>> C = nodeDeviceConfigurations(Back.graph().node(0));
-  ASSERT_TRUE(C);
+  ASSERT_EXPECTED(C);
   ASSERT_EQ(C->size(), 1u);
   EXPECT_EQ((*C)[0].configurationId, "onnx_partition");
   ASSERT_EQ((*C)[0].shardingSpecs.size(), 1u);
@@ -165,7 +167,7 @@ TEST(PlacementFields, RoundTripThroughTheWire) {
   EXPECT_TRUE((*C)[0].hasPipelineStage);
   EXPECT_EQ((*C)[0].pipelineStage, 3);
   Expected<std::vector<DeviceConfiguration>> MC = modelConfigurations(Back);
-  ASSERT_TRUE(MC);
+  ASSERT_EXPECTED(MC);
   ASSERT_EQ(MC->size(), 1u);
   EXPECT_EQ((*MC)[0].devices, (std::vector<std::string>{"acc0", "acc1"}));
   // The fields sit at the IR v10 numbers, as unknown fields of ONNX 1.12.
@@ -227,13 +229,13 @@ TEST(InsertTransfers, RandomDagsPassCheckerAndVerifier) {
       for (int U : D.preds[V])
         if (P.device[U] != P.device[V]) Crossings.insert({U, P.device[V]});
     Expected<PassContext> Ctx = writeBack(D.model, "trial.onnx", P.device, K);
-    ASSERT_TRUE(Ctx) << "trial " << Trial << ": " << Ctx.takeError().message();
+    ASSERT_EXPECTED(Ctx) << "trial " << Trial;
     ASSERT_TRUE(Ctx->annotated && Ctx->placement && Ctx->stages);
     const ModelPlacement &Placed = *Ctx->placement;
     EXPECT_EQ(Ctx->transfers.size(), Crossings.size());
     EXPECT_EQ(Ctx->annotated->graph().node_size(), N + static_cast<int>(Crossings.size()));
     Expected<AnnotatedPlacement> Back = readPlacement(*Ctx->annotated);
-    ASSERT_TRUE(Back);
+    ASSERT_EXPECTED(Back);
     EXPECT_EQ(Back->placement.device, Placed.device);
     EXPECT_EQ(Back->placement.stage, Placed.stage);
     EXPECT_EQ(Back->originalNodes.size(), static_cast<size_t>(N));
@@ -299,19 +301,19 @@ TEST(InsertPartitionNode, OffloadPrefetchPair) {
   // Offload after the producer: the consumer (node 4) reads the host copy...
   Expected<int> Off =
       insertPartitionNode(Out, P, PartitionOp::Offload, T, T + "__offload", {}, Producer, {4}, 1, 0);
-  ASSERT_TRUE(Off);
+  ASSERT_EXPECTED(Off);
   EXPECT_EQ(*Off, Producer + 1);
   // ...until Prefetch, right before the consumer (now node 5), brings it back.
   Expected<int> Pre =
       insertPartitionNode(Out, P, PartitionOp::Prefetch, T + "__offload", T + "__prefetch", {}, 4, {5}, 0, 0);
-  ASSERT_TRUE(Pre);
+  ASSERT_EXPECTED(Pre);
   const onnx::NodeProto &C = Out.graph().node(6);
   ASSERT_EQ(C.op_type(), "Sum");
   EXPECT_NE(std::find(C.input().begin(), C.input().end(), T + "__prefetch"), C.input().end());
   EXPECT_EQ(std::find(C.input().begin(), C.input().end(), T), C.input().end());
   ASSERT_FALSE(annotatePlacement(Out, P, ""));
   Error E = checkModelFull(Out, "offload");
-  ASSERT_FALSE(E) << E.message();
+  ASSERT_NO_ERROR(E);
   std::set<std::string> Functions;
   for (const auto &F : Out.functions()) Functions.insert(F.name());
   EXPECT_EQ(Functions, (std::set<std::string>{"Offload", "Prefetch"}));
@@ -326,14 +328,14 @@ g (float[4] X) => (float[4] Z) { Y = Relu(X)  Z = Tanh(Y) })";
   Expected<OnnxModel> O = loadOnnxModel("b.onnxtxt", Other);
   ASSERT_TRUE(M && O);
   Expected<CostGraph> GO = buildCostGraph(*O);
-  ASSERT_TRUE(GO);
+  ASSERT_EXPECTED(GO);
   const std::vector<int> Device = {0, 1};
   Expected<PassContext> Ctx = writeBack(M->proto, "a.onnx", Device, 2);
-  ASSERT_TRUE(Ctx) << Ctx.takeError().message();
+  ASSERT_EXPECTED(Ctx);
   const onnx::ModelProto &Out = *Ctx->annotated;
   Platform Pl = Ctx->platform;
   Expected<onnxp::Plan> Back = planFromAnnotatedModel(Out, *Ctx->model, Ctx->graph, Pl);
-  ASSERT_TRUE(Back) << Back.takeError().message();
+  ASSERT_EXPECTED(Back);
   EXPECT_EQ(Back->device, Device);
   Expected<onnxp::Plan> Wrong = planFromAnnotatedModel(Out, *O, *GO, Pl);
   ASSERT_FALSE(Wrong);
@@ -350,7 +352,7 @@ TEST(ExtractStages, StagesKeepTheSourcesExternalReferences) {
   const char *Text = R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[4] X) => (float[4] Z) <float[4] W = {1, 2, 3, 4}> { Y = Add(X, W)  Z = Mul(Y, W) })";
   Expected<OnnxModel> M = loadOnnxModel("models/g.onnxtxt", Text);
-  ASSERT_TRUE(M);
+  ASSERT_EXPECTED(M);
   onnx::TensorProto &W = *M->proto.mutable_graph()->mutable_initializer(0);
   W.clear_float_data();
   W.set_data_location(onnx::TensorProto::EXTERNAL);
@@ -358,7 +360,7 @@ g (float[4] X) => (float[4] Z) <float[4] W = {1, 2, 3, 4}> { Y = Add(X, W)  Z = 
   Loc->set_key("location");
   Loc->set_value("weights/w.bin");
   Expected<PassContext> Ctx = writeBack(M->proto, "models/g.onnx", {0, 1}, 2);
-  ASSERT_TRUE(Ctx) << Ctx.takeError().message();
+  ASSERT_EXPECTED(Ctx);
   const std::optional<StagePipeline> &SP = Ctx->stages;
   ASSERT_TRUE(SP);
   ASSERT_EQ(SP->stages.size(), 2u);

@@ -7,6 +7,7 @@
 // for memory. Every schedule is also replayed by the simulator.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include "onnx-partition/Partition/WeightOffloadSimulator.h"
@@ -39,7 +40,7 @@ const OffloadTransfer *find(const OffloadSchedule &S, int Layer, TransferKind K)
 
 void replay(const OffloadInstance &I, const OffloadSchedule &S) {
   Expected<OffloadSimulation> R = simulateOffloadSchedule(I, S, S.cycleTime);
-  ASSERT_TRUE(R) << R.takeError().message();
+  ASSERT_EXPECTED(R);
 }
 
 TEST(WeightOffloadAlgorithmTwo, EarlyUploadFromTheWaitingList) {

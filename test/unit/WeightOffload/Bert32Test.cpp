@@ -7,6 +7,7 @@
 // and bandwidths: greedy >= bound, greedy <= Greedy*, L2L >= greedy.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,7 @@ TEST(WeightOffloadBert32, Thresholds) {
   std::optional<Chain> C = bert32Chain();
   if (!C) GTEST_SKIP() << "../shared/workloads/piper/bert32a100.json is absent";
   Expected<OffloadInstance> I = makeOffloadInstance(*C, 1500e6, 12e6);
-  ASSERT_TRUE(I);
+  ASSERT_EXPECTED(I);
   EXPECT_EQ(I->L, 32);
   EXPECT_NEAR(I->totalCompute(), 10425.872, 1e-6);
   // The figures are these, truncated to two decimals of MB.
@@ -32,7 +33,7 @@ TEST(WeightOffloadBert32, Thresholds) {
   for (double M : {I->noOffloadMemory(), 8000e6}) {
     I->memory = M;
     Expected<OffloadPlan> G = planGreedyOffload(*I);
-    ASSERT_TRUE(G) << G.takeError().message();
+    ASSERT_EXPECTED(G);
     EXPECT_EQ(G->selection.count(), 0);
     EXPECT_NEAR(G->cycleTime, 10425.872, 1e-6);
   }
@@ -51,14 +52,14 @@ TEST(WeightOffloadBert32, BoundAndGreedyAt1500MB) {
   std::optional<Chain> C = bert32Chain();
   if (!C) GTEST_SKIP() << "../shared/workloads/piper/bert32a100.json is absent";
   Expected<OffloadInstance> I = makeOffloadInstance(*C, 1500e6, 12e6);
-  ASSERT_TRUE(I);
+  ASSERT_EXPECTED(I);
   Expected<OffloadBound> B = offloadLowerBound(*I);
-  ASSERT_TRUE(B) << B.takeError().message();
+  ASSERT_EXPECTED(B);
   EXPECT_TRUE(B->optimal);
   EXPECT_NEAR(B->bound, 10429.521, 1e-3);
   for (bool Margins : {true, false}) {
     Expected<OffloadPlan> G = planGreedyOffload(*I, Margins);
-    ASSERT_TRUE(G) << G.takeError().message();
+    ASSERT_EXPECTED(G);
     EXPECT_GE(G->cycleTime, B->bound - 1e-6);
     EXPECT_LE(G->cycleTime, 1.02 * B->bound) << G->algorithm;
   }
@@ -70,12 +71,12 @@ TEST(WeightOffloadBert32, OrderOfThePlannersOnAGrid) {
   for (double Mem : {1400e6, 2000e6, 4500e6})
     for (double Bw : {1e6, 4e6, 12e6}) {
       Expected<OffloadInstance> I = makeOffloadInstance(*C, Mem, Bw);
-      ASSERT_TRUE(I);
+      ASSERT_EXPECTED(I);
       std::string At = "M " + std::to_string(Mem / 1e6) + " MB, beta " + std::to_string(Bw / 1e6) + " GB/s";
       Expected<OffloadPlan> G = planGreedyOffload(*I), GS = planGreedyStarOffload(*I), L = planL2LOffload(*I);
       ASSERT_TRUE(G && GS && L) << At;
       Expected<OffloadBound> B = offloadLowerBound(*I);
-      ASSERT_TRUE(B) << At;
+      ASSERT_EXPECTED(B) << At;
       EXPECT_GE(G->cycleTime, B->bound - 1e-6) << At;
       EXPECT_LE(G->cycleTime, GS->cycleTime + 1e-6) << At;
       EXPECT_GE(L->cycleTime, G->cycleTime - 1e-6) << At;

@@ -5,6 +5,7 @@
 // excess: a version that counts an op's own weights twice selects more).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -34,7 +35,7 @@ TEST(WeightOffloadModel, EquationOne) {
   C.blocks[1].weightBytes = 7;
   C.blocks[2].backwardOverhead = 4;
   Expected<OffloadInstance> I = makeOffloadInstance(C, 100, 5);
-  ASSERT_TRUE(I);
+  ASSERT_EXPECTED(I);
   // Op order: B3 B2 B1 F1 F2 F3.
   EXPECT_EQ(I->opName(0), "B3");
   EXPECT_EQ(I->opName(3), "F1");
@@ -52,7 +53,7 @@ TEST(WeightOffloadModel, EquationOne) {
 TEST(WeightOffloadModel, StaticChecks) {
   Chain C = threeLayers(10, 0);
   Expected<OffloadInstance> I = makeOffloadInstance(C, 19, 5);
-  ASSERT_TRUE(I);
+  ASSERT_EXPECTED(I);
   Error E = checkOffloadFeasible(*I);
   ASSERT_TRUE(E);
   EXPECT_NE(E.message().find("alone needs 0.00 MB (20 bytes"), std::string::npos) << E.message();
@@ -64,14 +65,14 @@ TEST(WeightOffloadModel, StaticChecks) {
   for (double M : {40.0, 1000.0}) {
     I->memory = M;
     Expected<OffloadPlan> G = planGreedyOffload(*I);
-    ASSERT_TRUE(G) << G.takeError().message();
+    ASSERT_EXPECTED(G);
     EXPECT_EQ(G->selection.count(), 0);
     EXPECT_TRUE(G->schedule.transfers.empty());
     EXPECT_DOUBLE_EQ(G->cycleTime, 9);
   }
   I->memory = 39;
   Expected<OffloadPlan> G = planGreedyOffload(*I);
-  ASSERT_TRUE(G);
+  ASSERT_EXPECTED(G);
   EXPECT_GT(G->selection.count(), 0);
   // Bad instances.
   I->bandwidth = 0;
@@ -87,9 +88,9 @@ TEST(WeightOffloadModel, AlgorithmOneByHand) {
   // the tie goes to the lower layer: (1,1). Then only B1 exceeds, covered
   // by (2,0) and (3,0) at 10/20 each: (2,0).
   Expected<OffloadInstance> I = makeOffloadInstance(threeLayers(10, 0), 30, 5);
-  ASSERT_TRUE(I);
+  ASSERT_EXPECTED(I);
   Expected<OffloadSelection> S = selectGreedy(*I);
-  ASSERT_TRUE(S);
+  ASSERT_EXPECTED(S);
   EXPECT_EQ(S->count(), 2);
   EXPECT_TRUE(S->afterForward[1]);
   EXPECT_TRUE(S->afterBackward[2]);
@@ -119,15 +120,15 @@ TEST(WeightOffloadModel, DegenerateChains) {
     Chain C = threeLayers(Case == 0 ? 10 : 0, 1);
     if (Case == 0) C.blocks.resize(1);
     Expected<OffloadInstance> I = makeOffloadInstance(C, 1000, 5);
-    ASSERT_TRUE(I);
+    ASSERT_EXPECTED(I);
     for (Expected<OffloadPlan> P :
          {planGreedyOffload(*I), planGreedyStarOffload(*I), planL2LOffload(*I), planExhaustiveOffload(*I)}) {
-      ASSERT_TRUE(P) << P.takeError().message();
+      ASSERT_EXPECTED(P);
       EXPECT_DOUBLE_EQ(P->cycleTime, I->totalCompute());
       EXPECT_TRUE(P->schedule.transfers.empty());
     }
     Expected<OffloadBound> B = offloadLowerBound(*I);
-    ASSERT_TRUE(B) << B.takeError().message();
+    ASSERT_EXPECTED(B);
     EXPECT_NEAR(B->bound, I->totalCompute(), 1e-9);
   }
 }

@@ -29,24 +29,6 @@ OffloadInstance theorem1Instance(int M, double V, const std::vector<double> &X) 
   return I;
 }
 
-Chain randomChain(std::mt19937 &Rng, int L) {
-  std::uniform_real_distribution<double> Time(1, 10), Weight(10, 100), Act(0, 20);
-  std::uniform_int_distribution<int> Coin(0, 4);
-  Chain C;
-  C.name = "random";
-  C.inputBytes = std::round(Act(Rng));
-  for (int K = 0; K < L; ++K) {
-    ChainBlock B;
-    B.name = "b" + std::to_string(K + 1);
-    B.forwardTime = Time(Rng);
-    B.backwardTime = 2 * Time(Rng);
-    B.weightBytes = Coin(Rng) == 0 ? 0 : std::round(Weight(Rng));
-    B.outputBytes = B.storedBytes = std::round(Act(Rng));
-    C.blocks.push_back(B);
-  }
-  return C;
-}
-
 std::optional<Chain> bert32Chain(double Batch) {
   std::string Path = std::string(ONNXP_SHARED_DIR) + "/workloads/piper/bert32a100.json";
   if (!std::filesystem::exists(Path)) return std::nullopt;

@@ -1,7 +1,8 @@
 //===- unit/WeightOffload/OffloadTestUtil.h - Instances for seed 002 tests ===//
 //
 // Builders shared by the weight-offloading tests: Theorem 1's reduction
-// instance, small random chains, and the BERT-32 chain of the Piper file.
+// instance and the BERT-32 chain of the Piper file (small random chains are
+// test/support's randomChain with offloadChainSpec).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TEST_WEIGHTOFFLOAD_OFFLOADTESTUTIL_H
@@ -21,9 +22,6 @@ namespace onnxp::offloadtest {
 /// u_{F_2m} = m; layers 2k-1 (k <= m): |w| = V, u_B = 0; layers 2k: |w| = 0,
 /// u_B = 1; layers 2m+1..5m: u = 0, |w| = x_i; M_GPU = mV + V, beta = V.
 OffloadInstance theorem1Instance(int M, double V, const std::vector<double> &X);
-
-/// A chain of L blocks with random times, weights and activations.
-Chain randomChain(std::mt19937 &Rng, int L);
 
 /// BERT-32 from ../shared/workloads/piper/bert32a100.json for batch B, or
 /// nullopt when the shared folder is absent.

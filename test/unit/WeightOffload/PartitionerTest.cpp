@@ -6,6 +6,7 @@
 // and the bound.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include "onnx-partition/Partition/Partitioner.h"
@@ -42,7 +43,7 @@ Platform platform(double MemoryBytes) {
 
 TEST(WeightOffloadPartitioner, RegisteredPlanIsReplayed) {
   Expected<const PartitionerInfo *> Info = findPartitioner("offload-weights");
-  ASSERT_TRUE(Info) << Info.takeError().message();
+  ASSERT_EXPECTED(Info);
   ASSERT_EQ((*Info)->input, PlannerInput::Chain);
   Chain C = fourLayers();
   Platform P = platform(35e6);
@@ -50,7 +51,7 @@ TEST(WeightOffloadPartitioner, RegisteredPlanIsReplayed) {
   O.params["offload-bound"] = "1";
   O.relativeGap = 0;
   Expected<Plan> Pl = (*Info)->runChain(C, P, O);
-  ASSERT_TRUE(Pl) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->device, std::vector<int>(4, 0));
   EXPECT_GT(Pl->stats["offloaded_layers"], 0);
   double Planned = Pl->objective;
@@ -74,7 +75,7 @@ TEST(WeightOffloadPartitioner, RegisteredPlanIsReplayed) {
     O.params["offload-planner"] = Which;
     O.params["offload-bound"] = "0";
     Expected<Plan> Other = (*Info)->runChain(C, P, O);
-    ASSERT_TRUE(Other) << Which << ": " << Other.takeError().message();
+    ASSERT_EXPECTED(Other) << Which;
     if (std::string(Which) == "exhaustive")
       EXPECT_LE(Other->objective, Planned + 1e-9); // the optimum over what greedy picks from
     else EXPECT_GE(Other->objective, Planned - 1e-9) << Which;

@@ -1,4 +1,5 @@
 //===- unit/WeightOffload/PiperImporterTest.cpp - Piper JSON -> chain -----===//
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include "onnx-partition/Import/PiperImporter.h"
@@ -37,7 +38,7 @@ TEST(PiperImporter, SmallGraphAndErrors) {
   O.batchSize = 2;
   EXPECT_TRUE(looksLikePiper(Text));
   Expected<Chain> C = parsePiperChain(Text, "small.json", O);
-  ASSERT_TRUE(C) << C.takeError().message();
+  ASSERT_EXPECTED(C);
   ASSERT_EQ(C->size(), 2u); // the zero-cost input is dropped
   EXPECT_DOUBLE_EQ(C->inputBytes, 7);
   EXPECT_DOUBLE_EQ(C->blocks[0].outputBytes, 9);

@@ -8,6 +8,8 @@
 // L2L >= greedy.
 //
 //===----------------------------------------------------------------------===//
+#include "RandomChains.h"
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -21,26 +23,26 @@ TEST(WeightOffloadRandom, PlannersAgainstExhaustiveAndBound) {
   std::mt19937 Rng(13);
   int Offloading = 0;
   for (int Trial = 0; Trial < 24; ++Trial) {
-    Chain C = randomChain(Rng, 4 + Trial % 2);
+    Chain C = test::randomChain(Rng, 4 + Trial % 2, test::offloadChainSpec());
     for (double Frac : {0.0, 0.3, 0.7}) {
       Expected<OffloadInstance> I0 = makeOffloadInstance(C, 0, 8);
-      ASSERT_TRUE(I0);
+      ASSERT_EXPECTED(I0);
       double Lo = I0->minimumMemory(), Hi = I0->noOffloadMemory();
       Expected<OffloadInstance> I = makeOffloadInstance(C, std::round(Lo + Frac * (Hi - Lo)), 8);
-      ASSERT_TRUE(I);
+      ASSERT_EXPECTED(I);
       std::string At = "trial " + std::to_string(Trial) + " frac " + std::to_string(Frac);
       Expected<OffloadPlan> E = planExhaustiveOffload(*I);
-      ASSERT_TRUE(E) << At << ": " << E.takeError().message();
+      ASSERT_EXPECTED(E) << At;
       Expected<OffloadPlan> G = planGreedyOffload(*I), GP = planGreedyOffload(*I, false);
       Expected<OffloadPlan> GS = planGreedyStarOffload(*I), L = planL2LOffload(*I);
-      ASSERT_TRUE(G) << At << ": " << G.takeError().message();
-      ASSERT_TRUE(GP) << At << ": " << GP.takeError().message();
-      ASSERT_TRUE(GS) << At << ": " << GS.takeError().message();
-      ASSERT_TRUE(L) << At << ": " << L.takeError().message();
+      ASSERT_EXPECTED(G) << At;
+      ASSERT_EXPECTED(GP) << At;
+      ASSERT_EXPECTED(GS) << At;
+      ASSERT_EXPECTED(L) << At;
       OffloadBoundOptions BO;
       BO.relativeGap = 0;
       Expected<OffloadBound> B = offloadLowerBound(*I, BO);
-      ASSERT_TRUE(B) << At << ": " << B.takeError().message();
+      ASSERT_EXPECTED(B) << At;
       EXPECT_TRUE(B->optimal) << At;
       EXPECT_GE(E->cycleTime, B->bound - 1e-6) << At;
       EXPECT_GE(G->cycleTime, E->cycleTime - 1e-9) << At;

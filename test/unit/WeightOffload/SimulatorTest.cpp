@@ -8,6 +8,7 @@
 // Each test breaks one rule and expects the replay to say which.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include "onnx-partition/Partition/WeightOffloadSimulator.h"
@@ -55,7 +56,7 @@ std::string rejection(const OffloadInstance &I, const OffloadSchedule &S, double
 TEST(WeightOffloadSimulator, AcceptsTheHandSchedule) {
   OffloadInstance I = twoLayers(25);
   Expected<OffloadSimulation> R = simulateOffloadSchedule(I, handSchedule(), 7);
-  ASSERT_TRUE(R) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_DOUBLE_EQ(R->cycleTime, 7);
   EXPECT_DOUBLE_EQ(R->peakMemory, 20);
   EXPECT_DOUBLE_EQ(R->linkInBusy, 2);
@@ -120,11 +121,11 @@ TEST(WeightOffloadSimulator, RejectsBrokenSchedules) {
 TEST(WeightOffloadSimulator, PlannersOnTheHandInstance) {
   OffloadInstance I = twoLayers(25);
   Expected<OffloadPlan> E = planExhaustiveOffload(I);
-  ASSERT_TRUE(E) << E.takeError().message();
+  ASSERT_EXPECTED(E);
   Expected<OffloadPlan> G = planGreedyOffload(I);
-  ASSERT_TRUE(G) << G.takeError().message();
+  ASSERT_EXPECTED(G);
   Expected<OffloadBound> B = offloadLowerBound(I);
-  ASSERT_TRUE(B) << B.takeError().message();
+  ASSERT_EXPECTED(B);
   // Any schedule must bring w1 back between B2 and B1 (B2 leaves no room for
   // it, B1 cannot start without it): one transfer of idle, 7 ms in all.
   EXPECT_NEAR(E->cycleTime, 7, 1e-9);

@@ -8,6 +8,7 @@
 // by the simulator) decides.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
 #include "onnx-partition/Partition/WeightOffloadSimulator.h"
@@ -23,7 +24,7 @@ void expectBound(const OffloadInstance &I, double Want) {
   OffloadBoundOptions O;
   O.relativeGap = 0;
   Expected<OffloadBound> B = offloadLowerBound(I, O);
-  ASSERT_TRUE(B) << B.takeError().message();
+  ASSERT_EXPECTED(B);
   EXPECT_TRUE(B->optimal);
   EXPECT_NEAR(B->bound, Want, 1e-6);
 }
@@ -34,14 +35,14 @@ TEST(WeightOffloadTheorem1, YesInstanceReachesTheBound) {
   EXPECT_DOUBLE_EQ(I.totalCompute(), 4);
   expectBound(I, 4);
   Expected<OffloadPlan> E = planExhaustiveOffload(I);
-  ASSERT_TRUE(E) << E.takeError().message();
+  ASSERT_EXPECTED(E);
   EXPECT_NEAR(E->cycleTime, 4, 1e-9);
   // The proof's schedule: w_1 and w_3 leave after their forward and come
   // back for their backward, x_i are offloaded after B_i, fetched before F_i.
   EXPECT_TRUE(E->selection.afterForward[1] && E->selection.afterForward[3]);
   // Greedy is a heuristic (the problem is strongly NP-hard): never below.
   Expected<OffloadPlan> G = planGreedyOffload(I);
-  ASSERT_TRUE(G) << G.takeError().message();
+  ASSERT_EXPECTED(G);
   EXPECT_GE(G->cycleTime, E->cycleTime - 1e-9);
 }
 
@@ -54,7 +55,7 @@ TEST(WeightOffloadTheorem1, IssueSecondInstanceSplitsIntoSumsOfV) {
   OffloadInstance I = theorem1Instance(2, 6, {1, 1, 1, 3, 3, 3});
   expectBound(I, 4);
   Expected<OffloadPlan> E = planExhaustiveOffload(I);
-  ASSERT_TRUE(E) << E.takeError().message();
+  ASSERT_EXPECTED(E);
   EXPECT_NEAR(E->cycleTime, 4, 1e-9);
 }
 
@@ -65,10 +66,10 @@ TEST(WeightOffloadTheorem1, NoInstanceStaysAboveTheBound) {
   OffloadInstance I = theorem1Instance(2, 12, {7, 7, 7, 1, 1, 1});
   expectBound(I, 4);
   Expected<OffloadPlan> E = planExhaustiveOffload(I);
-  ASSERT_TRUE(E) << E.takeError().message();
+  ASSERT_EXPECTED(E);
   EXPECT_GT(E->cycleTime, 4 + 1e-6);
   Expected<OffloadPlan> G = planGreedyOffload(I);
-  ASSERT_TRUE(G) << G.takeError().message();
+  ASSERT_EXPECTED(G);
   EXPECT_GE(G->cycleTime, E->cycleTime - 1e-9);
 }
 
