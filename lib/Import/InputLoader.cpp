@@ -38,10 +38,12 @@ Expected<LoadedInput> onnxp::loadInput(const std::string &Path, const InputLoadO
   if (looksLikePipeDreamProfile(*Text)) {
     Expected<PipeDreamProfile> P = parsePipeDreamProfile(*Text, Path);
     if (!P) return P.takeError();
-    Expected<Chain> C = makeUsageError(
-        "--chain-recipe for a PipeDream profile must be separators or layers, not '", O.chainRecipe, "'");
+    Expected<Chain> C =
+        makeUsageError("--chain-recipe for a PipeDream profile must be separators, layers or graph, not '",
+                       O.chainRecipe, "'");
     if (O.chainRecipe == "separators") C = chainFromSeparators(*P);
     else if (O.chainRecipe == "layers") C = chainFromLayers(*P);
+    else if (O.chainRecipe == "graph") C = chainFromGraph(*P);
     if (!C) return C.takeError();
     L.chain = std::move(*C);
     L.kind = "pipedream-profile";

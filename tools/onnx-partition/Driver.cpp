@@ -110,7 +110,9 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   }
 
   InputLoadOptions LO;
-  LO.chainRecipe = O.chainRecipe.empty() ? "separators" : O.chainRecipe;
+  // Issue 33: PipeDream's replicated optimizer cuts the profile's DAG.
+  const bool PipeDreamDag = O.algo == "pipeline-pipedream" && O.partition.replicate;
+  LO.chainRecipe = !O.chainRecipe.empty() ? O.chainRecipe : PipeDreamDag ? "graph" : "separators";
   Ctx.options.chainRecipe = O.chainRecipe.empty() ? "balanced" : O.chainRecipe;
   LO.piper.batchSize = O.batchSize;
   LO.piper.layerName = O.piperLayer;

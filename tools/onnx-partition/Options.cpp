@@ -41,10 +41,11 @@ void onnxp::tool::addInputOptions(CLI::App &App, ToolOptions &O) {
   App.add_option(
          "--chain-recipe", O.chainRecipe,
          "How a model becomes a chain. PipeDream profile: separators (seed 000 §5, default) or layers (one "
-         "block per layer, Size nodes dropped; rotor's convention). ONNX model: balanced (default: side "
-         "inputs such as masks and position ids sent along, blocks above 25% of the time cut), layers "
+         "block per layer, Size nodes dropped; rotor's convention) or graph (one block per layer with the "
+         "profile's edges: the default of pipeline-pipedream --replicate). ONNX model: balanced (default: "
+         "side inputs such as masks and position ids sent along, blocks above 25% of the time cut), layers "
          "(balanced, one block per layer scope) or separators (seed 000 §5 exactly)")
-      ->check(CLI::IsMember({"separators", "layers", "balanced"}))
+      ->check(CLI::IsMember({"separators", "layers", "balanced", "graph"}))
       ->group("Input");
   App.add_option("--batch-size", O.batchSize, "Piper input: samples per batch b (default 1)")
       ->type_name("B")
@@ -140,7 +141,8 @@ void onnxp::tool::addAlgorithmOptions(CLI::App &App, ToolOptions &O) {
       ->check(CLI::IsMember(objectiveNames()))
       ->group("Algorithm");
   App.add_flag("--replicate", O.partition.replicate,
-               "dp: a stage may be replicated over several accelerators (seed 004 App. C.2)")
+               "dp, dpl: a stage may be replicated over several accelerators (seed 004 App. C.2); "
+               "pipeline-pipedream: PipeDream's optimizer with replicated stages")
       ->group("Algorithm");
   App.add_option("--ideal-limit", O.partition.idealLimit,
                  "dp: refuse graphs with more ideals than this and suggest dpl")
