@@ -46,6 +46,12 @@ void onnxp::tool::addCostOptions(CLI::App &App, ToolOptions &O) {
                  "parameters), adam (2x)")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->group("Cost model");
+  App.add_option("--precision", O.precision,
+                 "Price training or inference in this precision (issue 33): matrix ops at the platform's "
+                 "tensor-core peak, tensors at its bytes, mixed-precision training memory (default: the "
+                 "model's element types)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16"}))
+      ->group("Cost model");
   App.add_option("--memory-model", O.partition.memoryModel,
                  "How accelerator memory is checked on ONNX models: liveness (a tensor is held from "
                  "its producer to its last reader on the device; default) or sum (every node's "

@@ -76,6 +76,7 @@ Expected<PassContext> onnxp::tool::loadContext(const ToolOptions &O) {
   Ctx.options.ortOptimizations = O.ortOptimizations;
   Ctx.options.splitStatelessBackward = O.splitStatelessBackward;
   Ctx.options.optimizer = O.optimizer;
+  Ctx.options.precision = O.precision;
   Ctx.options.algorithm = O.algo;
   // --microbatches prices --schedule's pipeline; for a graph planner it also
   // divides a shared parameter's all-reduce (issue 22); a chain planner

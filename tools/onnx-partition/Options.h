@@ -45,6 +45,7 @@ struct ToolOptions {
   std::string ortOptimizations = "all";
   bool splitStatelessBackward = false; ///< --split-stateless-backward (issue 22)
   std::string optimizer = "adam";
+  std::string precision; ///< --precision (issue 33); empty: the model's types
   // Algorithm.
   std::string algo = "auto";
   std::string objective; ///< --objective; empty: the algorithm's own

@@ -40,7 +40,11 @@ struct PipelineOptions {
   /// scope) or "separators" (seed 000 §5 exactly).
   std::string chainRecipe = "balanced";
   PartitionOptions partition;
-  std::string optimizer = "adam";       ///< --optimizer (memory accounting)
+  std::string optimizer = "adam"; ///< --optimizer (memory accounting)
+  /// --precision fp32|tf32|bf16|fp16 (issue 33, Cost/Precision.h): matrix
+  /// ops at the device's tensor-core peak, tensors at the precision's bytes,
+  /// mixed-precision training memory; empty keeps the model's element types.
+  std::string precision;
   std::string costModel = "analytical"; ///< --cost-model analytical|placeholder
   std::string costTable;                ///< --cost-table FILE (CSV or JSON)
   std::string profile;                  ///< --profile FILE (ONNX Runtime profile)
