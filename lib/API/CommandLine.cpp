@@ -44,10 +44,11 @@ void onnxp::addInputOptions(CLI::App &App, CompileOptions &O) {
   App.add_option_function<std::string>(
          "--chain-recipe", [&O](const std::string &V) { O.chainRecipe = parseChainRecipe(V); },
          "How a model becomes a chain. PipeDream profile: separators (seed 000 §5, default) or layers (one "
-         "block per layer, Size nodes dropped; rotor's convention). ONNX model: balanced (default: side "
-         "inputs such as masks and position ids sent along, blocks above 25% of the time cut), layers "
+         "block per layer, Size nodes dropped; rotor's convention) or graph (one block per layer with the "
+         "profile's edges: the default of pipeline-pipedream --replicate). ONNX model: balanced (default: "
+         "side inputs such as masks and position ids sent along, blocks above 25% of the time cut), layers "
          "(balanced, one block per layer scope) or separators (seed 000 §5 exactly)")
-      ->check(CLI::IsMember({"separators", "layers", "balanced"}))
+      ->check(CLI::IsMember({"separators", "layers", "balanced", "graph"}))
       ->group("Input");
   App.add_option("--batch-size", O.batchSize, "Piper input: samples per batch b (default 1)")
       ->type_name("B")
@@ -146,7 +147,8 @@ void onnxp::addAlgorithmOptions(CLI::App &App, CompileOptions &O) {
       ->check(CLI::IsMember(objectiveNames()))
       ->group("Algorithm");
   App.add_flag("--replicate", O.partition.replicate,
-               "dp: a stage may be replicated over several accelerators (seed 004 App. C.2)")
+               "dp, dpl: a stage may be replicated over several accelerators (seed 004 App. C.2); "
+               "pipeline-pipedream: PipeDream's optimizer with replicated stages")
       ->group("Algorithm");
   App.add_option("--ideal-limit", O.partition.idealLimit,
                  "dp: refuse graphs with more ideals than this and suggest dpl")
@@ -320,6 +322,15 @@ void onnxp::addCostOptions(CLI::App &App, CompileOptions &O) {
                  "Optimizer whose state training memory accounting charges: sgd (none), momentum (1x "
                  "parameters), adam (2x)")
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
+      ->group("Cost model");
+  App.add_option_function<std::string>(
+         "--precision", [&O](const std::string &V) {
+           if (Expected<Precision> P = parsePrecision(V)) O.precision = *P;
+         },
+         "Price training or inference in this precision (issue 33): matrix ops at the platform's "
+         "tensor-core peak, tensors at its bytes, mixed-precision training memory (default: the "
+         "model's element types)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16"}))
       ->group("Cost model");
   App.add_option_function<std::string>(
          "--memory-model", [&O](const std::string &V) { O.partition.memoryModel = *parseMemoryModel(V); },

@@ -38,6 +38,7 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   PO.ortOptimizations = O.ortOptimizations;
   PO.splitStatelessBackward = O.splitStatelessBackward;
   PO.optimizer = O.optimizer;
+  PO.precision = O.precision;
   PO.algorithm = O.algorithm;
   if (!O.granularity.empty()) PO.granularity = O.granularity;
   PO.chainRecipe = O.chainRecipe.value_or(ChainRecipe::Balanced);
@@ -222,7 +223,10 @@ Expected<CompileResult> compileWith(const CompileOptions &Request, OutputTransac
 
 Expected<PassContext> onnxp::loadCompileContext(const CompileOptions &O) {
   InputLoadOptions LO;
-  LO.chainRecipe = O.chainRecipe.value_or(ChainRecipe::Separators);
+  // Issue 33: PipeDream's replicated optimizer cuts the profile's DAG.
+  Expected<const PartitionerInfo *> Info = findPartitioner(O.algorithm);
+  const bool Dag = Info && (*Info)->facts.replicatesOnDag && O.partition.replicate;
+  LO.chainRecipe = O.chainRecipe.value_or(Dag ? ChainRecipe::Graph : ChainRecipe::Separators);
   LO.piper.batchSize = O.batchSize;
   LO.piper.layerName = O.piperLayer;
   Expected<LoadedInput> In = loadInput(O.input, LO);

@@ -69,13 +69,21 @@ double onnxp::nodeRooflineMs(const CostGraph &G, int V, const OnnxModel &M, cons
   return pricedMs(G, V, M, D, nodeWork(G, V, M));
 }
 
-AnalyticalSummary onnxp::applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, const Platform &P) {
+AnalyticalSummary onnxp::applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, const Platform &P,
+                                              Precision Prec) {
   AnalyticalSummary Sum;
   std::set<std::string> FallbackOps;
+  // Issue 33: kernels read and write the precision's bytes; matrix ops run
+  // at the accelerator's tensor-core peak (Cost/Precision.h).
+  const double ByteRatio = Prec == Precision::Model ? 1 : precisionBytes(Prec) / modelFloatBytes(M);
+  const DeviceSpec Matrix = matrixDevice(P.accelerator, Prec);
   for (size_t V = 0; V < G.numNodes(); ++V) {
     OpWork W = nodeWork(G, static_cast<int>(V), M);
     CostNode &N = G.node(V);
-    N.accTime = pricedMs(G, static_cast<int>(V), M, P.accelerator, W);
+    W.bytesRead *= ByteRatio;
+    W.bytesWritten *= ByteRatio;
+    const bool OnTensorCores = Prec != Precision::Model && isMatrixOp(N.op);
+    N.accTime = pricedMs(G, static_cast<int>(V), M, OnTensorCores ? Matrix : P.accelerator, W);
     N.cpuTime = pricedMs(G, static_cast<int>(V), M, P.cpu, W);
     N.flops = W.flops;
     N.bytesAccessed = W.bytes();

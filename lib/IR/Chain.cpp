@@ -73,6 +73,10 @@ Error Chain::validate() const {
     ONNXP_RETURN_IF_ERROR(Bytes(B.forwardOverhead, B.name, "forward overhead"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.backwardOverhead, B.name, "backward overhead"));
   }
+  for (auto [U, V] : edges)
+    if (U < 0 || V <= U || V >= static_cast<int>(blocks.size()))
+      return makeError(Where, ": edge ", U, " -> ", V, " does not go forward between two of the ",
+                       blocks.size(), " blocks");
   return Error::success();
 }
 

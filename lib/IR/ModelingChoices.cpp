@@ -8,12 +8,13 @@ const char *onnxp::chainRecipeName(ChainRecipe R) {
   case ChainRecipe::Separators: return "separators";
   case ChainRecipe::Layers: return "layers";
   case ChainRecipe::Balanced: return "balanced";
+  case ChainRecipe::Graph: return "graph";
   }
   return "?";
 }
 
 std::optional<ChainRecipe> onnxp::parseChainRecipe(const std::string &Name) {
-  for (ChainRecipe R : {ChainRecipe::Separators, ChainRecipe::Layers, ChainRecipe::Balanced})
+  for (ChainRecipe R : {ChainRecipe::Separators, ChainRecipe::Layers, ChainRecipe::Balanced, ChainRecipe::Graph})
     if (Name == chainRecipeName(R)) return R;
   return std::nullopt;
 }

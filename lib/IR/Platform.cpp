@@ -203,10 +203,21 @@ std::map<std::string, Platform> makePresets() {
   };
   // NVIDIA V100 SXM2 16 GB: 15.7 TFLOP/s fp32, 900 GB/s HBM2, PCIe 3 x16, NVLink 2.
   Add("v100", {"V100-SXM2-16GB", 15.7e12, 900e9, 0.005, 16 * GiB}, 12e9, 150e9);
+  // Issue 33, dense tensor-core peaks (datasheets, docs/cost-model.md): V100
+  // fp16 125 TFLOP/s (no tf32, no bf16); A100 tf32 156, bf16/fp16 312; H100
+  // SXM5 tf32 495, bf16/fp16 989 (the sparse figures are twice these).
+  Presets["v100"].accelerator.fp16Flops = 125e12;
   // NVIDIA A100 SXM4 40 GB: 19.5 TFLOP/s fp32, 1555 GB/s HBM2, PCIe 4 x16, NVLink 3.
   Add("a100", {"A100-SXM4-40GB", 19.5e12, 1555e9, 0.005, 40 * GiB}, 25e9, 300e9);
+  auto A100TensorCores = [](DeviceSpec &D) {
+    D.tf32Flops = 156e12;
+    D.bf16Flops = D.fp16Flops = 312e12;
+  };
+  A100TensorCores(Presets["a100"].accelerator);
   // NVIDIA H100 SXM5 80 GB: 67 TFLOP/s fp32, 3.35 TB/s HBM3, PCIe 5 x16, NVLink 4.
   Add("h100", {"H100-SXM5-80GB", 67e12, 3350e9, 0.004, 80 * GiB}, 50e9, 450e9);
+  Presets["h100"].accelerator.tf32Flops = 495e12;
+  Presets["h100"].accelerator.bf16Flops = Presets["h100"].accelerator.fp16Flops = 989e12;
   // A server CPU socket treated as the "accelerator" kind (CPU-only runs):
   // 40 cores x 147.2 GFLOP/s, 204.8 GB/s DDR4-3200 x 8 channels.
   Add("cpu", {"Xeon-8380-socket", 5.888e12, 204.8e9, 0.002, 256 * GiB}, 204.8e9, 204.8e9);
@@ -239,6 +250,7 @@ std::map<std::string, Platform> makePresets() {
   // 2039 GB/s HBM2e.
   Presets["dgx-a100"] = Machine("dgx-a100", "a100", 8, 300e9, 0.003, 25e9, 0.005);
   Presets["dgx-a100"].accelerator = {"A100-SXM4-80GB", 19.5e12, 2039e9, 0.005, 80 * GiB};
+  A100TensorCores(Presets["dgx-a100"].accelerator);
   // DGX H100: NVSwitch 900 GB/s bidirectional (450 per direction); 8x
   // 400 Gb/s NDR InfiniBand (50 GB/s per GPU).
   Presets["dgx-h100"] = Machine("dgx-h100", "h100", 8, 450e9, 0.003, 50e9, 0.005);
@@ -247,6 +259,7 @@ std::map<std::string, Platform> makePresets() {
   // 100 Gb/s Ethernet between such servers (12.5 GB/s per node, shared).
   Presets["pcie-4x-a100"] = Machine("pcie-4x-a100", "a100", 4, 25e9, 0.01, 12.5e9 / 4, 0.02);
   Presets["pcie-4x-a100"].accelerator = {"A100-PCIe-80GB", 19.5e12, 1935e9, 0.005, 80 * GiB};
+  A100TensorCores(Presets["pcie-4x-a100"].accelerator);
   Presets["pcie-4x-a100"].hostLinkLatencyMs = 0.01;
   return Presets;
 }
@@ -292,6 +305,11 @@ Error readDevice(const nlohmann::json &J, DeviceSpec &D, const std::string &Wher
     else if (Key == "peakFlops" && V.is_number()) {
       D.peakFlops = V.get<double>();
       ONNXP_RETURN_IF_ERROR(checkedQuantity(D.peakFlops, /*AllowZero=*/false, Field));
+    } else if ((Key == "tf32Flops" || Key == "bf16Flops" || Key == "fp16Flops") && V.is_number()) {
+      // Issue 33: tensor-core peaks; 0 says the device has none for it.
+      double &Peak = Key == "tf32Flops" ? D.tf32Flops : Key == "bf16Flops" ? D.bf16Flops : D.fp16Flops;
+      Peak = V.get<double>();
+      ONNXP_RETURN_IF_ERROR(checkedQuantity(Peak, /*AllowZero=*/true, Field));
     } else if (Key == "memBandwidth" && V.is_number()) {
       D.memBandwidth = V.get<double>();
       ONNXP_RETURN_IF_ERROR(checkedQuantity(D.memBandwidth, /*AllowZero=*/false, Field));

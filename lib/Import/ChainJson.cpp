@@ -113,6 +113,19 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
     }
     C.blocks.push_back(std::move(Blk));
   }
+  // Issue 33: a DAG of blocks ([[from, to], ...], from < to); absent: a path.
+  if (auto E = J.find("edges"); E != J.end()) {
+    if (!E->is_array()) return makeError(Source, ": \"edges\" must be an array of [from, to] block indices");
+    for (const auto &Pair : *E) {
+      if (!Pair.is_array() || Pair.size() != 2 || !Pair[0].is_number_integer() ||
+          !Pair[1].is_number_integer() || Pair[0].get<long long>() < 0 ||
+          Pair[0].get<long long>() >= (long long)C.blocks.size() || Pair[1].get<long long>() < 0 ||
+          Pair[1].get<long long>() >= (long long)C.blocks.size())
+        return makeError(Source, ": \"edges\" must hold [from, to] pairs of block indices 0..",
+                         C.blocks.size() - 1);
+      C.edges.emplace_back(Pair[0].get<int>(), Pair[1].get<int>());
+    }
+  }
   ONNXP_RETURN_IF_ERROR(C.validate());
   return C;
 }
@@ -148,6 +161,11 @@ std::string onnxp::chainToJson(const Chain &C) {
                       {"nodes", B.nodes},
                       {"sources", B.sources}});
   J["blocks"] = std::move(Blocks);
+  if (!C.edges.empty()) {
+    ordered_json Edges = ordered_json::array();
+    for (auto [U, V] : C.edges) Edges.push_back({U, V});
+    J["edges"] = std::move(Edges);
+  }
   // Names come from files (a profile's layer ids may hold any byte): invalid
   // UTF-8 becomes U+FFFD instead of a type_error (issue 25, fuzz-pipedream).
   return J.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";

@@ -39,10 +39,11 @@ Expected<LoadedInput> onnxp::loadInput(const std::string &Path, const InputLoadO
     Expected<PipeDreamProfile> P = parsePipeDreamProfile(*Text, Path);
     if (!P) return P.takeError();
     Expected<Chain> C =
-        makeUsageError("--chain-recipe for a PipeDream profile must be separators or layers, not '",
+        makeUsageError("--chain-recipe for a PipeDream profile must be separators, layers or graph, not '",
                        chainRecipeName(O.chainRecipe), "'");
     if (O.chainRecipe == ChainRecipe::Separators) C = chainFromSeparators(*P);
     else if (O.chainRecipe == ChainRecipe::Layers) C = chainFromLayers(*P);
+    else if (O.chainRecipe == ChainRecipe::Graph) C = chainFromGraph(*P);
     if (!C) return C.takeError();
     L.chain = std::move(*C);
     L.kind = "pipedream-profile";

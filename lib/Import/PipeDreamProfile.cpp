@@ -12,6 +12,7 @@
 
 #include "onnx-partition/IR/CostGraph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -320,6 +321,34 @@ Expected<Chain> onnxp::chainFromLayers(const PipeDreamProfile &P) {
     B.sources.push_back(L.id);
     C.blocks.push_back(std::move(B));
   }
+  ONNXP_RETURN_IF_ERROR(C.validate());
+  return C;
+}
+
+Expected<Chain> onnxp::chainFromGraph(const PipeDreamProfile &P) {
+  Expected<Ordered> O = orderWithoutInput(P, /*DropSize=*/false);
+  if (!O) return O.takeError();
+  std::vector<int> Pos(P.layers.size(), -1);
+  for (size_t I = 0; I < O->Layers.size(); ++I) Pos[O->Layers[I]] = static_cast<int>(I);
+  Chain C = newChain(P, O->InputBytes);
+  for (int I : O->Layers) {
+    const PipeDreamLayer &L = P.layers[I];
+    ChainBlock B;
+    B.name = L.id;
+    B.forwardTime = L.forwardTime;
+    B.backwardTime = L.backwardTime;
+    B.outputBytes = L.activationBytes;
+    B.storedBytes = L.activationBytes;
+    B.weightBytes = L.parameterBytes;
+    B.sources.push_back(L.id);
+    C.blocks.push_back(std::move(B));
+  }
+  std::vector<std::pair<int, int>> Edges;
+  for (auto [A, B] : P.edges)
+    if (Pos[A] >= 0 && Pos[B] >= 0) Edges.emplace_back(Pos[A], Pos[B]); // edges from Input carry a_0
+  std::sort(Edges.begin(), Edges.end());
+  Edges.erase(std::unique(Edges.begin(), Edges.end()), Edges.end());
+  C.edges = std::move(Edges);
   ONNXP_RETURN_IF_ERROR(C.validate());
   return C;
 }

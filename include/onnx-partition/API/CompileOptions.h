@@ -14,6 +14,7 @@
 #ifndef ONNXP_API_COMPILEOPTIONS_H
 #define ONNXP_API_COMPILEOPTIONS_H
 
+#include "onnx-partition/Cost/Precision.h"
 #include "onnx-partition/API/OutputOptions.h"
 #include "onnx-partition/Cost/MeasuredCosts.h"
 #include "onnx-partition/IR/ModelingChoices.h"
@@ -59,6 +60,7 @@ struct CompileOptions {
   OrtOptimizationLevel ortOptimizations = OrtOptimizationLevel::All; ///< --ort-optimizations all|none
   bool splitStatelessBackward = false; ///< --split-stateless-backward (issue 22)
   std::string optimizer = "adam";      ///< --optimizer sgd|momentum|adam
+  Precision precision = Precision::Model; ///< --precision fp32|tf32|bf16|fp16 (issue 33)
 
   // Algorithm.
   std::string algorithm = kDefaultAlgorithm; ///< --algo, a name from Partitioners.def

@@ -11,6 +11,7 @@
 #define ONNXP_COST_ANALYTICALCOSTS_H
 
 #include "onnx-partition/Cost/OpWork.h"
+#include "onnx-partition/Cost/Precision.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/Platform.h"
@@ -41,8 +42,11 @@ double nodeRooflineMs(const CostGraph &G, int V, const OnnxModel &M, const Devic
 
 /// Prices every node (accTime, cpuTime, flops, bytesAccessed,
 /// workspaceBytes, costSource = "analytical" or "analytical-fallback") and
-/// every edge (commTime). Memory fields are left to accountMemory.
-AnalyticalSummary applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, const Platform &P);
+/// every edge (commTime). Memory fields are left to accountMemory. Under a
+/// precision (issue 33, Cost/Precision.h) matrix ops run at the
+/// accelerator's tensor-core peak and kernels move the precision's bytes.
+AnalyticalSummary applyAnalyticalCosts(CostGraph &G, const OnnxModel &M, const Platform &P,
+                                       Precision Prec = Precision::Model);
 
 } // namespace onnxp
 

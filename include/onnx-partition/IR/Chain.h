@@ -26,6 +26,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace onnxp {
@@ -64,6 +65,12 @@ struct Chain {
   std::string sourceName; ///< the file it came from
   double inputBytes = 0;  ///< a_0: the activation entering block 1
   std::vector<ChainBlock> blocks;
+  /// When the blocks stand for a DAG (a PipeDream profile read with
+  /// `--chain-recipe graph`, issue 33): block u feeds block v, u < v, each
+  /// edge once. Empty: the blocks form a path (block l feeds l + 1). The
+  /// chain planners of seed 000-002 read the chain order; PipeDream's
+  /// replicated optimizer plans on the DAG's ideals.
+  std::vector<std::pair<int, int>> edges;
 
   size_t size() const { return blocks.size(); }
   /// a_l for l = 0..L (a_0 = inputBytes).

@@ -21,8 +21,9 @@ enum class ChainRecipe {
   Separators, ///< seed 000 §5 exactly
   Layers,     ///< one block per layer (rotor's convention; balanced on a model)
   Balanced,   ///< side inputs sent along, blocks above 25% of the time cut
+  Graph,      ///< PipeDream profile: one block per layer with the profile's edges (issue 33)
 };
-const char *chainRecipeName(ChainRecipe R); ///< "separators", "layers", "balanced"
+const char *chainRecipeName(ChainRecipe R); ///< "separators", "layers", "balanced", "graph"
 std::optional<ChainRecipe> parseChainRecipe(const std::string &Name);
 
 /// Where node times come from (docs/cost-model.md).

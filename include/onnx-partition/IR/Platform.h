@@ -49,6 +49,12 @@ struct DeviceSpec {
   /// Calibrated op kinds (platform file "opKinds"); an op kind not listed
   /// runs at the peaks above.
   std::map<std::string, OpKindEfficiency> opKinds;
+  /// Dense tensor-core peaks of matrix ops (MatMul, Gemm, Conv, fused
+  /// attention) under --precision tf32, bf16, fp16 (issue 33; datasheets in
+  /// docs/cost-model.md), FLOP/s; 0: no tensor cores for it (peakFlops).
+  double tf32Flops = 0;
+  double bf16Flops = 0;
+  double fp16Flops = 0;
 };
 
 /// The link a transfer crosses (Platform::linkBetween).

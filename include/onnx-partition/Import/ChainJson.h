@@ -10,11 +10,14 @@
 //     "blocks": [ { "name": "...", "forwardTime": u_F, "backwardTime": u_B,
 //                   "outputBytes": a_l, "storedBytes": ..., "weightBytes": W_l,
 //                   "forwardOverhead": ..., "backwardOverhead": ...,
-//                   "nodes": [cost-graph ids], "sources": ["onnx node", ...] }, ... ] }
+//                   "nodes": [cost-graph ids], "sources": ["onnx node", ...] }, ... ],
+//     "edges": [ [from, to], ... ] }
 //
 // forwardTime, backwardTime, outputBytes and weightBytes are required;
 // storedBytes defaults to outputBytes, the overheads to 0, nodes and
-// sources to empty. Times are milliseconds, sizes bytes (IR/Chain.h).
+// sources to empty. "edges" (issue 33, optional, written when the chain has
+// them): the blocks' DAG as 0-based block indices, from < to (Chain::edges);
+// absent, the blocks form a path. Times are milliseconds, sizes bytes (IR/Chain.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_IMPORT_CHAINJSON_H

@@ -13,6 +13,10 @@
 //  - chainFromLayers (the recipe of issue 14, rotor's convention): drop the
 //    Input node (a_0) and `Size` nodes, every other layer is a block in
 //    topological order.
+//  - chainFromGraph (issue 33, PipeDream's replicated optimizer): drop the
+//    Input node (a_0), every other layer is a block in topological order,
+//    and the profile's edges between them are the chain's edges (the DAG
+//    whose ideals PipeDream's optimizer cuts).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_IMPORT_PIPEDREAMPROFILE_H
@@ -57,6 +61,8 @@ Expected<PipeDreamProfile> parsePipeDreamProfile(const std::string &Text, const 
 Expected<Chain> chainFromSeparators(const PipeDreamProfile &Profile);
 /// Issue 14's recipe (see the file comment).
 Expected<Chain> chainFromLayers(const PipeDreamProfile &Profile);
+/// Issue 33's recipe (see the file comment).
+Expected<Chain> chainFromGraph(const PipeDreamProfile &Profile);
 
 } // namespace onnxp
 

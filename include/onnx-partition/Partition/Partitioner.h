@@ -153,6 +153,9 @@ struct AlgorithmFacts {
   bool polishesStart = false; ///< polishes another algorithm's plan (dp-polish)
   bool polishStart = false;   ///< its plan is where polishesStart algorithms start (dp)
   bool sweepsMemory = false;  ///< --memory-sweep compares it with PipeDream's pipelines
+  /// With --replicate it cuts the profile's DAG (PipeDream's optimizer,
+  /// issue 33): a PipeDream profile becomes a chain with edges by default.
+  bool replicatesOnDag = false;
 
   constexpr AlgorithmFacts nodeLimit(size_t N) const { return with(&AlgorithmFacts::sizeLimit, N); }
   constexpr AlgorithmFacts blockLimit(size_t N) const {
@@ -171,6 +174,7 @@ struct AlgorithmFacts {
   constexpr AlgorithmFacts polishes() const { return with(&AlgorithmFacts::polishesStart, true); }
   constexpr AlgorithmFacts startsPolish() const { return with(&AlgorithmFacts::polishStart, true); }
   constexpr AlgorithmFacts memorySweep() const { return with(&AlgorithmFacts::sweepsMemory, true); }
+  constexpr AlgorithmFacts dagWhenReplicated() const { return with(&AlgorithmFacts::replicatesOnDag, true); }
 
 private:
   template <typename T, typename V> constexpr AlgorithmFacts with(T AlgorithmFacts::*Field, V Value) const {

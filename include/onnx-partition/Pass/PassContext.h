@@ -12,6 +12,7 @@
 #define ONNXP_PASS_PASSCONTEXT_H
 
 #include "onnx-partition/Cost/MeasuredCosts.h"
+#include "onnx-partition/Cost/Precision.h"
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/ModelingChoices.h"
@@ -43,6 +44,10 @@ struct PipelineOptions {
   ChainRecipe chainRecipe = ChainRecipe::Balanced;
   PartitionOptions partition;
   std::string optimizer = "adam";                             ///< --optimizer (memory accounting)
+  /// --precision fp32|tf32|bf16|fp16 (issue 33, Cost/Precision.h): matrix
+  /// ops at the device's tensor-core peak, tensors at the precision's bytes,
+  /// mixed-precision training memory; Model keeps the model's element types.
+  Precision precision = Precision::Model;
   CostModelKind costModel = CostModelKind::Analytical;        ///< --cost-model
   std::string costTable;                                      ///< --cost-table FILE (CSV or JSON)
   std::string profile;                                        ///< --profile FILE (ONNX Runtime profile)

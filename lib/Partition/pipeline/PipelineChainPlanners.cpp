@@ -10,6 +10,8 @@
 // on several nodes the link between every two GPUs (issue 21).
 //
 //===----------------------------------------------------------------------===//
+#include "ReplicatedChainPlanner.h"
+
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/PatternInFlight.h"
 #include "onnx-partition/Partition/PipelineIlp.h"
@@ -122,6 +124,8 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
 }
 
 Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, const PartitionOptions &O) {
+  // Issue 33: --replicate runs PipeDream's optimizer with replicated stages.
+  if (O.replicate) return planReplicatedPipeDream(C, P, O);
   Expected<PipelineTasks> Tasks = tasksFor(C, P);
   if (!Tasks) return Tasks.takeError();
   // The DP is O(P L^2): seconds at thousands of blocks; the run's deadline
@@ -140,6 +144,7 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
 }
 
 Error pricePipelineSchedule(const Chain &C, const Platform &P, Plan &Pl) {
+  if (isReplicatedSchedule(Pl.schedule)) return priceReplicatedSchedule(C, P, Pl);
   Expected<PipelineTasks> Tasks = tasksFor(C, P);
   if (!Tasks) return Tasks.takeError();
   Expected<PeriodicPattern> Pat = patternFromJson(Pl.schedule, (int)C.size());

@@ -98,6 +98,9 @@ public:
     }
     // Issue 24: side inputs and balance unless seed 000's exact blocks are asked for.
     const ChainRecipe Recipe = Ctx.options.chainRecipe;
+    if (Recipe == ChainRecipe::Graph)
+      return makeUsageError("--chain-recipe graph keeps a PipeDream profile's edges; an ONNX model becomes a "
+                            "chain by balanced, layers or separators");
     if (Recipe != ChainRecipe::Separators) {
       O.sideInputs = true;
       O.layers = Recipe == ChainRecipe::Layers;

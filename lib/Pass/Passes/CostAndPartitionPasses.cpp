@@ -17,6 +17,7 @@
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/OrtGraphOptimizations.h"
 #include "onnx-partition/Cost/PlaceholderCosts.h"
+#include "onnx-partition/Cost/Precision.h"
 #include "onnx-partition/Pass/Passes.h"
 #include "onnx-partition/Pass/PlanLoading.h"
 #include "onnx-partition/Support/HumanUnits.h"
@@ -45,6 +46,10 @@ Error priceGraph(PassContext &Ctx) {
   const OnnxModel &M = *Ctx.model;
   Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
   if (!Opt) return Opt.takeError();
+  const Precision Prec = O.precision;
+  if (Prec != Precision::Model && O.costModel != CostModelKind::Analytical)
+    return makeUsageError("--precision prices the analytical cost model; --cost-model is ",
+                          costModelName(O.costModel));
   std::optional<OrtProfile> Profile;
   std::optional<CostTable> Table;
   if (!O.profile.empty()) {
@@ -61,8 +66,14 @@ Error priceGraph(PassContext &Ctx) {
   if (O.costModel == CostModelKind::Placeholder) {
     applyPlaceholderCosts(Ctx.graph, Ctx.platform);
   } else {
-    AnalyticalSummary S = applyAnalyticalCosts(Ctx.graph, M, Ctx.platform);
+    // Issue 33: tensors at the precision's bytes first, then the roofline
+    // (tensor cores for matrix ops) and mixed-precision model states.
+    applyPrecisionBytes(Ctx.graph, M, Prec);
+    AnalyticalSummary S = applyAnalyticalCosts(Ctx.graph, M, Ctx.platform, Prec);
     accountMemory(Ctx.graph, &M, *Opt, Ctx.options.partition.memoryModel == MemoryModel::Liveness);
+    applyPrecisionMemory(Ctx.graph, M, Prec, *Opt);
+    if (Prec != Precision::Model)
+      Ctx.notes.push_back(precisionNote(Prec, Ctx.platform, *Opt, Ctx.graph.isTraining()));
     if (!S.fallbackOps.empty())
       Ctx.notes.push_back(std::to_string(S.fallbackNodes) +
                           " nodes priced by the fallback rule (no cost rule for op " +
