@@ -17,6 +17,7 @@
 // the resident bytes.
 //
 //===----------------------------------------------------------------------===//
+#include "../MemoryFit.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
@@ -217,6 +218,9 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
     if (!RR) return RR.takeError();
     if (RR->feasible) {
       RotorMs = RR->makespanMs;
+      // A trial of whatWouldFit's search only asks whether a plan exists.
+      if (inMemoryFitSearch())
+        return rotorPlan(C, *B, "offload-activations: rotor's schedule (feasibility trial)", RotorMs);
       if (RotorMs <= rematLowerBoundMs(C, B->remat) * (1 + 1e-12))
         return rotorPlan(C, *B,
                          "offload-activations: rotor's schedule recomputes nothing (" +
