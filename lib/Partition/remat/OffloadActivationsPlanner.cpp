@@ -221,13 +221,17 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
       // A trial of whatWouldFit's search only asks whether a plan exists.
       if (inMemoryFitSearch())
         return rotorPlan(C, *B, "offload-activations: rotor's schedule (feasibility trial)", RotorMs);
-      if (RotorMs <= rematLowerBoundMs(C, B->remat) * (1 + 1e-12))
-        return rotorPlan(C, *B,
-                         "offload-activations: rotor's schedule recomputes nothing (" +
-                             formatNumber(RotorMs) +
-                             " ms, every forward and backward once), so offloading cannot improve on it; "
-                             "seed 001's DP did not run",
-                         RotorMs);
+      if (RotorMs <= rematLowerBoundMs(C, B->remat) * (1 + 1e-12)) {
+        Expected<Plan> Pl =
+            rotorPlan(C, *B,
+                      "offload-activations: rotor's schedule recomputes nothing (" + formatNumber(RotorMs) +
+                          " ms, every forward and backward once), so offloading cannot improve on it; "
+                          "seed 001's DP did not run",
+                      RotorMs);
+        // Issue 20: a searching algorithm says which limit it ran under.
+        if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+        return Pl;
+      }
       B->remat.upperBoundMs = RotorMs * (1 - 1e-12);
     }
   }
