@@ -39,6 +39,8 @@ bool onnxp::isMemoryFailure(const Error &E, const Platform &P) {
   return !InSearch && std::isfinite(P.accMemory()) && E.kind() == Error::Kind::Input && E.doesNotFit();
 }
 
+bool onnxp::inMemoryFitSearch() { return InSearch; }
+
 std::string onnxp::whatWouldFit(const std::string &Name, const CostGraph &G, const Platform &P,
                                 const PartitionOptions &O, const Chain *C, const FitTrial &Try) {
   InSearch = true;

@@ -23,6 +23,11 @@ namespace onnxp {
 /// whatWouldFit).
 bool isMemoryFailure(const Error &E, const Platform &P);
 
+/// Whether whatWouldFit's search is running: its trials only ask whether a
+/// plan exists (issue 38: offload-activations then returns rotor's plan as
+/// soon as rotor finds one).
+bool inMemoryFitSearch();
+
 /// Runs algorithm Name on a platform; true when it returns a valid plan.
 using FitTrial = std::function<bool(const std::string &Name, const CostGraph &G, const Platform &P,
                                     const PartitionOptions &O, const Chain *C)>;

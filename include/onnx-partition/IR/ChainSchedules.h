@@ -15,6 +15,7 @@
 #include "onnx-partition/Support/Error.h"
 
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct RematOptions {
   /// planOffloadRemat stops here (issue 20) and says so in
   /// RematPlan::stoppedByDeadline.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Issue 38: planOffloadRemat looks only for schedules faster than this
+  /// (e.g. rotor's value) and prunes every state that cannot beat it; when
+  /// none is, the plan is infeasible with RematPlan::noneBelowBound set.
+  double upperBoundMs = std::numeric_limits<double>::infinity();
 };
 
 enum class RematOpKind { ForwardAll, ForwardCheck, ForwardNoGrad, Loss, Backward, Offload, Prefetch, Idle };
@@ -75,6 +80,7 @@ struct RematPlan {
   double offloadedBytes = 0;            ///< total volume sent to the host
   size_t statesExplored = 0;            ///< DP states evaluated (for benchmarks)
   bool stoppedByDeadline = false;       ///< the DP ran out of time: no plan
+  bool noneBelowBound = false;          ///< no schedule beats RematOptions::upperBoundMs
 };
 
 /// Plan::schedule of `--algo offload-activations` / `rotor` read back: the

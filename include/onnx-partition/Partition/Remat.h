@@ -39,6 +39,7 @@
 #include "onnx-partition/Support/Error.h"
 
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>

@@ -17,6 +17,7 @@
 // the resident bytes.
 //
 //===----------------------------------------------------------------------===//
+#include "../MemoryFit.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
@@ -32,6 +33,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 using namespace onnxp;
 
@@ -127,11 +129,12 @@ Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const Budget &B) {
 namespace onnxp {
 
 /// Issue 22: when rounding to memory slots costs more than 1% against 4x
-/// the steps on the same memory, say so.
+/// the steps on the same memory, say so (--check-slots).
 void noteDiscretization(const Chain &C, Plan &Pl, const Budget &B, double Makespan,
                         Expected<RematPlan> (*Planner)(const Chain &, const RematOptions &),
                         double PlanSeconds) {
   RematOptions Fine = B.remat;
+  Fine.upperBoundMs = std::numeric_limits<double>::infinity();
   if (Fine.slotBytes > 0 || Fine.memorySteps > 25000) return;
   Fine.memorySteps *= 4;
   // The check may take at most twice what the plan took (at least 1 s):
@@ -173,20 +176,82 @@ void noteDiscretization(const Chain &C, Plan &Pl, const Budget &B, double Makesp
   Pl.notes.push_back(Buf);
 }
 
+/// --check-slots 1 (any value but "" and "0").
+static bool checkSlotsAsked(const PartitionOptions &O) {
+  const std::string V = O.paramString("check-slots", "");
+  return !V.empty() && V != "0";
+}
+
 std::string defaultLimitNote(const PartitionOptions &O) {
   return "time limit: " + formatNumber(O.timeLimitSeconds) +
          " s, the default (--time-limit SECONDS to change)";
+}
+
+/// Issue 38, item 3: rotor's schedule for B, with Note added.
+static Expected<Plan> rotorPlan(const Chain &C, const Budget &B, const std::string &Note, double RotorMs) {
+  Budget Rotor = B;
+  Rotor.remat.offload = false;
+  Rotor.remat.deadline.reset();
+  Rotor.remat.upperBoundMs = std::numeric_limits<double>::infinity();
+  Expected<Plan> Pl = toPlan(C, planRotor(C, Rotor.remat), Rotor);
+  if (!Pl) return Pl.takeError();
+  Pl->notes.push_back(Note);
+  Pl->stats["rotor_bound_ms"] = RotorMs;
+  return Pl;
 }
 
 Expected<Plan> planActivations(const Chain &C, const Platform &P, const PartitionOptions &O, bool Offload) {
   Expected<Budget> B = optionsFor(C, P, O, Offload);
   if (!B) return B.takeError();
   auto Planner = Offload ? &planOffloadRemat : &planRotor;
+  // Issue 38, item 3: rotor's table first (a fraction of a second).
+  // Offloading can only beat rotor where rotor recomputes: when it does not
+  // (memory is ample), rotor's schedule is optimal with offloading too.
+  // Else seed 001's DP looks only for schedules faster than rotor's, pruning
+  // every state that cannot beat it; when there is none, rotor's schedule is
+  // the answer.
+  double RotorMs = std::numeric_limits<double>::infinity();
+  if (B->remat.offload) {
+    RematOptions Rotor = B->remat;
+    Rotor.offload = false;
+    Rotor.deadline.reset();
+    Expected<RematPlan> RR = planRotor(C, Rotor);
+    if (!RR) return RR.takeError();
+    if (RR->feasible) {
+      RotorMs = RR->makespanMs;
+      // A trial of whatWouldFit's search only asks whether a plan exists.
+      if (inMemoryFitSearch())
+        return rotorPlan(C, *B, "offload-activations: rotor's schedule (feasibility trial)", RotorMs);
+      if (RotorMs <= rematLowerBoundMs(C, B->remat) * (1 + 1e-12)) {
+        Expected<Plan> Pl =
+            rotorPlan(C, *B,
+                      "offload-activations: rotor's schedule recomputes nothing (" + formatNumber(RotorMs) +
+                          " ms, every forward and backward once), so offloading cannot improve on it; "
+                          "seed 001's DP did not run",
+                      RotorMs);
+        // Issue 20: a searching algorithm says which limit it ran under.
+        if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+        return Pl;
+      }
+      B->remat.upperBoundMs = RotorMs * (1 - 1e-12);
+    }
+  }
   if (Offload && O.progress) O.progress("offload-activations: seed 001's DP");
   const auto PlanStart = std::chrono::steady_clock::now();
   Expected<RematPlan> R = Planner(C, B->remat);
   const double PlanSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - PlanStart).count();
+  if (R && R->noneBelowBound) {
+    Expected<Plan> Pl =
+        rotorPlan(C, *B,
+                  "offload-activations: seed 001's DP, bounded by rotor's " + formatNumber(RotorMs) +
+                      " ms, finds no faster schedule (" + std::to_string(R->statesExplored) +
+                      " states): offloading cannot improve on rotor here; rotor's schedule",
+                  RotorMs);
+    if (Pl) Pl->stats["dp_states"] = double(R->statesExplored);
+    if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+    return Pl;
+  }
   if (Offload && R && R->stoppedByDeadline) {
     // Issue 20: out of time. Rotor's table (no offloading; seconds where the
     // offloading DP takes minutes) is the best plan at hand.
@@ -214,7 +279,10 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
   }
   const double Makespan = R && R->feasible ? R->makespanMs : NAN;
   Expected<Plan> Pl = toPlan(C, std::move(R), *B);
-  if (Pl && std::isfinite(Makespan)) noteDiscretization(C, *Pl, *B, Makespan, Planner, PlanSeconds);
+  // Issue 38, item 5: the check re-plans at 4x the slots (rotor's table
+  // costs 4x the plan, seed 001's DP about 16x), so it runs on request.
+  if (Pl && std::isfinite(Makespan) && checkSlotsAsked(O))
+    noteDiscretization(C, *Pl, *B, Makespan, Planner, PlanSeconds);
   // Issue 20: a searching algorithm always runs under a limit; say which.
   if (Pl && Offload && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
   return Pl;

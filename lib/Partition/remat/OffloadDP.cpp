@@ -63,6 +63,11 @@ using namespace onnxp::remat;
 namespace {
 
 constexpr double Inf = std::numeric_limits<double>::infinity();
+/// Whether sub-problems get the cut left to them. Measured on the Llama-2
+/// chain at 112 GiB (issue 38), propagating made the run slower than the
+/// unbounded DP (states computed again under looser cuts), so only the root's
+/// candidates are cut against rotor's value.
+constexpr bool kPropagateCuts = false;
 
 class OffloadDP {
 public:
@@ -72,7 +77,8 @@ public:
     for (int K = L + 1; K >= 1; --K) SuffixLB[K] = SuffixLB[K + 1] + S.uF[K] + S.uB[K];
   }
 
-  double solve() { return forward(1, 0, 0, 0, 0); }
+  /// The optimum if it is below Cut, else infinity (issue 38: Cut is rotor's value).
+  double solve(double Cut = Inf) { return forward(1, 0, 0, 0, 0, Cut); }
   void emit(std::vector<RematOp> &Ops) { emitForward(1, 0, 0, 0, 0, Ops); }
   size_t states() const { return FwMemo.size() + BwMemo.size(); }
   /// The deadline passed during solve(): its value means nothing.
@@ -290,14 +296,16 @@ private:
     return E;
   }
 
-  FwEval fwAll(int I, int A, int AF, int AB, int Z, bool Off) {
+  FwEval fwAll(int I, int A, int AF, int AB, int Z, bool Off, double Cutoff = Inf) {
     FwEval E;
     int RF = mFall(I, L + 1) + Z + A, RB = mB(I) + Z + A;
     if (RF > M || RB > M) return E;
     E.EpsF = lemma(RF + AF - M, 0);
     E.EpsB = lemma(RB + AB - M, 0);
+    const double Head = S.uF[I] + E.EpsF + S.uB[I] + E.EpsB;
+    if (Head + SuffixLB[I + 1] >= Cutoff) return E;
     nextState(E, A, AF, AB, Z, Off, moved(S.uF[I] + E.EpsF), moved(S.uB[I] + E.EpsB));
-    double Sub = forward(I + 1, 1, E.A2, E.AF2, E.AB2);
+    double Sub = forward(I + 1, 1, E.A2, E.AF2, E.AB2, childCut(Cutoff, Head));
     if (Sub == Inf) return E;
     E.V = S.uF[I] + E.EpsF + Sub + S.uB[I] + E.EpsB;
     return E;
@@ -313,7 +321,7 @@ private:
     if (E.Back == Inf) return E;
     if (S.sumF(I, J) + Eps + E.Back + SuffixLB[J + 1] >= Cutoff) return E;
     nextState(E, A, AF, AB, Z, Off, moved(S.sumF(I, J) + Eps), moved(E.Back));
-    double Sub = forward(J + 1, 0, E.A2, E.AF2, E.AB2);
+    double Sub = forward(J + 1, 0, E.A2, E.AF2, E.AB2, childCut(Cutoff, S.sumF(I, J) + Eps + E.Back));
     if (Sub == Inf) return E;
     E.V = S.sumF(I, J) + Eps + Sub + E.Back;
     return E;
@@ -330,12 +338,29 @@ private:
     return true;
   }
 
-  double forward(int I, int X, int A, int AF, int AB) {
+  /// The cut handed to a sub-problem after Head ms of this candidate,
+  /// loosened by a relative 1e-12 so that rounding never cuts a tie.
+  static double childCut(double Cutoff, double Head) {
+    if (!kPropagateCuts || Cutoff == Inf) return Inf;
+    return (Cutoff - Head) * (1 + 1e-12) + 1e-12;
+  }
+
+  /// OC_x(i, A, A_F, A_B) if it is below Cut, else infinity. The memo keeps
+  /// exact values, and for states cut off, the cut they did not beat (issue
+  /// 38: branch and bound on rotor's value from the root down); a later call
+  /// with a looser cut computes the state again.
+  double forward(int I, int X, int A, int AF, int AB, double Cut = Inf) {
     int Z = inputSize(I, X);
     if (A + Z > M || outOfTime()) return Inf;
     uint64_t Key = fwKey(I, X, A, AF, AB);
-    if (const FwEntry *Hit = FwMemo.find(Key)) return Hit->V;
+    if (const FwEntry *Hit = FwMemo.find(Key))
+      if (Hit->V < Inf || Hit->Cut >= Cut) return Hit->V;
     FwEntry Best;
+    Best.Cut = Cut;
+    if (SuffixLB[I] >= Cut) {
+      FwMemo.insert(Key, Best);
+      return Inf;
+    }
     if (I == L + 1) {
       Best.V = loss(A, AF, AB, Z).V;
     } else {
@@ -343,8 +368,8 @@ private:
       // Case 1 without offloading first: it reaches the bound when memory is
       // plentiful, and then nothing else needs to be tried.
       for (int Off = 0; Off <= (S.offload ? 1 : 0) && !atBound(Best.V, LB); ++Off) {
-        double V = fwAll(I, A, AF, AB, Z, Off).V;
-        if (V < Best.V) Best = {V, 0, bool(Off)};
+        double V = fwAll(I, A, AF, AB, Z, Off, std::min(Best.V, Cut)).V;
+        if (V < Best.V) Best = {V, 0, bool(Off), Cut};
       }
       double Eps = 0;
       bool KeepOk = true, OffOk = S.offload;
@@ -355,10 +380,14 @@ private:
         Eps = std::max(Eps, lemma(Mk + Z + AF - M, S.sumF(I, J - 1)));
         for (int Off = 0; Off <= 1; ++Off) {
           if (!(Off ? OffOk : KeepOk)) continue;
-          double V = fwCk(I, J, A, AF, AB, Z, Off, Eps, Best.V).V;
-          if (V < Best.V) Best = {V, J, bool(Off)};
+          double V = fwCk(I, J, A, AF, AB, Z, Off, Eps, std::min(Best.V, Cut)).V;
+          if (V < Best.V) Best = {V, J, bool(Off), Cut};
         }
       }
+    }
+    if (Best.V >= Cut) { // only "not below Cut" is known (candidates were cut against it)
+      Best = FwEntry();
+      Best.Cut = Cut;
     }
     FwMemo.insert(Key, Best);
     return Best.V;
@@ -416,6 +445,7 @@ private:
     double V = Inf;
     int J = 0; // 0: Case 1 (F_all); else Case 2 up to layer J
     bool Off = false;
+    double Cut = Inf; // V = Inf: no value below Cut (Inf: infeasible)
   };
 
   const SlotChain &S;
@@ -447,9 +477,10 @@ Expected<RematPlan> onnxp::planOffloadRemat(const Chain &C, const RematOptions &
   P.offload = S->offload;
   P.bandwidthBytesPerSec = S->offload ? Options.bandwidthBytesPerSec : 0;
   OffloadDP DP(*S, Options.deadline);
-  P.makespanMs = DP.solve();
+  P.makespanMs = DP.solve(Options.upperBoundMs);
   P.stoppedByDeadline = DP.stopped();
   P.feasible = P.makespanMs < Inf && !P.stoppedByDeadline;
+  P.noneBelowBound = !P.feasible && !P.stoppedByDeadline && Options.upperBoundMs < Inf;
   if (P.feasible) DP.emit(P.ops);
   P.statesExplored = DP.states();
   finishPlan(C, *S, P);

@@ -62,36 +62,47 @@ public:
       int Limit = std::max(Cw[I + 1] + Cbw[I + 1] + Ftmp[I], Cw[I] + Cw[I + 1] + Cbw[I + 1] + Btmp[I]);
       for (int M = Limit; M <= MMax; ++M) at(M, I, I) = Fw[I] + Bw[I];
     }
+    // Issue 38, item 5: the table is laid out [i][j][m], so for each
+    // (i, j, k) the loop over m reads two contiguous rows (it vectorizes).
+    // Every m sees the same candidates in the same order (k ascending, then
+    // F_all) with the same strict comparisons as the m-outer loop, so values
+    // and choices are rotor's.
+    const size_t Row = size_t(MMax) + 1;
     for (int D = 1; D <= Last; ++D) {
       for (int I = 0; I + D <= Last; ++I) {
         int J = I + D;
         int MMin = Cw[J + 1] + Cw[I + 1] + Ftmp[I];
         for (int K = I + 1; K < J; ++K) MMin = std::max(MMin, Cw[J + 1] + Cw[K] + Cw[K + 1] + Ftmp[K]);
-        for (int M = std::max(MMin, 0); M <= MMax; ++M) {
-          double Best = Inf;
-          int Choice = 0;
-          // Leaf checkpoint: F_ck(I), F_nograd(I+1..K-1), keep x_K. Rotor prefers
-          // it on ties; so do we, so sequences match rotor's.
-          double FwSum = 0;
-          for (int K = I + 1; K <= J; ++K) {
-            FwSum += Fw[K - 1];
-            if (M < Cw[K]) continue;
-            double V = FwSum + at(M - Cw[K], K, J) + at(M, I, K - 1);
-            if (V < Best) {
-              Best = V;
-              Choice = K;
+        const int M0 = std::max(MMin, 0);
+        double *Best = &Opt[idx(0, I, J)];
+        int *Choice = &What[idx(0, I, J)];
+        // Leaf checkpoint: F_ck(I), F_nograd(I+1..K-1), keep x_K. Rotor prefers
+        // it on ties; so do we, so sequences match rotor's.
+        double FwSum = 0;
+        for (int K = I + 1; K <= J; ++K) {
+          FwSum += Fw[K - 1];
+          const int Shift = Cw[K];
+          const double *Right = &Opt[idx(0, K, J)];
+          const double *Left = &Opt[idx(0, I, K - 1)];
+          for (size_t M = size_t(std::max(M0, Shift)); M < Row; ++M) {
+            double V = FwSum + Right[M - Shift] + Left[M];
+            if (V < Best[M]) {
+              Best[M] = V;
+              Choice[M] = K;
             }
           }
-          // Chain checkpoint: F_all(I) keeps xbar_{I+1} until B(I).
-          if (M >= Cbw[I + 1] && at(M, I, I) < Inf) {
-            double V = at(M, I, I) + at(M - Cbw[I + 1], I + 1, J);
-            if (V < Best) {
-              Best = V;
-              Choice = -1;
-            }
+        }
+        // Chain checkpoint: F_all(I) keeps xbar_{I+1} until B(I).
+        const int Shift = Cbw[I + 1];
+        const double *Single = &Opt[idx(0, I, I)];
+        const double *Rest = &Opt[idx(0, I + 1, J)];
+        for (size_t M = size_t(std::max(M0, Shift)); M < Row; ++M) {
+          if (!(Single[M] < Inf)) continue;
+          double V = Single[M] + Rest[M - Shift];
+          if (V < Best[M]) {
+            Best[M] = V;
+            Choice[M] = -1;
           }
-          at(M, I, J) = Best;
-          what(M, I, J) = Choice;
         }
       }
     }
@@ -127,10 +138,9 @@ public:
   int blocks() const { return N; }
 
 private:
-  size_t idx(int M, int I, int J) const { return (size_t(M) * N + I) * N + J; }
+  size_t idx(int M, int I, int J) const { return (size_t(I) * N + J) * (size_t(MMax) + 1) + M; }
   double &at(int M, int I, int J) { return Opt[idx(M, I, J)]; }
   double at(int M, int I, int J) const { return M < 0 ? Inf : Opt[idx(M, I, J)]; }
-  int &what(int M, int I, int J) { return What[idx(M, I, J)]; }
 
   int N, MMax;
   std::vector<double> Fw, Bw;

@@ -136,6 +136,11 @@ struct OverflowResult {
 Expected<OverflowResult> fixMemoryOverflow(const Context &C, const Platform &P, double Limit,
                                            std::vector<int> &Device);
 
+/// A makespan lower bound valid for every placement on the K accelerators:
+/// the longest path counting computation only (communication vanishes when
+/// colocated), and the total work over K devices.
+double makespanLowerBound(const Context &C, int K);
+
 } // namespace pardnn
 } // namespace onnxp
 
