@@ -1,4 +1,4 @@
-// test/ort/input_data.js - seeded input tensors and output comparison.
+// tools/ort-runner/input_data.js - seeded input tensors and output comparison.
 //
 // One copy for the ORT scripts (run_stages.js, profile.js, opt_levels.js)
 // and the runner (tools/ort-runner/run_pipeline.js), so that for the same
