@@ -17,9 +17,13 @@ const {compareTensors, sumPartials} = require('./input_data');
 const {feedsFor} = require('./schedule');
 
 /// Runs SESSION ({inputNames, run(feeds) -> {outputs, ms}}) over INPUTS (per micro-batch {name:
-/// tensor}) with ACCUMULATORS chained. Returns {outputs, gradients, ms}.
-async function runReference(session, inputs, accumulators) {
+/// tensor}) with ACCUMULATORS chained, after one untimed run of WARMUP.
+/// Returns {outputs, gradients, ms}.
+async function runReference(session, inputs, accumulators, warmup) {
   const w = {inputs: session.inputNames, accumulators, accState: new Map()};
+  // The stages' warm-up micro-batch, here too: seeded Dropout kernels then
+  // draw their masks in the same sequence (accumulators.js).
+  if (warmup) await session.run(feedsFor(w, 0, new Map(Object.entries(warmup))));
   const outputs = [];
   let ms = 0;
   for (let m = 0; m < inputs.length; ++m) {

@@ -91,8 +91,9 @@ function parseProfileText(text) {
   return events;
 }
 
-/// O: {backend: 'node'|'wasm', model: Buffer, file, external: [{location,
-/// full}], optimize, threads, profilePrefix, cuda: {deviceId} | null}.
+/// O: {backend: 'node'|'wasm', model: Buffer, changed: whether it differs
+/// from file's bytes, file, external: [{location, full}], optimize, threads,
+/// profilePrefix, cuda: {deviceId} | null}.
 async function openSession(o) {
   const base = {graphOptimizationLevel: o.optimize ? 'all' : 'disabled', executionMode: 'sequential',
                 logSeverityLevel: 3};
@@ -125,13 +126,17 @@ async function openSession(o) {
   let session = null, ep = 'cpu';
   if (o.cuda) {
     try {
-      session = await ort.InferenceSession.create(o.file, {...opts, executionProviders: [{name: 'cuda', deviceId: o.cuda.deviceId}]});
+      session = await ort.InferenceSession.create(o.changed && !o.external.length ? new Uint8Array(o.model) : o.file,
+                                                  {...opts, executionProviders: [{name: 'cuda', deviceId: o.cuda.deviceId}]});
       ep = `cuda:${o.cuda.deviceId}`;
     } catch (e) {
       session = null;
     }
   }
-  if (!session) session = await ort.InferenceSession.create(o.file, {...opts, executionProviders: ['cpu']});
+  // The file itself unless the runner rewrote the model (then its buffer:
+  // its external data, if any, resolves against the current folder).
+  const source = o.changed && !o.external.length ? new Uint8Array(o.model) : o.file;
+  if (!session) session = await ort.InferenceSession.create(source, {...opts, executionProviders: ['cpu']});
   return {
     backend: 'node', ep, inputNames: session.inputNames, outputNames: session.outputNames,
     async run(feeds) {

@@ -291,7 +291,7 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
     const ex = exposed[s];
     const cudaWanted = st.execution_provider === 'CUDAExecutionProvider' && a.ep === 'auto';
     const w = new StageWorker(st, {
-      model: ex.model, file: stageFiles[s].file, external: stageFiles[s].external,
+      model: ex.model, changed: ex.model !== stageFiles[s].model, file: stageFiles[s].file, external: stageFiles[s].external,
       accumulators: ex.accumulators.length > 0, backend, optimize: a.optimize, threads: a.threads,
       profilePrefix: profiling ? path.join(os.tmpdir(), `onnxp-run-${process.pid}-${st.name}`) : '',
       cuda: cudaWanted && cudaLibrary() ? {deviceId: Number(st.device_id) || 0} : null}, threadOf(st.device));
@@ -361,14 +361,14 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   if (originalFile) {
     const model = exposeAccumulators(fs.readFileSync(originalFile));
     const refStage = {id: 'reference', name: 'unpartitioned model', device: stages[0].device};
-    const handle = new StageWorker(refStage, {model: model.model, file: originalFile, external: [], optimize: a.optimize,
+    const handle = new StageWorker(refStage, {model: model.model, changed: true, file: originalFile, external: [], optimize: a.optimize,
                                               threads: a.threads, profilePrefix: '', cuda: null,
                                               accumulators: model.accumulators.length > 0, backend},
                                    threadOf(stages[0].device));
     const info = await handle.request({type: 'init'});
     const session = {inputNames: info.inputs, backend: info.backend,
                      run: (feeds) => handle.request({type: 'run', mb: 0, feeds})};
-    const ref = await runReference(session, inputs, model.accumulators);
+    const ref = await runReference(session, inputs, model.accumulators, warmupInputs);
     await handle.request({type: 'end'});
     originalMs = ref.ms;
     rows = compareRuns(pipeline, result, ref, model.accumulators, a.rtol);
