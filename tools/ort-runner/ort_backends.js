@@ -55,23 +55,23 @@ async function loadWasm() {
 
 const wire = (t) => ({type: t.type, data: t.data, dims: [...t.dims]});
 
-/// Captures what the WebAssembly build prints while FN runs: its profiler
-/// writes the events to stdout at endProfiling, as JSON lines.
+/// What the WebAssembly build prints while FN runs: in Node it writes its
+/// stdout with fs.writeSync(1, ...), and its profiler prints the events at
+/// endProfiling, one JSON object a line.
 async function captureStdout(fn) {
-  const write = process.stdout.write;
-  let text = '';
-  process.stdout.write = (chunk, ...rest) => {
-    text += String(chunk);
-    const cb = rest.find((r) => typeof r === 'function');
-    if (cb) cb();
-    return true;
+  const writeSync = fs.writeSync;
+  const lines = [];
+  fs.writeSync = (fd, data, ...rest) => {
+    if (fd !== 1) return writeSync.call(fs, fd, data, ...rest);
+    lines.push(String(data));
+    return typeof data === 'string' ? Buffer.byteLength(data) : data.length;
   };
   try {
     await fn();
   } finally {
-    process.stdout.write = write;
+    fs.writeSync = writeSync;
   }
-  return text;
+  return lines.join('');
 }
 
 /// Events of an ORT profile printed as text: the lines that parse as event
