@@ -108,7 +108,15 @@ async function openSession(o) {
       async run(feeds) {
         const f = {};
         for (const [n, t] of Object.entries(feeds)) f[n] = new ort.Tensor(t.type, t.data, t.dims);
-        const out = await session.run(f);
+        let out;
+        try {
+          out = await session.run(f);
+        } catch (e) {
+          // The WebAssembly build throws a C++ exception as a bare number.
+          if (typeof e === 'number' || /^\d+$/.test(String(e && e.message || e)))
+            throw new Error(`ONNX Runtime's training build failed in a kernel (C++ exception ${String(e && e.message || e)})`);
+          throw e;
+        }
         const r = {};
         for (const [n, t] of Object.entries(out)) r[n] = wire(t);
         return r;
@@ -149,7 +157,12 @@ async function openSession(o) {
     },
     async endProfiling() {
       if (!o.profilePrefix) return [];
-      const file = session.endProfiling();
+      // onnxruntime-node writes PREFIX_<date>.json and may not return its name.
+      let file = session.endProfiling();
+      if (!file || !fs.existsSync(file)) {
+        const dir = path.dirname(o.profilePrefix), base = path.basename(o.profilePrefix);
+        file = fs.readdirSync(dir).filter((f) => f.startsWith(base) && f.endsWith('.json')).map((f) => path.join(dir, f))[0];
+      }
       if (!file || !fs.existsSync(file)) return [];
       const events = JSON.parse(fs.readFileSync(file, 'utf8'));
       fs.rmSync(file, {force: true});

@@ -23,7 +23,12 @@
 // tools/setup.sh (which runs npm ci here).
 //
 // Training graphs (ONNX Runtime training exports): stages with training ops
-// run in onnxruntime-web 1.19.2's training build (ort_backends.js); each
+// run in onnxruntime-web 1.19.2's training build (ort_backends.js), and by
+// default (--backend auto) so do the plan's forward stages and the
+// reference: the same kernels, so the check is exact; --backend node runs
+// forward stages in onnxruntime-node (3.5-5x faster here; fp32 results then
+// differ in the last bits: the MLP's gradients by 5e-5 relative, so give
+// --rtol 1e-4), --backend wasm everything in the training build. Each
 // micro-batch's forward and backward stages run as the schedule orders
 // them, the backward stages fed the gradients the next device sends back,
 // and each stage's InPlaceAccumulatorV2 buffers are chained over the M
@@ -229,7 +234,7 @@ async function runPartial(workers, unrunnable, pipeline, inputsFor) {
     console.log(`${w.stage.name}: ran, ${r.ms.toFixed(3)} ms`);
   }
   const S = workers.length;
-  console.log(`summary: ${S - bad.size} of ${S} stages ran; ${bad.size} need what neither ONNX Runtime build has ` +
+  console.log(`summary: ${S - bad.size} of ${S} stages ran; ${bad.size} need what the ONNX Runtime builds lack ` +
               'or inputs from such stages; outputs not checked');
   console.log('PARTIAL');
   return 3;
@@ -275,7 +280,8 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
                              .map((g) => g.name), 'run_pipeline');
   const inputsFor = inputMaker(a, pipeline, ranges);
   const warmupInputs = inputsFor(M); // also checks every graph input before any session opens
-  const profiling = !!a.profile;
+  // ORT's per-session profile files, read back and removed at the end.
+  const profileDir = a.profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'onnxp-run-profile-')) : '';
 
   // One session per stage, each in its own thread. A training plan (a
   // stage with backward ops or accumulators) runs every stage in the
@@ -284,7 +290,7 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   // onnxruntime-node against it on forward stages).
   const exposed = stageFiles.map((f) => exposeAccumulators(f.model));
   const trainingPlan = exposed.some((ex) => ex.kind !== 'F' || ex.accumulators.length);
-  const backend = a.backend === 'auto' && trainingPlan ? 'wasm' : a.backend;
+  const backend = a.backend === 'auto' ? (trainingPlan ? 'wasm' : 'node') : a.backend;
   const threads = new Map();
   const threadOf = (device) => threads.get(device) || threads.set(device, new DeviceThread()).get(device);
   const workers = stages.map((st, s) => {
@@ -293,7 +299,7 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
     const w = new StageWorker(st, {
       model: ex.model, changed: ex.model !== stageFiles[s].model, file: stageFiles[s].file, external: stageFiles[s].external,
       accumulators: ex.accumulators.length > 0, backend, optimize: a.optimize, threads: a.threads,
-      profilePrefix: profiling ? path.join(os.tmpdir(), `onnxp-run-${process.pid}-${st.name}`) : '',
+      profilePrefix: profileDir ? path.join(profileDir, `stage${s}`) : '',
       cuda: cudaWanted && cudaLibrary() ? {deviceId: Number(st.device_id) || 0} : null}, threadOf(st.device));
     Object.assign(w, {kind: ex.kind, accumulators: ex.accumulators});
     return w;
@@ -317,7 +323,8 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
       const msg = e.message.replace(/^[^:]*: /, '');
       const op = missingOp(msg);
       if (!op) throw e;
-      unrunnable.push({stage: w.stage.name, reason: `no kernel for ${op} in either ONNX Runtime build (first missing op)`});
+      const builds = backend === 'wasm' ? 'ONNX Runtime\'s training build' : 'onnxruntime-node or ONNX Runtime\'s training build';
+      unrunnable.push({stage: w.stage.name, reason: `no kernel for ${op} in ${builds} (first missing op)`});
     }
   }
   const finish = async () => {
@@ -351,6 +358,7 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   let profileKernels = 0;
   if (a.profile) {
     const all = profiles.flatMap((events) => dropWarmup(events, 1));
+    fs.rmSync(profileDir, {recursive: true, force: true});
     fs.writeFileSync(a.profile, '[\n' + all.map((e) => JSON.stringify(e)).join(',\n') + '\n]\n');
     profileKernels = new Set(all.filter((e) => String(e.name).endsWith('_kernel_time')).map((e) => e.name)).size;
   }

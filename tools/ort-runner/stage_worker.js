@@ -6,12 +6,13 @@
 // StageWorker is one stage's handle. Stages on different devices run
 // concurrently.
 //
-// Backend choice (--backend): `node` only onnxruntime-node; `wasm` only the
-// training build; `auto` onnxruntime-node first (faster on forward stages),
-// and the training build when onnxruntime-node lacks an op's kernel or the
-// stage accumulates gradients (its InPlaceAccumulatorV2 buffers are exposed,
-// accumulators.js). A stage neither build runs is reported by the op it
-// needs.
+// Backend (run_pipeline.js resolves --backend auto to `wasm` for a training
+// plan, else `node`): `wasm` the training build only; `node`
+// onnxruntime-node (3.5-5x faster on forward stages,
+// docs/benchmarks/training-runner.md) and the training build where
+// onnxruntime-node lacks an op's kernel or the stage accumulates gradients
+// (its InPlaceAccumulatorV2 buffers are exposed, accumulators.js). A stage
+// neither build runs is reported by the op it needs.
 //
 // ===----------------------------------------------------------------------===//
 'use strict';
@@ -23,7 +24,9 @@ const {openSession, missingOp} = require('./ort_backends');
 async function open(w) {
   const common = {model: w.model, file: w.file, external: w.external, optimize: w.optimize, threads: w.threads,
                   profilePrefix: w.profilePrefix, cuda: w.cuda};
-  const order = w.backend === 'auto' ? (w.accumulators ? ['wasm'] : ['node', 'wasm']) : [w.backend];
+  // node: onnxruntime-node wherever it has the kernels, the training build
+  // where it must; wasm: the training build only.
+  const order = w.backend === 'wasm' ? ['wasm'] : w.accumulators ? ['wasm'] : ['node', 'wasm'];
   let last = null;
   for (const backend of order) {
     try {

@@ -35,8 +35,18 @@ function identityModel(input = 'X', output = 'Y') {
 /// dir) may change the pipeline before it is written, or return {raw: TEXT}
 /// to write TEXT instead.
 
+const made = [];
+process.on('exit', () => made.forEach((d) => fs.rmSync(d, {recursive: true, force: true})));
+
+/// A temporary folder, removed when the test process ends.
+function tempDir(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 function stageFolder(edit = () => {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxp-runner-test-'));
+  const dir = tempDir('onnxp-runner-test-');
   fs.writeFileSync(path.join(dir, 'stage0.onnx'), identityModel());
   const p = {
     format: 'onnx-partition.pipeline/1', devices: ['acc0'],
@@ -57,4 +67,4 @@ function run(args, timeout = 60000) {
   return {status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr};
 }
 
-module.exports = {identityModel, stageFolder, run, RUNNER};
+module.exports = {identityModel, stageFolder, tempDir, run, RUNNER};

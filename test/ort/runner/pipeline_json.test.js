@@ -12,7 +12,7 @@ const assert = require('node:assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const {stageFolder, identityModel, run} = require('./fixtures');
+const {stageFolder, identityModel, tempDir, run} = require('./fixtures');
 
 /// One error line matching RE, exit CODE, no stack, nothing on stdout.
 function expectError(r, re, code = 1) {
@@ -78,7 +78,7 @@ test('--json, --profile and --trace never overwrite an input', () => {
 
 test('stage files stay inside the stage folder', () => {
   // A valid model outside the folder is not run.
-  const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'onnxp-runner-outside-'));
+  const outside = tempDir('onnxp-runner-outside-');
   fs.writeFileSync(path.join(outside, 'x.onnx'), identityModel());
   const rel = stageFolder((p, dir) => (p.stages[0].file = path.relative(dir, path.join(outside, 'x.onnx'))));
   expectError(run([rel]), /stage0_acc0: stage file '\.\.\/.*x\.onnx' is not a relative path inside the stage folder/);
