@@ -396,7 +396,8 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
     return 0;
   }
   for (const r of rows)
-    console.log(`${r.what} ${r.name}: max abs error ${r.abs}, max rel error ${r.rel} ${r.ok ? 'PASS' : 'FAIL'}`);
+    console.log(`${r.what} ${r.name}: max abs error ${r.abs}, max rel error ${r.rel} ${r.ok ? 'PASS' : 'FAIL'}` +
+                (r.reference_max_abs !== undefined ? ` (largest |value| ${r.reference_max_abs.toPrecision(4)})` : ''));
   const training = result.gradients && Object.keys(result.gradients).length > 0;
   console.log(`check: ${M} micro-batches${training ? `, loss and ${rows.filter((r) => r.what === 'gradient').length} accumulated gradients` : ''}, ` +
               `max abs error ${check.abs}, max rel error ${check.rel} (rtol ${a.rtol})`);
