@@ -79,7 +79,7 @@ function checkPipeline(p, dir) {
   p.graph_inputs = p.graph_inputs || [];
   p.graph_outputs = p.graph_outputs || [];
   const ids = new Map();
-  p.stages.forEach((st, i) => {
+  Array.from(p.stages).forEach((st, i) => { // Array.from: a hole is a stage too
     const what = `${where}: stage ${i}`;
     if (!st || typeof st !== 'object') throw new Error(`${what} is not an object`);
     for (const key of ['name', 'device', 'file'])
