@@ -61,7 +61,7 @@ for i, s in enumerate(runs[0]["stages"]):
     me = statistics.median(r["stages"][i]["measured"] for r in runs)
     p = s["predicted"]
     print(f'| {s["stage"]} | {s["device"]} | {s["kind"]} | {s["nodes"]} | {p:.4g} | {me:.4g} | {me / p:.2f} |')
-for key, label in (("period", "period (bottleneck device)"), ("iteration", f"iteration ({m} micro-batches)")):
+for key, label in (("period", f'period ({runs[0]["period_source"]})'), ("iteration", f"iteration ({m} micro-batches)")):
     pr = runs[0][f"predicted_{key}"]
     me = statistics.median(r[f"measured_{key}"] for r in runs)
     allm = ", ".join(f'{r[f"measured_{key}"]:.4g}' for r in runs)
