@@ -86,10 +86,14 @@ class DeviceThread {
       this.calls.delete(m.id);
       if (call) call(m);
     });
-    this.worker.on('error', (e) => {
-      for (const call of this.calls.values()) call({type: 'error', message: e.message});
+    const failAll = (message) => {
+      for (const call of this.calls.values()) call({type: 'error', message});
       this.calls.clear();
-    });
+    };
+    this.worker.on('error', (e) => failAll(e.message));
+    // A thread that dies (an aborting WebAssembly module) must not leave a
+    // call waiting forever.
+    this.worker.on('exit', (code) => failAll(`the device's thread exited (code ${code})`));
   }
   call(msg) {
     return new Promise((resolve) => {
