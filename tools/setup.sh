@@ -48,14 +48,21 @@ install_packages() {
 }
 
 install_onnxruntime() {
-  # ONNX Runtime for the equivalence tests, from the npm registry
-  # (onnxruntime-node ships the CPU libonnxruntime.so; no download scripts).
-  [[ -f test/ort/package.json ]] || return 0
-  if [[ ! -d test/ort/node_modules/onnxruntime-node ]]; then
-    log "installing onnxruntime-node into test/ort"
-    (cd test/ort && if [[ -f package-lock.json ]]; then npm ci --ignore-scripts --no-audit --no-fund --loglevel=error;
-      else npm install --ignore-scripts --no-audit --no-fund --loglevel=error; fi) >&2
-  fi
+  # ONNX Runtime from the npm registry, pinned by each folder's package-lock:
+  # test/ort (onnxruntime-node, the equivalence tests) and the runner,
+  # tools/ort-runner (onnxruntime-node 1.30 and onnxruntime-web 1.19.2, whose
+  # WebAssembly training build runs training stages). onnxruntime-node ships
+  # the CPU libonnxruntime.so; no download scripts run (--ignore-scripts).
+  local dir
+  for dir in test/ort tools/ort-runner; do
+    [[ -f $dir/package.json ]] || continue
+    if [[ ! -d $dir/node_modules/onnxruntime-node ]] ||
+       { grep -q onnxruntime-web "$dir/package.json" && [[ ! -d $dir/node_modules/onnxruntime-web ]]; }; then
+      log "installing ONNX Runtime (npm) into $dir"
+      (cd "$dir" && if [[ -f package-lock.json ]]; then npm ci --ignore-scripts --no-audit --no-fund --loglevel=error;
+        else npm install --ignore-scripts --no-audit --no-fund --loglevel=error; fi) >&2
+    fi
+  done
 }
 
 # ccache makes a second build of the same sources (another clone, CI after a

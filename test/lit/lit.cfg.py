@@ -30,11 +30,18 @@ for name in ["FileCheck", "not", "count", "split-file"]:
 # UNSUPPORTED (skipped) when the folder is absent.
 if os.path.isdir(os.path.join(config.shared_dir, "models")):
     config.available_features.add("shared")
-# Tests that run ONNX Runtime declare `REQUIRES: ort`.
+# Tests that run ONNX Runtime declare `REQUIRES: ort` (onnxruntime-node in
+# test/ort and beside the runner, tools/ort-runner: tools/setup.sh installs
+# both); tests that run training stages also `ort-training` (the runner's
+# onnxruntime-web 1.19.2 training build).
 # ONNXP_NO_ORT=1 (the sanitizer build of .ci/run) leaves them out.
-if not os.environ.get("ONNXP_NO_ORT") and shutil.which("node") and os.path.isdir(
-        os.path.join(config.onnxp_source_dir, "test", "ort", "node_modules", "onnxruntime-node")):
+def _npm(folder, package):
+    return os.path.isdir(os.path.join(config.onnxp_source_dir, folder, "node_modules", package))
+if not os.environ.get("ONNXP_NO_ORT") and shutil.which("node") and _npm(
+        os.path.join("test", "ort"), "onnxruntime-node") and _npm(os.path.join("tools", "ort-runner"), "onnxruntime-node"):
     config.available_features.add("ort")
+    if _npm(os.path.join("tools", "ort-runner"), "onnxruntime-web"):
+        config.available_features.add("ort-training")
 # Tests that render --dot pictures with Graphviz declare `REQUIRES: graphviz`.
 if shutil.which("dot"):
     config.available_features.add("graphviz")

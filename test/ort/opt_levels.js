@@ -26,9 +26,9 @@
 const fs = require('fs');
 const path = require('path');
 const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
-const {rng} = require('./seeded_random');
-const {integerRanges, boundOf} = require('./input_ranges');
-const {randomTensorData, compareTensors: compare} = require('./input_data');
+const {rng} = require('../../tools/ort-runner/seeded_random');
+const {integerRanges, boundOf} = require('../../tools/ort-runner/input_ranges');
+const {randomTensorData, compareTensors: compare} = require('../../tools/ort-runner/input_data');
 
 function parseArgs(argv) {
   const a = {model: '', dims: {}, micro: 8, seed: 1, intBound: 0, stages: ''};

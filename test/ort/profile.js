@@ -28,9 +28,9 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const {integerRanges, boundOf, parseIntRange, describeRanges} = require('./input_ranges');
-const {rng} = require('./seeded_random');
-const {randomTensorData} = require('./input_data');
+const {integerRanges, boundOf, parseIntRange, describeRanges} = require('../../tools/ort-runner/input_ranges');
+const {rng} = require('../../tools/ort-runner/seeded_random');
+const {randomTensorData} = require('../../tools/ort-runner/input_data');
 
 function usage(msg) {
   if (msg) process.stderr.write(`error: ${msg}\n`);

@@ -73,9 +73,9 @@ function parseArgs(argv) {
   return a;
 }
 
-const {rng} = require('./seeded_random');
-const {integerRanges, boundOf, parseIntRange, describeRanges} = require('./input_ranges');
-const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare, sumPartials} = require('./input_data');
+const {rng} = require('../../tools/ort-runner/seeded_random');
+const {integerRanges, boundOf, parseIntRange, describeRanges} = require('../../tools/ort-runner/input_ranges');
+const {ELEM_TYPE_NAMES, randomTensorData, compareTensors: compare, sumPartials} = require('../../tools/ort-runner/input_data');
 
 function makeInput(ort, spec, next, dims, ranges) {
   const type = ELEM_TYPE_NAMES[spec.elem_type];

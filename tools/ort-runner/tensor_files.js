@@ -10,7 +10,7 @@
 'use strict';
 
 const fs = require('fs');
-const {fields, varints} = require('../../test/ort/protobuf_fields');
+const {fields, varints} = require('./protobuf_fields');
 
 // .npy descr -> [ORT type, typed array]; '<' little-endian, '|' byte-sized.
 const NPY = {

@@ -1,4 +1,4 @@
-// ===- test/ort/input_ranges.js - Valid ranges of integer graph inputs ----===//
+// ===- tools/ort-runner/input_ranges.js - Valid ranges of integer graph inputs===//
 //
 // Integer graph inputs are indices: token ids into a vocabulary, segment ids
 // into BERT's 2-row `token_type_ids` table, positions. The ORT scripts used to
@@ -10,6 +10,11 @@
 //     input indexes: the data input's dim `axis` (default 0) of a Gather it
 //     reaches through value-preserving ops (Cast, Reshape, Unsqueeze, ...),
 //     or the matching table of ORT's fused EmbedLayerNormalization;
+//   - classes C (values in [0, C)): a label of a cross-entropy loss
+//     (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, ORT's
+//     SoftmaxCrossEntropyLossInternal/Grad): the class dim of its scores or
+//     log-probabilities (value_info), else the bias of the Gemm/Conv making
+//     the scores;
 //   - mask (values 0 or 1): its name contains "mask", or every use is a
 //     Where condition, a Mul, or the mask input of Attention /
 //     EmbedLayerNormalization. ORT's Attention fusion assumes a binary mask
@@ -65,11 +70,32 @@ function readNode(buf) {
   return n;
 }
 
+/// ValueInfoProto -> {name, dims} (a symbolic or missing dim is 0).
+function readValueInfo(buf) {
+  const vi = {name: '', dims: []};
+  for (const [f, w, v] of fields(buf)) {
+    if (f === 1 && w === 2) vi.name = str(v);
+    else if (f === 2 && w === 2)
+      for (const [tf, tw, tv] of fields(v)) // TypeProto.tensor_type
+        if (tf === 1 && tw === 2)
+          for (const [sf, sw, sv] of fields(tv)) // TypeProto.Tensor.shape
+            if (sf === 2 && sw === 2)
+              for (const [df, dw, dv] of fields(sv)) { // TensorShapeProto.dim
+                if (df !== 1 || dw !== 2) continue;
+                let d = 0;
+                for (const [xf, xw, xv] of fields(dv)) if (xf === 1 && xw === 0) d = Number(BigInt.asIntN(64, xv));
+                vi.dims.push(d);
+              }
+  }
+  return vi;
+}
+
 /// The top-level graph of an ONNX file: {nodes, dims: tensor -> dims of
-/// initializers and Constant outputs, inputs: names}.
+/// initializers and Constant outputs, shapes: tensor -> dims of typed
+/// inputs, outputs and value_info (0 for an unknown dim), inputs: names}.
 function readGraph(file) {
   const model = fs.readFileSync(file);
-  const g = {nodes: [], dims: new Map(), inputs: []};
+  const g = {nodes: [], dims: new Map(), shapes: new Map(), inputs: []};
   for (const [f, w, v] of fields(model)) {
     if (f !== 7 || w !== 2) continue;
     for (const [gf, gw, gv] of fields(v)) {
@@ -78,9 +104,10 @@ function readGraph(file) {
       else if (gf === 5) {
         const t = readTensorDims(gv);
         g.dims.set(t.name, t.dims);
-      } else if (gf === 11) {
-        for (const [vf, vw, vv] of fields(gv))
-          if (vf === 1 && vw === 2) g.inputs.push(str(vv));
+      } else if (gf === 11 || gf === 12 || gf === 13) {
+        const vi = readValueInfo(gv);
+        if (gf === 11) g.inputs.push(vi.name);
+        if (vi.dims.length) g.shapes.set(vi.name, vi.dims);
       }
     }
   }
@@ -94,9 +121,38 @@ function readGraph(file) {
 const PASS_THROUGH = new Set(['Cast', 'Reshape', 'Unsqueeze', 'Squeeze', 'Flatten', 'Identity', 'Expand',
                               'Transpose', 'Slice', 'Tile', 'Concat']);
 
-/// What the graphs say about one input: {bound, mask} (bound 0: no table).
+// Losses whose input LABEL holds class indices: op -> [label input, input
+// whose dim 1 is the class count]. Seed-independent: ONNX and ORT schemas.
+const LOSSES = {
+  SoftmaxCrossEntropyLoss: [1, 0], NegativeLogLikelihoodLoss: [1, 0], SoftmaxCrossEntropyLossInternal: [1, 0],
+  SoftmaxCrossEntropyLossGrad: [2, 1], SoftmaxCrossEntropyLossInternalGrad: [2, 1],
+};
+
+/// The class count of a loss's scores tensor T in graph G: dim 1 of its
+/// shape, else the bias of the Gemm or Conv that makes it (through
+/// value-preserving ops); 0 when neither says.
+function classCount(g, t) {
+  const producer = new Map();
+  g.nodes.forEach((n) => n.outputs.forEach((o) => producer.set(o, n)));
+  for (let hops = 0; t && hops < 16; ++hops) {
+    const s = g.shapes.get(t);
+    if (s && s.length >= 2 && s[1] > 0 && hops === 0) return s[1];
+    const n = producer.get(t);
+    if (!n) return 0;
+    if ((n.op === 'Gemm' || n.op === 'Conv') && n.inputs[2]) {
+      const b = g.dims.get(n.inputs[2]) || g.shapes.get(n.inputs[2]);
+      return b && b.length === 1 && b[0] > 0 ? b[0] : 0;
+    }
+    if (!PASS_THROUGH.has(n.op) && n.op !== 'LogSoftmax' && n.op !== 'Softmax') return 0;
+    t = n.inputs[0];
+  }
+  return 0;
+}
+
+/// What the graphs say about one input: {bound, mask, classes} (bound 0: no
+/// table, classes 0: no loss label).
 function classify(graphs, name) {
-  let bound = 0, uses = 0, maskUses = 0;
+  let bound = 0, uses = 0, maskUses = 0, classes = 0;
   for (const g of graphs) {
     const consumers = new Map();
     g.nodes.forEach((n) => n.inputs.forEach((t, k) => {
@@ -119,6 +175,10 @@ function classify(graphs, name) {
           --uses;
           n.outputs.slice(0, 1).forEach(walk);
         } else if (n.op === 'Gather' && k === 1) table(n.inputs[0], n.ints.axis || 0);
+        else if (LOSSES[n.op] && k === LOSSES[n.op][0]) {
+          const c = classCount(g, n.inputs[LOSSES[n.op][1]]);
+          if (c) classes = classes ? Math.min(classes, c) : c;
+        }
         else if (n.op === 'EmbedLayerNormalization' && k <= 1) table(n.inputs[k === 0 ? 2 : 4], 0);
         else if (n.op === 'EmbedLayerNormalization' && k === 7) table(n.inputs[3], 0);
         else if ((n.op === 'EmbedLayerNormalization' && k === 5) || (n.op === 'Attention' && k === 3) ||
@@ -128,7 +188,7 @@ function classify(graphs, name) {
     };
     walk(name);
   }
-  return {bound, mask: uses > 0 && maskUses === uses};
+  return {bound, mask: uses > 0 && maskUses === uses, classes};
 }
 
 /// name -> {bound, mask, why} for every graph input of the model files
@@ -149,6 +209,7 @@ function integerRanges(files, overrides = {}) {
     const c = classify(graphs, name);
     if (/mask/i.test(name) || c.mask) out[name] = {bound: 2, mask: true, why: 'mask'};
     else if (c.bound) out[name] = {bound: c.bound, mask: false, why: 'gather'};
+    else if (c.classes) out[name] = {bound: c.classes, mask: false, why: 'classes'};
     else out[name] = {bound: DEFAULT_BOUND, mask: false, why: 'default'};
   }
   return out;
@@ -173,7 +234,7 @@ function parseIntRange(s, overrides) {
 /// from, so a run's log says what the model was fed.
 function describeRanges(ranges, names, who) {
   if (!names.length) return;
-  const why = {gather: 'rows of the table it indexes', mask: 'mask', option: '--int-range', default: 'no table found'};
+  const why = {gather: 'rows of the table it indexes', classes: 'classes of the loss it labels', mask: 'mask', option: '--int-range', default: 'no table found'};
   const parts = names.map((n) => {
     const r = ranges[n] || {bound: boundOf(ranges, n), why: /mask/i.test(n) ? 'mask' : 'default'};
     return r.why === 'mask' ? `${n} 0/1 (mask)` : `${n} [0, ${r.bound}) (${why[r.why]})`;

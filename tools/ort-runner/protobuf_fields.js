@@ -1,4 +1,4 @@
-// test/ort/protobuf_fields.js - the one protobuf field reader of the scripts.
+// tools/ort-runner/protobuf_fields.js - the one protobuf field reader of the scripts.
 //
 // input_ranges.js reads ModelProto/GraphProto/TensorProto shapes with it,
 // and the runner's tensor_files.js reads .pb TensorProtos: both need the

@@ -1,4 +1,4 @@
-// test/ort/seeded_random.js - the one seeded generator of the ORT scripts.
+// tools/ort-runner/seeded_random.js - the one seeded generator of the ORT scripts.
 //
 // mulberry32: small, seedable and identical on every platform, so
 // run_stages.js and run_pipeline.js feed the same inputs for the same --seed.
