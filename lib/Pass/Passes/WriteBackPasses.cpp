@@ -31,6 +31,7 @@
 #include "onnx-partition/Transforms/SinkCopies.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
+#include <algorithm>
 #include <set>
 
 using namespace onnxp;
@@ -44,7 +45,10 @@ std::optional<onnx::TypeProto> frontEndType(const OnnxModel &M, const std::strin
   onnx::TypeProto T;
   auto *TT = T.mutable_tensor_type();
   TT->set_elem_type(I->elemType);
-  if (I->hasShape) {
+  // Issue 37, item 3: a size the cost model estimated is no shape to write
+  // (the stage verifier's inference then disagrees); the type alone is.
+  const auto &Est = M.estimatedShapeTensors;
+  if (I->hasShape && std::find(Est.begin(), Est.end(), Name) == Est.end()) {
     auto *S = TT->mutable_shape();
     for (size_t D = 0; D < I->dims.size(); ++D) {
       auto *Dim = S->add_dim();
