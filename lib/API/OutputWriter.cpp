@@ -182,6 +182,24 @@ void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Pla
   if (Pf.accelerators > 1 && AccUsed < Pf.accelerators && !Warned)
     OS << "  warning: the plan uses " << AccUsed << " of " << Pf.accelerators
        << " accelerators: more devices buy nothing for this graph (transfers cost more than they save)\n";
+  // Issue 37, item 6: a used accelerator with almost nothing to do (BLOOM-3
+  // on 4 devices: two held 2-3 nodes of 0.015 and 0.025 ms) is a device the
+  // plan does not really use; say so.
+  double MaxCompute = 0;
+  for (const DeviceUsage &U : P.usage) MaxCompute = std::max(MaxCompute, U.compute);
+  std::string Idle;
+  int IdleCount = 0;
+  for (int D : Used) {
+    if (!Pf.isAccelerator(D) || D >= static_cast<int>(P.usage.size()) || AccUsed < 2) continue;
+    if (!(P.usage[D].compute < 0.01 * MaxCompute)) continue;
+    int Nodes = static_cast<int>(std::count(P.device.begin(), P.device.end(), D));
+    Idle += std::string(IdleCount++ ? ", " : "") + Pf.deviceName(D) + " (" + std::to_string(Nodes) +
+            " nodes, " + formatNumber(P.usage[D].compute) + " " + Unit + ")";
+  }
+  if (IdleCount)
+    OS << "  warning: " << Idle << (IdleCount > 1 ? " compute" : " computes")
+       << " under 1% of the busiest device's " << formatNumber(MaxCompute) << " " << Unit
+       << ": the plan effectively uses " << AccUsed - IdleCount << " of its " << AccUsed << " accelerators\n";
   // The cost model's view of CPU against accelerator, over the nodes both
   // run. Issue 23: only nodes whose two times come from the same kind of
   // source (a profile measures one kind; the other stays analytical), and
