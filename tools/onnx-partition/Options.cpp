@@ -1,6 +1,7 @@
 //===- tools/onnx-partition/Options.cpp - CLI11 option declarations -----===//
 #include "Options.h"
 
+#include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
 
 #include <cstdlib>
@@ -83,7 +84,9 @@ void onnxp::tool::addPlatformOptions(CLI::App &App, ToolOptions &O) {
   App.add_option("--memory", O.memory, "Memory per accelerator, e.g. 16GiB (default: from the platform)")
       ->type_name("SIZE")
       ->group("Platform");
-  App.add_option("--platform", O.platform, "Preset (default, v100, a100, h100, cpu) or JSON platform file")
+  std::string Presets;
+  for (const std::string &N : platformPresetNames()) Presets += (Presets.empty() ? "" : ", ") + N;
+  App.add_option("--platform", O.platform, "Preset (" + Presets + ") or JSON platform file")
       ->type_name("NAME|FILE")
       ->group("Platform");
   App.add_flag("--overlap-comm", O.overlapComm,

@@ -246,8 +246,8 @@ public:
     for (const InsertedTransfer &T : TR->transfers) Total += T.bytes;
     if (!TR->transfers.empty())
       Ctx.notes.push_back(std::to_string(TR->transfers.size()) + " Transfer nodes inserted, " +
-                          formatNumber(Total) + " bytes per sample; " +
-                          std::to_string(Ctx.placement->numStages()) + " stages");
+                          humanBytes(Total) + " per sample; " + std::to_string(Ctx.placement->numStages()) +
+                          " stages");
     Ctx.count(name(), "Number of Transfer nodes inserted", TR->transfers.size());
     Ctx.count(name(), "Number of bytes transferred per sample", Total);
     notePartialGradientTransfers(Ctx);
@@ -275,9 +275,9 @@ public:
                           " Prefetch nodes inserted for the activation schedule");
     } else {
       Ctx.notes.push_back(
-          std::to_string(CW->offloadNodes) + " Offload nodes (" + formatNumber(CW->offloadedBytes) +
-          " bytes) and " + std::to_string(CW->prefetchNodes) + " Prefetch nodes (" +
-          formatNumber(CW->prefetchedBytes) + " bytes) inserted for the weight schedule" +
+          std::to_string(CW->offloadNodes) + " Offload nodes (" + humanBytes(CW->offloadedBytes) + ") and " +
+          std::to_string(CW->prefetchNodes) + " Prefetch nodes (" + humanBytes(CW->prefetchedBytes) +
+          ") inserted for the weight schedule" +
           (CW->skippedTransfers ? "; " + std::to_string(CW->skippedTransfers) +
                                       " transfers of backward steps without ONNX nodes not written"
                                 : std::string()));
