@@ -17,6 +17,7 @@
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/HumanUnits.h"
 #include "onnx-partition/Support/OutputTransaction.h"
+#include "onnx-partition/Support/SummaryText.h"
 
 #include <nlohmann/json.hpp>
 
@@ -104,7 +105,7 @@ Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOp
   OS << "  algorithm " << P->algorithm << ": " << objectiveName(P->objectiveKind) << " "
      << formatNumber(P->objective) << " ms";
   if (!std::isnan(P->lowerBound)) OS << ", lower bound " << formatNumber(P->lowerBound);
-  OS << ", solved in " << formatNumber(P->solveSeconds) << " s\n";
+  OS << ", solved in " << humanSeconds(P->solveSeconds) << "\n";
   std::map<int, int> Count;
   for (int D : P->device) ++Count[D];
   for (auto &[D, N] : Count) {
@@ -114,7 +115,7 @@ Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOp
          << humanBytes(P->usage[D].memory);
     OS << "\n";
   }
-  for (const std::string &N : P->notes) OS << "  note: " << N << "\n";
+  for (const std::string &N : P->notes) OS << noteLine(N);
   if (Out.staged) OS << describeStagedSchedule(*Out.staged);
   if (!O.report.empty()) OS << "  wrote " << O.report << "\n";
   if (!O.trace.empty()) OS << "  wrote " << O.trace << "\n";

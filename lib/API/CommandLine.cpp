@@ -89,8 +89,10 @@ void onnxp::addPlatformOptions(CLI::App &App, CompileOptions &O) {
                  "Memory per accelerator, e.g. 16GiB (default: from the platform)")
       ->type_name("SIZE")
       ->group("Platform");
-  App.add_option("--platform", O.platform.platform,
-                 "Preset (default, v100, a100, h100, cpu) or JSON platform file")
+  // Issue 37: every preset, as the unknown-platform error lists them.
+  std::string Presets;
+  for (const std::string &N : platformPresetNames()) Presets += (Presets.empty() ? "" : ", ") + N;
+  App.add_option("--platform", O.platform.platform, "Preset (" + Presets + ") or JSON platform file")
       ->type_name("NAME|FILE")
       ->group("Platform");
   App.add_flag("--overlap-comm", O.platform.overlapComm,

@@ -21,6 +21,7 @@
 #include "onnx-partition/Partition/io/TopologySummary.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/HumanUnits.h"
+#include "onnx-partition/Support/SummaryText.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -53,8 +54,11 @@ std::string seconds(double S) {
   return Buf;
 }
 
+/// S left-aligned in a column of W characters; a longer S keeps one space
+/// before the next column (issue 37: stages "1,2,4,6" ran into the node
+/// count, "1,2,4,6222").
 std::string pad(std::string S, size_t W) {
-  if (S.size() < W) S.append(W - S.size(), ' ');
+  S.append(S.size() < W ? W - S.size() : 1, ' ');
   return S;
 }
 
@@ -74,6 +78,16 @@ double oneDeviceTime(const PassContext &Ctx, const Plan &P) {
   return Total; // one device: no transfers, every objective is the sum of its times
 }
 
+/// Issue 37, item 9: dp's optimum over its unit graph (sinks absorbed,
+/// compute evened out after the DP) can lie above the plan the evaluator
+/// prices (LoRA on 2 A100s: 0.250724 against 0.240424). Then it bounds
+/// nothing; it is not called a lower bound. (A bound over the plans that
+/// colocate shared parameters, above a replicating plan, still is one.)
+bool ownOptimumAbovePlan(const Plan &P) {
+  return P.lowerBound > P.objective * (1 + 1e-9) && P.lowerBoundScope != Plan::kAnyPlan &&
+         P.lowerBoundScope.find("colocate shared parameters") == std::string::npos;
+}
+
 void printBounds(std::ostream &OS, const Plan &P, const std::string &Unit) {
   OS << "  objective " << objectiveName(P.objectiveKind) << ": " << objectiveMeaning(P.objectiveKind) << "\n";
   if (std::isfinite(P.universalBound))
@@ -82,7 +96,7 @@ void printBounds(std::ostream &OS, const Plan &P, const std::string &Unit) {
        << (P.lowerBoundScope == Plan::kAnyPlan ? "the algorithm's bound, valid for any plan"
                                                : universalBoundDescription(P.objectiveKind))
        << "\n";
-  if (std::isfinite(P.lowerBound) && P.lowerBoundScope != Plan::kAnyPlan)
+  if (std::isfinite(P.lowerBound) && P.lowerBoundScope != Plan::kAnyPlan && !ownOptimumAbovePlan(P))
     OS << "  algorithm bound " << formatNumber(P.lowerBound) << ": holds only among "
        << (P.lowerBoundScope.empty() ? std::string("the plans this algorithm considers") : P.lowerBoundScope)
        << "\n";
@@ -182,6 +196,24 @@ void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Pla
   if (Pf.accelerators > 1 && AccUsed < Pf.accelerators && !Warned)
     OS << "  warning: the plan uses " << AccUsed << " of " << Pf.accelerators
        << " accelerators: more devices buy nothing for this graph (transfers cost more than they save)\n";
+  // Issue 37, item 6: a used accelerator with almost nothing to do (BLOOM-3
+  // on 4 devices: two held 2-3 nodes of 0.015 and 0.025 ms) is a device the
+  // plan does not really use; say so.
+  double MaxCompute = 0;
+  for (const DeviceUsage &U : P.usage) MaxCompute = std::max(MaxCompute, U.compute);
+  std::string Idle;
+  int IdleCount = 0;
+  for (int D : Used) {
+    if (!Pf.isAccelerator(D) || D >= static_cast<int>(P.usage.size()) || AccUsed < 2) continue;
+    if (!(P.usage[D].compute < 0.01 * MaxCompute)) continue;
+    int Nodes = static_cast<int>(std::count(P.device.begin(), P.device.end(), D));
+    Idle += std::string(IdleCount++ ? ", " : "") + Pf.deviceName(D) + " (" + std::to_string(Nodes) +
+            " nodes, " + formatNumber(P.usage[D].compute) + " " + Unit + ")";
+  }
+  if (IdleCount)
+    OS << "  warning: " << Idle << (IdleCount > 1 ? " compute" : " computes")
+       << " under 1% of the busiest device's " << formatNumber(MaxCompute) << " " << Unit
+       << ": the plan effectively uses " << AccUsed - IdleCount << " of its " << AccUsed << " accelerators\n";
   // The cost model's view of CPU against accelerator, over the nodes both
   // run. Issue 23: only nodes whose two times come from the same kind of
   // source (a profile measures one kind; the other stays analytical), and
@@ -212,7 +244,8 @@ void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Pla
       OS << "  warning: the objective depends on " << D.tensors
          << " tensor size(s) shape inference could not determine (estimated from their producers): "
          << D.nodes << " node(s) and their transfers account for " << formatNumber(D.time) << " " << Unit
-         << ", " << percent(D.time / P.objective) << " of the objective\n";
+         << " of work summed over all devices (the objective is " << formatNumber(P.objective) << " " << Unit
+         << ")\n";
   }
 }
 
@@ -226,19 +259,24 @@ void onnxp::printRunSummary(std::ostream &OS, const PassContext &Ctx, const Outp
      << (G.isTraining() ? " (training)" : " (inference)") << "\n";
   OS << "  algorithm " << P.algorithm << ": " << objectiveName(P.objectiveKind) << " "
      << formatNumber(P.objective) << " " << Unit;
-  if (!std::isnan(P.lowerBound)) OS << ", lower bound " << formatNumber(P.lowerBound);
+  if (ownOptimumAbovePlan(P))
+    OS << ", its own optimum " << formatNumber(P.lowerBound)
+       << " (in its model; the plan as evaluated prices lower)";
+  else if (!std::isnan(P.lowerBound)) OS << ", lower bound " << formatNumber(P.lowerBound);
   // Issue 22: a bound over a family this plan is not in (ip's bound over the
   // plans that colocate shared parameters, above its replicating plan).
-  if (P.lowerBound > P.objective && !P.lowerBoundScope.empty() && P.lowerBoundScope != Plan::kAnyPlan)
+  if (P.lowerBound > P.objective && !P.lowerBoundScope.empty() && P.lowerBoundScope != Plan::kAnyPlan &&
+      !ownOptimumAbovePlan(P))
     OS << " (among " << P.lowerBoundScope << "; this plan is not one)";
-  OS << ", solved in " << formatNumber(P.solveSeconds) << " s\n";
+  OS << ", solved in " << humanSeconds(P.solveSeconds) << "\n";
   printBounds(OS, P, Unit);
   printAlternatives(OS, P);
   printDevices(OS, Ctx, P, Unit);
   printSpeedupAndWarnings(OS, Ctx, P, Unit);
   if (wantsTopologySummary(G, Ctx.platform)) printTopologySummary(OS, G, Ctx.platform, P); // issue 21
-  for (const std::string &N : Ctx.notes) OS << "  note: " << N << "\n";
-  for (const std::string &N : P.notes) OS << "  note: " << N << "\n";
+  for (const std::string &N : Ctx.notes) OS << noteLine(N);
+  for (const std::string &N : P.notes) OS << noteLine(N);
   if (!O.output.empty()) OS << "  wrote " << O.output << "\n";
   if (!O.report.empty()) OS << "  wrote " << O.report << "\n";
+  if (!O.trace.empty()) OS << "  wrote " << O.trace << "\n";
 }

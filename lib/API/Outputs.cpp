@@ -59,16 +59,55 @@ std::string withTimings(const std::string &Report, const Plan &P) {
 std::string stashBeyondMemoryCheck(const PassContext &Ctx, const StagedSchedulePrice &S) {
   const Plan &Pl = *Ctx.plan;
   if (S.schedule != "1f1b" || Pl.memoryModel != MemoryModel::Liveness) return "";
-  std::string Out;
+  // Issue 37, item 9: one note for all stages, not one per stage.
+  std::string List;
+  int Stages = 0;
   const int P = static_cast<int>(S.gpus.size());
   for (int St = 0; St < P; ++St) {
     const int Counted = inFlightAtStage("1f1b", St, P, S.microbatches);
     const int Held = S.gpus[St].maxStashedMicrobatches;
-    if (Held > Counted)
-      Out += "  note: the periodic 1F1B pattern holds " + std::to_string(Held) + " micro-batches on " +
-             (St < static_cast<int>(S.gpuNames.size()) ? S.gpuNames[St] : "stage " + std::to_string(St)) +
-             ", more than the " + std::to_string(Counted) +
-             " of 1F1B with a flush that the memory check counts (the runner's order)\n";
+    if (Held <= Counted) continue;
+    if (++Stages <= 4)
+      List += std::string(Stages > 1 ? ", " : "") +
+              (St < static_cast<int>(S.gpuNames.size()) ? S.gpuNames[St] : "stage " + std::to_string(St)) +
+              " " + std::to_string(Held) + " (counted " + std::to_string(Counted) + ")";
+  }
+  if (Stages == 0) return "";
+  if (Stages > 4) List += ", ... (" + std::to_string(Stages - 4) + " more)";
+  return "  note: the periodic 1F1B pattern holds more micro-batches than the 1F1B with a flush that the "
+         "memory check counts (the runner's order) on " +
+         std::to_string(Stages) + " stage(s): " + List + "\n";
+}
+/// Issue 37, item 5: the schedule's peaks and the liveness figures of the
+/// device table are two models of one device's memory; say what each counts.
+std::string scheduleMemoryScope(const PassContext &Ctx) {
+  if (!Ctx.graph.isTraining()) return "";
+  return "  note: the schedule's peaks count each stage's weights with their gradient (and, for 1f1b, a "
+         "stashed version), its optimizer state, and per micro-batch in flight only the activations "
+         "crossing its boundaries; the liveness figures above count every activation saved for the "
+         "backward pass\n";
+}
+
+/// Issue 37, item 6: the schedule prices each of the plan's stages as its
+/// own GPU. A device that runs several stages (BLOOM-3 on 4 devices: acc2,
+/// 16.79 ms of compute against a 13.92 ms period) computes more per
+/// micro-batch than the period says; name it.
+std::string devicesBeyondPeriod(const PassContext &Ctx, const StagedSchedulePrice &S) {
+  const Plan &Pl = *Ctx.plan;
+  if (!(S.period > 0)) return "";
+  std::vector<int> DeviceOfStage;
+  if (!stagesAsChain(Ctx.graph, Ctx.platform, Pl, &DeviceOfStage)) return "";
+  std::string Out;
+  for (size_t D = 0; D < Pl.usage.size(); ++D) {
+    if (!(Pl.usage[D].compute > S.period * (1 + 1e-9))) continue;
+    std::string Stages;
+    for (size_t St = 0; St < DeviceOfStage.size(); ++St)
+      if (DeviceOfStage[St] == static_cast<int>(D))
+        Stages += (Stages.empty() ? "" : ", ") + std::to_string(St);
+    Out += "  warning: " + Ctx.platform.deviceName(static_cast<int>(D)) + " computes " +
+           formatNumber(Pl.usage[D].compute) + " ms per micro-batch, more than the period " +
+           formatNumber(S.period) + " ms: the schedule prices its stages (" + Stages +
+           ") as separate GPUs, so the period is a lower bound for this plan\n";
   }
   return Out;
 }
@@ -110,7 +149,9 @@ Expected<RunOutputs> onnxp::makeOutputs(const PassContext &Ctx, const OutputOpti
   if (R.summary) {
     std::ostringstream OS;
     printRunSummary(OS, Ctx, O);
-    if (Out.staged) OS << describeStagedSchedule(*Out.staged) << stashBeyondMemoryCheck(Ctx, *Out.staged);
+    if (Out.staged)
+      OS << describeStagedSchedule(*Out.staged) << scheduleMemoryScope(Ctx)
+         << stashBeyondMemoryCheck(Ctx, *Out.staged) << devicesBeyondPeriod(Ctx, *Out.staged);
     Out.summary = OS.str();
   }
   return Out;

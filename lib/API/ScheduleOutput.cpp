@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 using namespace onnxp;
 
 Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
@@ -27,6 +29,15 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   Expected<StagedSchedulePrice> R = priceStagedSchedule(
       *Stages, Gpu, PipelineLinks::of(Ctx.platform, Devices), O.schedule, O.microbatches, Trace, Names);
   if (!R) return R.takeError().withContext("--schedule");
+  // Issue 37, item 5: the optimizer state memory accounting charged the
+  // stage's nodes (--optimizer) is resident all iteration: it adds to every
+  // instant, so to the peak, as in the liveness figure.
+  for (size_t S = 0; S < R->gpus.size() && S < Stages->size(); ++S) {
+    PipelineGpuMemory &M = R->gpus[S];
+    for (int V : Stages->blocks[S].nodes) M.optimizerState += Ctx.graph.node(V).optimizerBytes;
+    M.peak += M.optimizerState;
+    R->peakMemory = std::max(R->peakMemory, M.peak);
+  }
   return R;
 }
 

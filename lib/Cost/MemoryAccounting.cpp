@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Cost/MemoryAccounting.h"
 
+#include "onnx-partition/Analysis/Trainable.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Support/HumanUnits.h"
@@ -52,13 +53,12 @@ double onnxp::optimizerStateFactor(OptimizerKind K) {
 void onnxp::accountMemory(CostGraph &G, const OnnxModel *M, OptimizerKind Opt, bool Liveness) {
   if (!M) return;
   const bool Training = G.isTraining();
-  bool NativeBackward = false;
-  for (const CostNode &N : G.nodes()) NativeBackward |= N.isBackward() && !N.onnxNodes.empty();
-
-  // Trainable bytes owned per ONNX node index (first reader owns).
+  // Trainable bytes owned per ONNX node index (first reader owns): the
+  // rule of Analysis/Trainable.h (every parameter when not training: the
+  // charges below are then zero).
   std::map<std::string, double> TrainableBytes;
   for (const ParameterInfo &P : findParameters(*M))
-    if (P.trainable || !NativeBackward) TrainableBytes[P.name] = P.bytes;
+    if (!Training || isTrainable(P, G)) TrainableBytes[P.name] = P.bytes;
   const onnx::GraphProto &OG = M->graph();
   std::vector<double> OwnedTrainable(OG.node_size(), 0);
   std::set<std::string> Owned;

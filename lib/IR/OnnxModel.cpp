@@ -211,6 +211,67 @@ namespace {
 ///    the last, so do we;
 ///  - no opset import for the default domain or com.microsoft while nodes
 ///    use it: the newest opset this ONNX knows (17), com.microsoft 1.
+bool isConstantNode(const onnx::NodeProto &N) {
+  return N.op_type() == "Constant" && (N.domain().empty() || N.domain() == "ai.onnx") &&
+         N.input_size() == 0 && N.output_size() == 1;
+}
+
+/// ONNX Runtime turns Constant nodes into initializers on load, and of two
+/// that name one tensor keeps the last ("Duplicate initializer ... will use
+/// the latest", a GPT-2-with-past export has them): so do we (issue 37).
+void dropRepeatedConstants(OnnxModel &M) {
+  onnx::GraphProto &G = *M.proto.mutable_graph();
+  std::unordered_map<std::string, int> Last, Count;
+  for (int I = 0; I < G.node_size(); ++I)
+    if (isConstantNode(G.node(I))) {
+      Last[G.node(I).output(0)] = I;
+      ++Count[G.node(I).output(0)];
+    }
+  std::vector<int> Dropped;
+  for (int I = 0; I < G.node_size(); ++I)
+    if (isConstantNode(G.node(I)) && Last[G.node(I).output(0)] != I) Dropped.push_back(I);
+  if (Dropped.empty()) return;
+  std::string First = G.node(Dropped.front()).output(0);
+  // The kept (last) Constant moves to where the first one stood, so every
+  // reader still comes after its producer.
+  std::unordered_map<std::string, int> FirstAt;
+  for (int I : Dropped) FirstAt.emplace(G.node(I).output(0), I);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> Kept;
+  for (int I = 0; I < G.node_size(); ++I) {
+    const onnx::NodeProto &N = G.node(I);
+    if (!isConstantNode(N) || Count[N.output(0)] == 1) {
+      *Kept.Add() = N;
+      continue;
+    }
+    auto F = FirstAt.find(N.output(0));
+    if (F != FirstAt.end() && F->second == I) *Kept.Add() = G.node(Last[N.output(0)]);
+  }
+  G.mutable_node()->Swap(&Kept);
+  M.notes.push_back(std::to_string(Dropped.size()) +
+                    " Constant node(s) produce a tensor another Constant produces ('" + First +
+                    "' first); kept the last of each, as ONNX Runtime does");
+}
+
+/// "ai.onnx" is an alias of the default domain for ONNX Runtime: an import
+/// of it is the default domain's, not a second one (issue 37).
+void adoptAiOnnxDomain(OnnxModel &M) {
+  bool HasDefault = false;
+  int Alias = -1;
+  for (int I = 0; I < M.proto.opset_import_size(); ++I) {
+    if (M.proto.opset_import(I).domain().empty()) HasDefault = true;
+    if (M.proto.opset_import(I).domain() == "ai.onnx") Alias = I;
+  }
+  if (Alias < 0) return;
+  if (!HasDefault) M.proto.mutable_opset_import(Alias)->set_domain("");
+  else M.proto.mutable_opset_import()->DeleteSubrange(Alias, 1);
+  for (auto &N : *M.proto.mutable_graph()->mutable_node())
+    if (N.domain() == "ai.onnx") N.set_domain("");
+  M.notes.push_back(
+      HasDefault
+          ? "the model imports both 'ai.onnx' and the default domain; kept the default domain's version"
+          : "the model imports the default domain as 'ai.onnx'; written as the default domain ('')");
+}
+
 void repairWhatOrtAccepts(OnnxModel &M) {
   onnx::GraphProto &G = *M.proto.mutable_graph();
   std::unordered_map<std::string, int> Last;
@@ -232,6 +293,8 @@ void repairWhatOrtAccepts(OnnxModel &M) {
     M.notes.push_back(std::to_string(Dropped) + " initializer(s) repeat a name ('" + First +
                       "' first); kept the last of each, as ONNX Runtime does");
   }
+  dropRepeatedConstants(M);
+  adoptAiOnnxDomain(M);
   std::set<std::string> Imported, Used;
   for (const auto &O : M.proto.opset_import()) Imported.insert(O.domain());
   for (const auto &N : G.node()) Used.insert(N.domain() == "ai.onnx" ? "" : N.domain());
@@ -382,6 +445,23 @@ std::string gradientBase(const std::string &Name) {
 } // namespace
 
 namespace {
+/// Issue 37, item 2: a graph output whose declared shape contradicts the
+/// inferred one (Inferred: the graph inference wrote back, which then holds
+/// the inferred type; see SafeShapeInference) is declared as inferred.
+void adoptContradictedOutputShapes(onnx::ModelProto &M, const onnx::GraphProto &Inferred) {
+  for (int I = 0; I < M.graph().output_size() && I < Inferred.output_size(); ++I) {
+    onnx::ValueInfoProto &Out = *M.mutable_graph()->mutable_output(I);
+    const onnx::TypeProto &T = Inferred.output(I).type();
+    if (!Out.type().tensor_type().has_shape() || !T.tensor_type().has_shape()) continue;
+    const auto &A = Out.type().tensor_type().shape(), &B = T.tensor_type().shape();
+    bool Contradicts = A.dim_size() != B.dim_size();
+    for (int D = 0; !Contradicts && D < A.dim_size(); ++D)
+      Contradicts = A.dim(D).has_dim_value() && B.dim(D).has_dim_value() &&
+                    A.dim(D).dim_value() != B.dim(D).dim_value();
+    if (Contradicts) *Out.mutable_type() = T;
+  }
+}
+
 /// Binds symbolic dims on graph inputs (and outputs/value_info, so
 /// inference does not merge a bound dim with a stale symbol).
 void bindDims(const OnnxModel &M, onnx::GraphProto *G) {
@@ -503,6 +583,7 @@ Error onnxp::inferShapes(OnnxModel &M) {
   onnx::GraphProto *G = Copy.mutable_graph();
   bindDims(M, G);
   ONNXP_RETURN_IF_ERROR(inferShapesSafely(Copy, M.path, M.notes));
+  adoptContradictedOutputShapes(M.proto, *G);
   typeGraphOutputs(M, G);
   collectTensorInfos(M, G);
   estimateUnsized(M, G);

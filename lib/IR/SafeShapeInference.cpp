@@ -19,6 +19,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
+#include <cctype>
 #include <deque>
 #include <functional>
 #include <queue>
@@ -425,6 +427,9 @@ private:
   /// Inferred output types: new names are added, declared ones merged into.
   void mergeOutputTypes(const onnx::NodeProto &N, int Index,
                         onnx::shape_inference::InferenceContextImpl &Ctx);
+  bool contradictsDeclaredOutputShape(const std::string &Name, const onnx::TypeProto &Inferred,
+                                      onnx::TypeProto &Declared);
+  std::vector<std::string> ContradictedOutputs;
   /// The schema's data propagation, then our own for shape arithmetic.
   void propagateData(onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema);
   Error inferNode(int Index);
@@ -555,6 +560,48 @@ bool SafeInference::runInference(const onnx::NodeProto &N, int Index, const onnx
   return true;
 }
 
+/// "float[2,?,N]" for a tensor type, for notes.
+std::string tensorTypeText(const onnx::TypeProto &T) {
+  std::string S =
+      onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(T.tensor_type().elem_type()));
+  for (char &C : S) C = static_cast<char>(std::tolower(static_cast<unsigned char>(C)));
+  if (!T.tensor_type().has_shape()) return S;
+  S += "[";
+  for (int I = 0; I < T.tensor_type().shape().dim_size(); ++I) {
+    const auto &D = T.tensor_type().shape().dim(I);
+    S += (I ? "," : "") + (D.has_dim_value()   ? std::to_string(D.dim_value())
+                           : D.has_dim_param() ? D.dim_param()
+                                               : "?");
+  }
+  return S + "]";
+}
+
+/// Issue 37, item 2: ONNX Runtime runs a model whose declared graph output
+/// shape contradicts inference (same element type, another rank or a
+/// differing fixed dim). The inferred type replaces the declared one, with
+/// a note; true when that happened.
+bool SafeInference::contradictsDeclaredOutputShape(const std::string &Name, const onnx::TypeProto &Inferred,
+                                                   onnx::TypeProto &Declared) {
+  if (!Inferred.has_tensor_type() || !Declared.has_tensor_type() || !Inferred.tensor_type().has_shape() ||
+      !Declared.tensor_type().has_shape())
+    return false;
+  if (std::none_of(G.output().begin(), G.output().end(),
+                   [&](const onnx::ValueInfoProto &VI) { return VI.name() == Name; }))
+    return false;
+  const auto &A = Inferred.tensor_type(), &B = Declared.tensor_type();
+  if (A.elem_type() != B.elem_type() && A.elem_type() != 0 && B.elem_type() != 0) return false;
+  bool Contradicts = A.shape().dim_size() != B.shape().dim_size();
+  for (int I = 0; !Contradicts && I < A.shape().dim_size(); ++I)
+    Contradicts = A.shape().dim(I).has_dim_value() && B.shape().dim(I).has_dim_value() &&
+                  A.shape().dim(I).dim_value() != B.shape().dim(I).dim_value();
+  if (!Contradicts) return false;
+  ContradictedOutputs.push_back("graph output '" + Name + "' is declared " + tensorTypeText(Declared) +
+                                " but inference gives " + tensorTypeText(Inferred) +
+                                "; written as inferred (ONNX Runtime runs such a model)");
+  Declared = Inferred;
+  return true;
+}
+
 void SafeInference::mergeOutputTypes(const onnx::NodeProto &N, int Index,
                                      onnx::shape_inference::InferenceContextImpl &Ctx) {
   for (int O = 0; O < N.output_size(); ++O) {
@@ -567,6 +614,7 @@ void SafeInference::mergeOutputTypes(const onnx::NodeProto &N, int Index,
       NewValueInfo.push_back(Name);
       continue;
     }
+    if (contradictsDeclaredOutputShape(Name, Inferred, *It->second)) continue;
     try {
       onnx::shape_inference::mergeShapesAndTypes(Inferred, It->second);
     } catch (const std::exception &Ex) {
@@ -681,6 +729,7 @@ Error SafeInference::run(std::vector<std::string> &Notes) {
   seedTypes();
   for (int Index = 0; Index < G.node_size(); ++Index) ONNXP_RETURN_IF_ERROR(inferNode(Index));
   writeTypes();
+  Notes.insert(Notes.end(), ContradictedOutputs.begin(), ContradictedOutputs.end());
   if (Failed) {
     std::string Note = "shape inference failed for " + std::to_string(Failed) +
                        " node(s); their outputs have unknown shapes (";

@@ -9,6 +9,7 @@
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
 #include "onnx-partition/IR/ExternalData.h"
+#include "onnx-partition/IR/IrVersion.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/OrtSchemas.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
@@ -18,6 +19,7 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -57,7 +59,10 @@ Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) 
   // cannot infer through external tensors: both see them as graph inputs;
   // the writer checks the references against the output's folder itself
   // (checkWrittenReferences).
-  onnx::ModelProto Checked = withoutExternalData(M);
+  // Issue 37: IR 9-11 checked at IR 8 when nothing newer is used.
+  Expected<onnx::ModelProto> Lowered = forIrChecker(withoutExternalData(M), What);
+  if (!Lowered) return Lowered.takeError();
+  onnx::ModelProto Checked = std::move(*Lowered);
   // A stage's boundary tensor can have an unknown rank (its shape depends on
   // absent external data); ONNX Runtime takes such an input or output, the
   // 1.12 checker insists on a shape field. It sees an empty one; inference
@@ -85,6 +90,8 @@ Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) 
 Error onnxp::checkInputModel(const onnx::ModelProto &Input, const std::string &InputPath) {
   Error Whole = checkModelFull(Input, InputPath);
   if (!Whole) return Whole;
+  if (std::string Newer = newerIrConstruct(Input); !Newer.empty() && Input.ir_version() > checkerIrVersion())
+    return Whole;
   std::string Prefix = InputPath + ": ";
   std::string Why =
       Whole.message().rfind(Prefix, 0) == 0 ? Whole.message().substr(Prefix.size()) : Whole.message();
@@ -93,7 +100,7 @@ Error onnxp::checkInputModel(const onnx::ModelProto &Input, const std::string &I
   const onnx::ModelProto Local = withoutExternalData(Input);
   const onnx::GraphProto &G = Local.graph();
   onnx::checker::CheckerContext Ctx;
-  Ctx.set_ir_version(static_cast<int>(Input.ir_version()));
+  Ctx.set_ir_version(std::min(static_cast<int>(Input.ir_version()), checkerIrVersion()));
   std::unordered_map<std::string, int> Opsets;
   for (const auto &O : Input.opset_import()) Opsets[O.domain()] = static_cast<int>(O.version());
   Ctx.set_opset_imports(Opsets);

@@ -14,6 +14,9 @@
 # --original check); the machine is shared, so each stage's and the
 # period's figure is the median over the REPS runs, with `uptime` beside.
 #
+# It exits 1, saying so on stderr, when the calibrated plan's measured
+# period (median) is longer than the uncalibrated one's (issue 37).
+#
 #   tools/bench/ort_calibrate_round.sh BUILD_DIR OUT_DIR MODEL.onnx ALGO PLATFORM [REPS] [extra flags]
 #
 # ===----------------------------------------------------------------------===#
@@ -52,6 +55,7 @@ round cal "$OUT/cal.json"
 python3 - "$OUT" "$REPS" <<'PY'
 import json, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
+periods = {}
 for name in ("uncal", "cal"):
     runs = [json.load(open(f"{out}/{name}/run{r}.json")) for r in range(1, reps + 1)]
     label = "uncalibrated platform" if name == "uncal" else "calibrated platform (cal.json)"
@@ -68,4 +72,11 @@ for name in ("uncal", "cal"):
     print(f'| period (GPipe, 8 micro-batches) | | | {pr:.4g} | {me:.4g} ({allp}) | {me / pr:.2f} |')
     ok = all(r["check"]["ok"] for r in runs)
     print(f'\noutputs against the unpartitioned model: {"PASS" if ok else "FAIL"} in every run')
+    periods[name] = me
+# Issue 37, item 7: a calibration that makes the plan slower is a failure.
+if periods["cal"] > periods["uncal"]:
+    print(f'\nFAIL: the calibrated plan measures worse than the uncalibrated one: period '
+          f'{periods["cal"]:.4g} ms against {periods["uncal"]:.4g} ms (medians of {reps} runs)', file=sys.stderr)
+    sys.exit(1)
+print(f'\ncalibrated plan: period {periods["cal"]:.4g} ms against {periods["uncal"]:.4g} ms uncalibrated')
 PY

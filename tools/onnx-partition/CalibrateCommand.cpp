@@ -136,6 +136,18 @@ int runCalibrate(int Argc, char **Argv) {
     return reportError(makeError(O.profile, ": only ", S.size(),
                                  " profiled nodes match the model; calibrate needs at least 3"));
   const DeviceSpec Before = ToCpu ? Ctx->platform.cpu : Ctx->platform.accelerator;
+  // Issue 37, item 7: a fit that predicts kernels it did not see worse
+  // than the platform as given is refused, with the numbers.
+  const HeldOutCheck Held = checkOnHeldOut(S, Before, Fit);
+  if (Held.worse)
+    return reportError(
+        makeError(O.profile, ": the calibrated fit predicts the ", Held.heldOut, " held-out kernels (every ",
+                  kHeldOutEvery, "th profiled node) worse than the uncalibrated platform: their total time ",
+                  formatNumber(Held.after.totalError), "% off against ", formatNumber(Held.before.totalError),
+                  "%, MAPE ", formatNumber(Held.after.mape), "% against ", formatNumber(Held.before.mape),
+                  "%, Spearman rho ", formatNumber(Held.after.rho), " against ",
+                  formatNumber(Held.before.rho), "; nothing written (",
+                  Fit.perKind ? "try --device-only, or " : "", "plan with the platform as it is)"));
   const DeviceSpec After = calibrateDevice(S, Before, Fit);
   FitQuality QB = fitQuality(S, Before), QA = fitQuality(S, After);
 
@@ -165,6 +177,12 @@ int runCalibrate(int Argc, char **Argv) {
   std::cout << "  after:  peak " << formatNumber(After.peakFlops) << " FLOP/s, bandwidth "
             << formatNumber(After.memBandwidth) << " B/s, overhead " << formatNumber(After.kernelOverheadMs)
             << " ms: Spearman rho " << formatNumber(QA.rho) << ", MAPE " << formatNumber(QA.mape) << "%\n";
+  if (Held.heldOut > 0)
+    std::cout << "  held out: " << Held.heldOut << " kernels (every " << kHeldOutEvery
+              << "th, fitted without them): total time " << formatNumber(Held.before.totalError)
+              << "% off before, " << formatNumber(Held.after.totalError) << "% after; MAPE "
+              << formatNumber(Held.before.mape) << "% before, " << formatNumber(Held.after.mape)
+              << "% after\n";
   if (!After.opKinds.empty()) {
     std::cout << "  op kinds (of peak FLOP/s, of bandwidth, overhead; nodes):";
     for (const auto &[Kind, E] : After.opKinds)

@@ -11,6 +11,7 @@
 
 #include "onnx-partition/API/WriteBack.h"
 
+#include "onnx-partition/Analysis/Trainable.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
@@ -57,7 +58,7 @@ int runInspect(int Argc, char **Argv) {
   int Trainable = 0;
   for (const ParameterInfo &P : Params) {
     ParamBytes += P.bytes;
-    Trainable += P.trainable;
+    Trainable += isTrainable(P, G); // issue 37: the rule the memory accounting charges by
   }
   int MultiClasses = 0;
   {

@@ -31,7 +31,11 @@ namespace onnxp {
 struct PipelineGpuMemory {
   double weights = 0; ///< 3 x the weights of the GPU's blocks
   double buffers = 0; ///< communication buffers
-  double peak = 0;    ///< largest total at a task start
+  /// Optimizer state of the GPU's parameters (--optimizer), resident all
+  /// iteration; set by a caller that knows it (a graph plan's stages) and
+  /// counted in peak then (issue 37).
+  double optimizerState = 0;
+  double peak = 0; ///< largest total at a task start
   /// The terms at the peak instant and the task running then ("B31").
   double peakStash = 0, peakDirect = 0, peakTaskIo = 0;
   std::string peakTask;

@@ -95,9 +95,17 @@ std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
     const PipelineGpuMemory &M = S.gpus[G];
     if (M.blocks == 0) continue;
     OS << "  " << (G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)) << ": peak "
-       << human(M.peak) << " at " << M.peakTask << " = weights " << human(M.weights) << " + buffers "
-       << human(M.buffers) << " + stash " << human(M.peakStash) << " + kept outputs " << human(M.peakDirect)
-       << " + running step " << human(M.peakTaskIo) << "\n";
+       << human(M.peak);
+    // Issue 37, item 6: a GPU whose steps hold nothing has no peak step.
+    if (M.peakTask.empty()) {
+      OS << " (no step holds memory: weights " << human(M.weights) << ")\n";
+      continue;
+    }
+    OS << " at " << M.peakTask << " = weights " << human(M.weights) << " + buffers " << human(M.buffers)
+       << " + stash " << human(M.peakStash) << " + kept outputs " << human(M.peakDirect) << " + running step "
+       << human(M.peakTaskIo);
+    if (M.optimizerState > 0) OS << " + optimizer state " << human(M.optimizerState);
+    OS << "\n";
   }
   return OS.str();
 }
@@ -122,6 +130,7 @@ std::string onnxp::stagedScheduleJson(const StagedSchedulePrice &S) {
                     {"stash_bytes", M.peakStash},
                     {"kept_outputs_bytes", M.peakDirect},
                     {"running_step_bytes", M.peakTaskIo},
+                    {"optimizer_state_bytes", M.optimizerState},
                     {"compute_ms", M.computeLoad}});
   }
   J["devices"] = Gpus;

@@ -31,6 +31,7 @@
 #include "onnx-partition/Transforms/SinkCopies.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
+#include <algorithm>
 #include <set>
 
 using namespace onnxp;
@@ -44,7 +45,10 @@ std::optional<onnx::TypeProto> frontEndType(const OnnxModel &M, const std::strin
   onnx::TypeProto T;
   auto *TT = T.mutable_tensor_type();
   TT->set_elem_type(I->elemType);
-  if (I->hasShape) {
+  // Issue 37, item 3: a size the cost model estimated is no shape to write
+  // (the stage verifier's inference then disagrees); the type alone is.
+  const auto &Est = M.estimatedShapeTensors;
+  if (I->hasShape && std::find(Est.begin(), Est.end(), Name) == Est.end()) {
     auto *S = TT->mutable_shape();
     for (size_t D = 0; D < I->dims.size(); ++D) {
       auto *Dim = S->add_dim();
@@ -242,8 +246,8 @@ public:
     for (const InsertedTransfer &T : TR->transfers) Total += T.bytes;
     if (!TR->transfers.empty())
       Ctx.notes.push_back(std::to_string(TR->transfers.size()) + " Transfer nodes inserted, " +
-                          formatNumber(Total) + " bytes per sample; " +
-                          std::to_string(Ctx.placement->numStages()) + " stages");
+                          humanBytes(Total) + " per sample; " + std::to_string(Ctx.placement->numStages()) +
+                          " stages");
     Ctx.count(name(), "Number of Transfer nodes inserted", TR->transfers.size());
     Ctx.count(name(), "Number of bytes transferred per sample", Total);
     notePartialGradientTransfers(Ctx);
@@ -271,9 +275,9 @@ public:
                           " Prefetch nodes inserted for the activation schedule");
     } else {
       Ctx.notes.push_back(
-          std::to_string(CW->offloadNodes) + " Offload nodes (" + formatNumber(CW->offloadedBytes) +
-          " bytes) and " + std::to_string(CW->prefetchNodes) + " Prefetch nodes (" +
-          formatNumber(CW->prefetchedBytes) + " bytes) inserted for the weight schedule" +
+          std::to_string(CW->offloadNodes) + " Offload nodes (" + humanBytes(CW->offloadedBytes) + ") and " +
+          std::to_string(CW->prefetchNodes) + " Prefetch nodes (" + humanBytes(CW->prefetchedBytes) +
+          ") inserted for the weight schedule" +
           (CW->skippedTransfers ? "; " + std::to_string(CW->skippedTransfers) +
                                       " transfers of backward steps without ONNX nodes not written"
                                 : std::string()));

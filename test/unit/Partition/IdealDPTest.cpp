@@ -185,7 +185,8 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
   ASSERT_EXPECTED(Lin);
   EXPECT_EQ(Lin->stats.at("ideals"), 21);
   // Two independent chains of 320 nodes: 321^2 = 103041 ideals, over 10^5,
-  // must be fine (64 accelerators keep each stage short).
+  // must be fine (64 accelerators keep each stage short). Issue 37, item 8:
+  // over the 20,000-ideal budget dp contracts (it solved all 103041 before).
   CostGraph H;
   for (int C = 0; C < 2; ++C)
     for (int I = 0; I < 320; ++I) {
@@ -199,7 +200,7 @@ TEST(IdealDP, TooManyIdealsSuggestsDpl) {
   O.idealLimit = 200000;
   Expected<Plan> Big = runPartitioner("dp", H, makePlatform(64, 0), O);
   ASSERT_EXPECTED(Big);
-  EXPECT_EQ(Big->stats.at("ideals"), 103041);
+  EXPECT_LE(Big->stats.at("ideals"), 20000);
   EXPECT_DOUBLE_EQ(Big->objective, 10); // 640 units of work on 64 devices
 }
 
