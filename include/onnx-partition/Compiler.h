@@ -14,6 +14,7 @@
 //   O.dims = {"batch_size=8"};
 //   O.platform.devices = 4;
 //   O.algorithm = "dp";
+//   O.annotate = true;                  // the model -o would write, in memory
 //   onnxp::Expected<onnxp::CompileResult> R = onnxp::compile(O);
 //   if (!R) { /* R.takeError().message() */ }
 //   R->annotated.SerializeToString(&Bytes);

@@ -89,10 +89,12 @@ struct CompileOptions {
   // written only through compile()'s OutputTransaction; in the in-memory
   // results they only appear in messages ("wrote X").
   OutputOptions outputs;
-  /// In-memory results besides the report: the annotated model (ONNX input;
-  /// always built when outputs.output or emitRecomputeCheck is set), the
-  /// stage models (always with outputs.emitStages), the picture and the trace
-  /// (always with outputs.dot / outputs.trace).
+  /// In-memory results besides the report, off by default as in the tool: the
+  /// annotated model (ONNX input; always built when outputs.output or
+  /// emitRecomputeCheck is set), the stage models (always with
+  /// outputs.emitStages), the picture and the trace (always with
+  /// outputs.dot / outputs.trace). Python's partition() asks for the model
+  /// and the stages unless told otherwise.
   bool annotate = false;
   bool extractStages = false;
   bool dot = false;

@@ -19,6 +19,7 @@ int main(int Argc, char **Argv) {
   O.dims = {"N=8"};
   O.platform.devices = std::atoi(Argv[2]);
   O.algorithm = "dp";
+  O.annotate = true;
   O.extractStages = true;
   onnxp::Expected<onnxp::CompileResult> R = onnxp::compile(Argv[1], O);
   if (!R) {

@@ -34,6 +34,7 @@ CompileOptions twoDevices() {
   O.platform.devices = 2;
   O.platform.cpus = 1;
   O.partition.timeLimitSeconds = 30;
+  O.annotate = true; // the annotated model in memory (off by default, as in the tool)
   return O;
 }
 
