@@ -326,7 +326,8 @@ void onnxp::addCostOptions(CLI::App &App, CompileOptions &O) {
       ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
       ->group("Cost model");
   App.add_option_function<std::string>(
-         "--precision", [&O](const std::string &V) {
+         "--precision",
+         [&O](const std::string &V) {
            if (Expected<Precision> P = parsePrecision(V)) O.precision = *P;
          },
          "Price training or inference in this precision (issue 33): matrix ops at the platform's "

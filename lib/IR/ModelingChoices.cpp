@@ -14,7 +14,8 @@ const char *onnxp::chainRecipeName(ChainRecipe R) {
 }
 
 std::optional<ChainRecipe> onnxp::parseChainRecipe(const std::string &Name) {
-  for (ChainRecipe R : {ChainRecipe::Separators, ChainRecipe::Layers, ChainRecipe::Balanced, ChainRecipe::Graph})
+  for (ChainRecipe R :
+       {ChainRecipe::Separators, ChainRecipe::Layers, ChainRecipe::Balanced, ChainRecipe::Graph})
     if (Name == chainRecipeName(R)) return R;
   return std::nullopt;
 }

@@ -381,7 +381,7 @@ namespace {
 /// seconds of preprocessing (AlgorithmFacts::sizeLimit, set in
 /// Partitioners.def), so that --time-limit stays a limit; beyond it a usage
 /// error up front instead of minutes of work (or bad_alloc). Measured on
-/// generated chains (docs/benchmarks.md, issue 20): dp, dpl and pipedream
+/// generated chains (docs/benchmarks-history.md, issue 20): dp, dpl and pipedream
 /// build their unit graph and lattice in 0.6 s at 20,000 nodes and 8 s at
 /// 50,000; pipeline-pipedream 1.2 s at 20,000 blocks, pipeline-ilp keeps a
 /// 3 s limit at 10,000 blocks (not at 20,000); offload-weights' greedy is

@@ -363,7 +363,7 @@ bool StageExtractor::copyIn(const std::string &In, onnx::GraphProto &OG, StageLi
   // epsilon only from a constant initializer and otherwise silently
   // uses 1e-5 (onnxruntime/core/optimizer/layer_norm_fusion.cc), so
   // the BERT toy's 1e-12 received as a stage input moved its outputs
-  // by 1e-3 with optimizations on (docs/benchmarks.md). A Transfer of
+  // by 1e-3 with optimizations on (docs/benchmarks-history.md). A Transfer of
   // it stays in the stage and reads the copy.
   auto PIt = Producer.find(In);
   if (PIt == Producer.end()) return false;

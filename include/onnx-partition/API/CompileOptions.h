@@ -14,9 +14,9 @@
 #ifndef ONNXP_API_COMPILEOPTIONS_H
 #define ONNXP_API_COMPILEOPTIONS_H
 
-#include "onnx-partition/Cost/Precision.h"
 #include "onnx-partition/API/OutputOptions.h"
 #include "onnx-partition/Cost/MeasuredCosts.h"
+#include "onnx-partition/Cost/Precision.h"
 #include "onnx-partition/IR/ModelingChoices.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -58,8 +58,8 @@ struct CompileOptions {
   std::string profile;                                        ///< --profile FILE (ONNX Runtime profile)
   MeasuredDevice profileDevice = MeasuredDevice::Accelerator; ///< --profile-device acc|cpu
   OrtOptimizationLevel ortOptimizations = OrtOptimizationLevel::All; ///< --ort-optimizations all|none
-  bool splitStatelessBackward = false; ///< --split-stateless-backward (issue 22)
-  std::string optimizer = "adam";      ///< --optimizer sgd|momentum|adam
+  bool splitStatelessBackward = false;    ///< --split-stateless-backward (issue 22)
+  std::string optimizer = "adam";         ///< --optimizer sgd|momentum|adam
   Precision precision = Precision::Model; ///< --precision fp32|tf32|bf16|fp16 (issue 33)
 
   // Algorithm.

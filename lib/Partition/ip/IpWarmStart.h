@@ -47,7 +47,7 @@ double secondsLeft(const PartitionOptions &O);
 
 /// Seconds kept back from CBC's limit, with Left seconds left: min(5 s,
 /// 20 %), for CBC's final phases after the limit and the write-back after
-/// the solve (measured on ResNet-50, docs/benchmarks.md).
+/// the solve (measured on ResNet-50, docs/benchmarks-history.md).
 double solverReserve(double Left);
 
 /// Solver settings from the user's options (the time limit: what is left

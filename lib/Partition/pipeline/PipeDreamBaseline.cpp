@@ -34,7 +34,7 @@ Expected<StraightPipeline> onnxp::pipeDreamStraightPipeline(const PipelineTasks 
   std::vector<std::vector<int>> Split(NumStages + 1, std::vector<int>(L + 1, -1));
   for (int J = 1; J <= L; ++J) A[1][J] = Prefix[J];
   // O(P L^2): 15 ms on Llama-2's 134 blocks x 16 GPUs, 20 s on 4,000
-  // blocks x 64 (docs/benchmarks.md, issue 21), hence the deadline.
+  // blocks x 64 (docs/benchmarks-history.md, issue 21), hence the deadline.
   int Done = 1; // stage counts whose row is complete
   for (int M = 2; M <= NumStages; ++M) {
     bool Stopped = false;

@@ -672,7 +672,7 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   std::optional<PipelinePlan> Warm;
   if (O.warmStart) {
     // Memory-aware: PipeDream's time-optimal splits alone often fit only
-    // on one GPU when memory is tight (docs/benchmarks.md, issue 12).
+    // on one GPU when memory is tight (docs/benchmarks-history.md, issue 12).
     // Issue 20: the warm start gets at most half of what is left of the
     // run (it took 6 s of a 2 s limit on a loaded machine).
     const double WarmSeconds = pipelineSecondsLeft(Opt) / 2;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CostTestUtil.h"
+#include "ExpectedAssert.h"
 
 #include "onnx-partition/Analysis/CostGraphBuilder.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
@@ -76,7 +77,7 @@ TEST(Precision, PresetsCarryTheDatasheetTensorCorePeaks) {
                {"h100", 67e12, 495e12, 989e12, 989e12}};
   for (const Case &K : Cases) {
     Expected<Platform> P = loadPlatform(K.Preset);
-    ASSERT_TRUE(static_cast<bool>(P));
+    ASSERT_EXPECTED(P);
     EXPECT_EQ(matrixPeakFlops(P->accelerator, Precision::FP32), K.Fp32) << K.Preset;
     EXPECT_EQ(matrixPeakFlops(P->accelerator, Precision::TF32), K.Tf32) << K.Preset;
     EXPECT_EQ(matrixPeakFlops(P->accelerator, Precision::BF16), K.Bf16) << K.Preset;

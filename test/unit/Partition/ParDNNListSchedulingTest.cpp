@@ -7,6 +7,7 @@
 // the emulator) pardnn's emulated makespan is never above eft's.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
 #include "SyntheticGraphs.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/pardnn/ListScheduling.h"
@@ -59,7 +60,7 @@ TEST(EftListScheduling, UpwardRanksByHand) {
   CostGraph G = branchy();
   Platform P = accelerators(2);
   Expected<Context> C = makeContext(G, P);
-  ASSERT_TRUE(static_cast<bool>(C));
+  ASSERT_EXPECTED(C);
   std::vector<double> R = upwardRanks(*C, P);
   EXPECT_DOUBLE_EQ(R[0], 14); // S
   EXPECT_DOUBLE_EQ(R[1], 2);  // B
@@ -71,21 +72,21 @@ TEST(EftListScheduling, RankOrderPlacesTheLongBranchFirst) {
   CostGraph G = branchy();
   Platform P = accelerators(2);
   Expected<Context> C = makeContext(G, P);
-  ASSERT_TRUE(static_cast<bool>(C));
+  ASSERT_EXPECTED(C);
   double Estimate = 0;
   Expected<std::vector<int>> D = eftPlacement(*C, P, {}, &Estimate);
-  ASSERT_TRUE(static_cast<bool>(D));
+  ASSERT_EXPECTED(D);
   EXPECT_EQ(*D, (std::vector<int>{0, 1, 0, 0}));
   EXPECT_DOUBLE_EQ(Estimate, 12);
   // The registered algorithm prices the plan with the emulator.
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("eft", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->device, *D);
   EXPECT_DOUBLE_EQ(Pl->objective, 12);
   // The node-order placement the ranks avoid is slower under the same emulator.
   Expected<Schedule> NodeOrder = emulateTiming(G, P, {0, 0, 1, 1});
-  ASSERT_TRUE(static_cast<bool>(NodeOrder));
+  ASSERT_EXPECTED(NodeOrder);
   EXPECT_DOUBLE_EQ(NodeOrder->makespan, 13);
 }
 
@@ -96,7 +97,7 @@ TEST(EftListScheduling, KeepsColocationClassesTogether) {
   Platform P = accelerators(2);
   PartitionOptions O;
   Expected<Plan> Pl = runPartitioner("eft", G, P, O);
-  ASSERT_TRUE(static_cast<bool>(Pl)) << Pl.takeError().message();
+  ASSERT_EXPECTED(Pl);
   EXPECT_EQ(Pl->device[1], Pl->device[3]);
 }
 
@@ -116,8 +117,8 @@ TEST(ParDNNFinalPass, NoWorseThanEftOnTheBenchTrainingGraphs) {
         PartitionOptions O;
         Expected<Plan> Pd = runPartitioner("pardnn", G, P, O);
         Expected<Plan> Eft = runPartitioner("eft", G, P, O);
-        ASSERT_TRUE(static_cast<bool>(Pd)) << Pd.takeError().message();
-        ASSERT_TRUE(static_cast<bool>(Eft)) << Eft.takeError().message();
+        ASSERT_EXPECTED(Pd);
+        ASSERT_EXPECTED(Eft);
         Expected<Schedule> PdS = emulateTiming(G, P, Pd->device);
         Expected<Schedule> EftS = emulateTiming(G, P, Eft->device);
         ASSERT_TRUE(PdS && EftS);

@@ -9,6 +9,7 @@
 #include "onnx-partition/Partition/Partitioner.h"
 
 #include "../../../lib/Partition/ip/IpWarmStart.h"
+#include "ExpectedAssert.h"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +20,7 @@ using namespace onnxp;
 namespace {
 const AlgorithmFacts &facts(const std::string &Name) {
   Expected<const PartitionerInfo *> I = findPartitioner(Name);
-  EXPECT_TRUE(static_cast<bool>(I)) << Name;
+  EXPECT_EXPECTED(I) << Name;
   return (*I)->facts;
 }
 } // namespace

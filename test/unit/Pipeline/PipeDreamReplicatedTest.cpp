@@ -5,6 +5,8 @@
 // sync of a replicated stage, the bytes crossing a cut of a DAG).
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/Partition/ReplicatedPipeline.h"
 
 #include <gtest/gtest.h>
@@ -35,14 +37,14 @@ TEST(PipeDreamReplicated, ReplicatesTheComputeHeavyStage) {
   Chain C;
   C.blocks = {block("a", 20, 1e6, 2e6), block("b", 6, 30e6, 0)};
   Expected<ReplicatedOptimum> Opt = pipeDreamReplicated(C, 3, OneGBps);
-  ASSERT_TRUE(static_cast<bool>(Opt)) << Opt.takeError().message();
+  ASSERT_EXPECTED(Opt);
   EXPECT_NEAR(Opt->period, 11, 1e-9);
   ASSERT_EQ(Opt->plan.stages.size(), 2u);
   EXPECT_EQ(Opt->plan.stageOfBlock, (std::vector<int>{0, 1}));
   EXPECT_EQ(Opt->plan.stages[0].devices, (std::vector<int>{0, 1}));
   EXPECT_EQ(Opt->plan.stages[1].devices, (std::vector<int>{2}));
   Expected<ReplicatedPipelinePrice> Price = priceReplicatedPipeline(C, Opt->plan, 3, OneGBps);
-  ASSERT_TRUE(static_cast<bool>(Price)) << Price.takeError().message();
+  ASSERT_EXPECTED(Price);
   EXPECT_NEAR(Price->period, 11, 1e-9);
   EXPECT_NEAR(Price->stages[0].weightSync, 2, 1e-9);
   EXPECT_NEAR(Price->stages[0].outTransfer, 2, 1e-9);
@@ -59,7 +61,7 @@ TEST(PipeDreamReplicated, PureDataParallelismWhenWeightsAreLight) {
   Chain C;
   C.blocks = {block("a", 10, 1e6, 1e6), block("b", 2, 0, 0)};
   Expected<ReplicatedOptimum> Opt = pipeDreamReplicated(C, 2, OneGBps);
-  ASSERT_TRUE(static_cast<bool>(Opt)) << Opt.takeError().message();
+  ASSERT_EXPECTED(Opt);
   EXPECT_NEAR(Opt->period, 7, 1e-9);
   ASSERT_EQ(Opt->plan.stages.size(), 1u);
   EXPECT_EQ(Opt->plan.stages[0].replicas, 2);
@@ -77,12 +79,12 @@ TEST(PipeDreamReplicated, CutsOfADagCarryEveryTensorLeavingTheIdeal) {
   Chain Path = C;
   C.edges = {{0, 1}, {0, 2}, {1, 3}, {2, 3}};
   Expected<ReplicatedOptimum> Opt = pipeDreamReplicated(C, 2, OneGBps);
-  ASSERT_TRUE(static_cast<bool>(Opt)) << Opt.takeError().message();
+  ASSERT_EXPECTED(Opt);
   EXPECT_NEAR(Opt->period, 12, 1e-9);
   EXPECT_EQ(Opt->ideals, 5); // {s}, {s,x}, {s,y}, {s,x,y}, all
   EXPECT_EQ(Opt->plan.stages.size(), 1u);
   Expected<ReplicatedOptimum> OnPath = pipeDreamReplicated(Path, 2, OneGBps);
-  ASSERT_TRUE(static_cast<bool>(OnPath));
+  ASSERT_EXPECTED(OnPath);
   EXPECT_NEAR(OnPath->period, 11, 1e-9);
   EXPECT_EQ(OnPath->plan.stageOfBlock, (std::vector<int>{0, 0, 1, 1}));
 
@@ -91,7 +93,7 @@ TEST(PipeDreamReplicated, CutsOfADagCarryEveryTensorLeavingTheIdeal) {
   Split.stageOfBlock = {0, 0, 1, 1};
   Split.stages = {{1, {0}}, {1, {1}}};
   Expected<ReplicatedPipelinePrice> Price = priceReplicatedPipeline(C, Split, 2, OneGBps);
-  ASSERT_TRUE(static_cast<bool>(Price)) << Price.takeError().message();
+  ASSERT_EXPECTED(Price);
   EXPECT_NEAR(Price->stages[0].outTransfer, 14, 1e-9);
   EXPECT_NEAR(Price->stages[1].inTransfer, 14, 1e-9);
   EXPECT_NEAR(Price->period, 14, 1e-9);

@@ -20,6 +20,8 @@
 //    more than rotor's schedule: rotor's schedule is the answer.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Platform.h"
@@ -66,10 +68,10 @@ bool hasNote(const Plan &Pl, const std::string &Text) {
 TEST(OffloadShortcut, AmpleMemoryReturnsRotorWithoutTheDP) {
   Chain C = threeUnitLayers();
   Expected<Plan> R = run("rotor", C, 6, 1e20);
-  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_DOUBLE_EQ(R->objective, 6);
   Expected<Plan> F = run("offload-activations", C, 6, 1e20);
-  ASSERT_TRUE(bool(F)) << F.takeError().message();
+  ASSERT_EXPECTED(F);
   EXPECT_DOUBLE_EQ(F->objective, 6);
   EXPECT_EQ(F->stats.at("offloaded_bytes"), 0);
   EXPECT_TRUE(hasNote(*F, "rotor's schedule recomputes nothing")) << F->notes.front();
@@ -78,11 +80,11 @@ TEST(OffloadShortcut, AmpleMemoryReturnsRotorWithoutTheDP) {
 TEST(OffloadShortcut, MustOffloadOverAFastLink) {
   Chain C = threeUnitLayers();
   Expected<Plan> R = run("rotor", C, 5, 1e20);
-  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_GE(R->objective, 7);
   EXPECT_GT(R->stats.at("recomputations"), 0);
   Expected<Plan> F = run("offload-activations", C, 5, 1e20);
-  ASSERT_TRUE(bool(F)) << F.takeError().message();
+  ASSERT_EXPECTED(F);
   EXPECT_DOUBLE_EQ(F->objective, 6);
   EXPECT_GT(F->stats.at("offloaded_bytes"), 0);
   EXPECT_EQ(F->stats.at("recomputations"), 0);
@@ -92,9 +94,9 @@ TEST(OffloadShortcut, MustOffloadOverAFastLink) {
 TEST(OffloadShortcut, MustNotOffloadOverASlowLink) {
   Chain C = threeUnitLayers();
   Expected<Plan> R = run("rotor", C, 5, 0);
-  ASSERT_TRUE(bool(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   Expected<Plan> F = run("offload-activations", C, 5, 1);
-  ASSERT_TRUE(bool(F)) << F.takeError().message();
+  ASSERT_EXPECTED(F);
   EXPECT_DOUBLE_EQ(F->objective, R->objective);
   EXPECT_EQ(F->stats.at("offloaded_bytes"), 0);
   EXPECT_TRUE(hasNote(*F, "finds no faster schedule")) << F->notes.front();

@@ -7,6 +7,8 @@
 // stopped says so in MilpResult::stop whatever its words.
 //
 //===----------------------------------------------------------------------===//
+#include "ExpectedAssert.h"
+
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -101,6 +103,6 @@ TEST(ErrorCause, PastDeadlineStopsTheSolve) {
   MilpOptions O;
   O.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   Expected<MilpResult> R = solveMilp(M, O);
-  ASSERT_TRUE(static_cast<bool>(R)) << R.takeError().message();
+  ASSERT_EXPECTED(R);
   EXPECT_EQ(R->stop, MilpStop::Deadline);
 }
