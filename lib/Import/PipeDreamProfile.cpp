@@ -305,22 +305,27 @@ Expected<Chain> onnxp::chainFromSeparators(const PipeDreamProfile &P) {
   return C;
 }
 
+namespace {
+/// One block for one profile layer (rotor's convention: what it outputs is
+/// what it stores).
+ChainBlock layerBlock(const PipeDreamLayer &L) {
+  ChainBlock B;
+  B.name = L.id;
+  B.forwardTime = L.forwardTime;
+  B.backwardTime = L.backwardTime;
+  B.outputBytes = L.activationBytes;
+  B.storedBytes = L.activationBytes;
+  B.weightBytes = L.parameterBytes;
+  B.sources.push_back(L.id);
+  return B;
+}
+} // namespace
+
 Expected<Chain> onnxp::chainFromLayers(const PipeDreamProfile &P) {
   Expected<Ordered> O = orderWithoutInput(P, /*DropSize=*/true);
   if (!O) return O.takeError();
   Chain C = newChain(P, O->InputBytes);
-  for (int I : O->Layers) {
-    const PipeDreamLayer &L = P.layers[I];
-    ChainBlock B;
-    B.name = L.id;
-    B.forwardTime = L.forwardTime;
-    B.backwardTime = L.backwardTime;
-    B.outputBytes = L.activationBytes;
-    B.storedBytes = L.activationBytes;
-    B.weightBytes = L.parameterBytes;
-    B.sources.push_back(L.id);
-    C.blocks.push_back(std::move(B));
-  }
+  for (int I : O->Layers) { C.blocks.push_back(layerBlock(P.layers[I])); }
   ONNXP_RETURN_IF_ERROR(C.validate());
   return C;
 }
@@ -331,18 +336,7 @@ Expected<Chain> onnxp::chainFromGraph(const PipeDreamProfile &P) {
   std::vector<int> Pos(P.layers.size(), -1);
   for (size_t I = 0; I < O->Layers.size(); ++I) Pos[O->Layers[I]] = static_cast<int>(I);
   Chain C = newChain(P, O->InputBytes);
-  for (int I : O->Layers) {
-    const PipeDreamLayer &L = P.layers[I];
-    ChainBlock B;
-    B.name = L.id;
-    B.forwardTime = L.forwardTime;
-    B.backwardTime = L.backwardTime;
-    B.outputBytes = L.activationBytes;
-    B.storedBytes = L.activationBytes;
-    B.weightBytes = L.parameterBytes;
-    B.sources.push_back(L.id);
-    C.blocks.push_back(std::move(B));
-  }
+  for (int I : O->Layers) { C.blocks.push_back(layerBlock(P.layers[I])); }
   std::vector<std::pair<int, int>> Edges;
   for (auto [A, B] : P.edges)
     if (Pos[A] >= 0 && Pos[B] >= 0) Edges.emplace_back(Pos[A], Pos[B]); // edges from Input carry a_0

@@ -17,7 +17,7 @@
 // ===----------------------------------------------------------------------===//
 'use strict';
 
-const {fields} = require('./protobuf_fields');
+const {fields, rawFields} = require('./protobuf_fields');
 
 // ModelProto.graph, GraphProto.{node, input, output}, NodeProto.{input,
 // output, op_type, domain}, ValueInfoProto.{name, type}.
@@ -50,38 +50,6 @@ function varint(n) {
 
 /// One length-delimited field.
 const lenField = (field, bytes) => Buffer.concat([varint((field << 3) | 2), varint(bytes.length), bytes]);
-
-/// The raw [field, wire, bytes-of-the-whole-field] of a message, in order,
-/// so that fields can be copied unchanged.
-function* rawFields(buf, what) {
-  let pos = 0;
-  const readVarint = () => {
-    let v = 0n, shift = 0n;
-    for (;;) {
-      if (pos >= buf.length) throw new Error(`truncated ${what}`);
-      const b = buf[pos++];
-      v |= BigInt(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-      shift += 7n;
-    }
-  };
-  while (pos < buf.length) {
-    const start = pos;
-    const key = Number(readVarint()), field = key >> 3, wire = key & 7;
-    let value = null;
-    if (wire === 0) readVarint();
-    else if (wire === 2) {
-      const len = Number(readVarint());
-      if (pos + len > buf.length) throw new Error(`truncated ${what}`);
-      value = buf.subarray(pos, pos + len);
-      pos += len;
-    } else if (wire === 5) pos += 4;
-    else if (wire === 1) pos += 8;
-    else throw new Error(`unsupported protobuf wire type ${wire} in ${what}`);
-    if (pos > buf.length) throw new Error(`truncated ${what}`);
-    yield {field, wire, value, raw: buf.subarray(start, pos)};
-  }
-}
 
 /// NodeProto.attribute `seed` (AttributeProto name 1, i 3, type 20 = INT),
 /// a 31-bit FNV-1a hash of TENSOR.
@@ -164,4 +132,4 @@ function exposeAccumulators(model) {
   return {model: Buffer.concat(parts.map((p) => (p === g ? graph : p.raw))), accumulators, kind, seededDropouts};
 }
 
-module.exports = {exposeAccumulators, bufferOut, rawFields, varint, lenField};
+module.exports = {exposeAccumulators, bufferOut, varint, lenField};

@@ -5,10 +5,11 @@
 // wire format only, not a protobuf library.
 'use strict';
 
-/// Splits a protobuf message into [field, wire, value] triples: value is a
-/// BigInt for varints, a Buffer for length-delimited fields; fixed32 and
-/// fixed64 fields are skipped. WHAT names the message in errors.
-function* fields(buf, what = 'protobuf message') {
+/// Every field of a protobuf message, in order, as {field, wire, value,
+/// raw}: value is a BigInt for varints, a Buffer for length-delimited
+/// fields, null for fixed32/fixed64; raw is the whole field's bytes, so a
+/// field can be copied unchanged. WHAT names the message in errors.
+function* rawFields(buf, what = 'protobuf message') {
   let pos = 0;
   const varint = () => {
     let v = 0n, shift = 0n;
@@ -21,17 +22,29 @@ function* fields(buf, what = 'protobuf message') {
     }
   };
   while (pos < buf.length) {
+    const start = pos;
     const key = Number(varint()), field = key >> 3, wire = key & 7;
-    if (wire === 0) yield [field, wire, varint()];
+    let value = null;
+    if (wire === 0) value = varint();
     else if (wire === 2) {
       const len = Number(varint()), end = pos + len;
       if (end > buf.length) throw new Error(`truncated ${what}`);
-      yield [field, wire, buf.subarray(pos, end)];
+      value = buf.subarray(pos, end);
       pos = end;
     } else if (wire === 5) pos += 4;
     else if (wire === 1) pos += 8;
     else throw new Error(`unsupported protobuf wire type ${wire} in ${what}`);
+    if (pos > buf.length) throw new Error(`truncated ${what}`);
+    yield {field, wire, value, raw: buf.subarray(start, pos)};
   }
+}
+
+/// Splits a protobuf message into [field, wire, value] triples: value is a
+/// BigInt for varints, a Buffer for length-delimited fields; fixed32 and
+/// fixed64 fields are skipped. WHAT names the message in errors.
+function* fields(buf, what = 'protobuf message') {
+  for (const f of rawFields(buf, what))
+    if (f.wire === 0 || f.wire === 2) yield [f.field, f.wire, f.value];
 }
 
 /// The values of a repeated varint field, as BigInts: one value (wire 0) or
@@ -53,4 +66,4 @@ function* varints(wire, v) {
   }
 }
 
-module.exports = {fields, varints};
+module.exports = {fields, rawFields, varints};
