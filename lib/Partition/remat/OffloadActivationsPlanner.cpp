@@ -222,7 +222,14 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
       // A trial of whatWouldFit's search only asks whether a plan exists.
       if (inMemoryFitSearch())
         return rotorPlan(C, *B, "offload-activations: rotor's schedule (feasibility trial)", RotorMs);
-      if (RotorMs <= rematLowerBoundMs(C, B->remat) * (1 + 1e-12)) {
+      // At the lower bound rotor may still recompute layers that cost
+      // nothing (a Relu ORT fuses into its Gemm): then the DP runs, bounded
+      // by rotor's value with ties allowed, so it can find the schedule of
+      // the same time that recomputes nothing.
+      const bool AtBound = RotorMs <= rematLowerBoundMs(C, B->remat) * (1 + 1e-12);
+      const bool Recomputes = std::any_of(RR->layers.begin(), RR->layers.end(),
+                                          [](const RematLayerReport &L) { return L.recomputations > 0; });
+      if (AtBound && !Recomputes) {
         Expected<Plan> Pl =
             rotorPlan(C, *B,
                       "offload-activations: rotor's schedule recomputes nothing (" + formatNumber(RotorMs) +
@@ -233,7 +240,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
         if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
         return Pl;
       }
-      B->remat.upperBoundMs = RotorMs * (1 - 1e-12);
+      B->remat.upperBoundMs = RotorMs * (AtBound ? 1 + 1e-12 : 1 - 1e-12);
     }
   }
   if (Offload && O.progress) O.progress("offload-activations: seed 001's DP");

@@ -3,13 +3,16 @@
 
   readme_examples.py README.md TOOL WORKDIR [--list]
 
-Examples are the `onnx-partition ...` lines of the README's code blocks
+Examples are the `onnx-partition ...` and `onnx-partition-run ...` lines
+of the README's code blocks
 (backslash continuations joined, a leading "$ " dropped) and the commands
 in its tables' first cells. Synopsis lines whose arguments are
 placeholders (MODEL, CHAIN, OUT.onnx, P.json, `...`) are not examples.
 Each runs from WORKDIR/repo, whose entries link to the repository's and
 whose ../shared is the shared folder (ONNXP_SHARED); one that reads
-../shared is skipped when that folder is absent. Prints one line per
+../shared is skipped when that folder is absent, and a runner example
+when the runner's ONNX Runtime is not installed (`onnx-partition-run` is
+then tools/ort-runner/run_pipeline.js, as `npm install -g` links it). Prints one line per
 example (PASS/SKIP/FAIL with its exit code) and exits 1 if any failed.
 """
 import os
@@ -41,7 +44,7 @@ def examples(text):
                 pending = line[:-1].rstrip()
                 continue
             cmd = line.split("#")[0].strip() if " #" in line else line.strip()
-            if cmd.startswith("onnx-partition"):
+            if cmd.split(" ")[0] in ("onnx-partition", "onnx-partition-run"):
                 out.append(cmd)
         else:
             for cell in re.findall(r"^\| `(onnx-partition [^`]*)` \|", line):
@@ -66,11 +69,23 @@ def main():
     if os.path.isdir(shared) and not os.path.lexists(os.path.join(work, "shared")):
         os.symlink(os.path.abspath(shared), os.path.join(work, "shared"))
     have_shared = os.path.isdir(os.path.join(work, "shared", "models"))
-    env = dict(os.environ, PATH=os.path.dirname(tool) + os.pathsep + os.environ.get("PATH", ""))
+    # onnx-partition-run as `npm install -g ./tools/ort-runner` installs it.
+    runner = os.path.join(src, "tools", "ort-runner")
+    have_runner = os.path.isdir(os.path.join(runner, "node_modules", "onnxruntime-node"))
+    bin_dir = os.path.join(work, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    shim = os.path.join(bin_dir, "onnx-partition-run")
+    with open(shim, "w") as f:
+        f.write('#!/bin/sh\nexec node "%s" "$@"\n' % os.path.join(runner, "run_pipeline.js"))
+    os.chmod(shim, 0o755)
+    env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(tool), bin_dir, os.environ.get("PATH", "")]))
     failed = 0
     for cmd in cmds:
         if "../shared" in cmd and not have_shared:
             print("SKIP (no ../shared): " + cmd)
+            continue
+        if cmd.startswith("onnx-partition-run") and not have_runner:
+            print("SKIP (runner not installed: bash tools/setup.sh deps): " + cmd)
             continue
         r = subprocess.run(shlex.split(cmd), cwd=repo, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
