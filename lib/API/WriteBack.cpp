@@ -87,6 +87,16 @@ Error onnxp::writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, O
                                   " with session.layer_assignment_settings=" + Settings
                             : "ONNX Runtime: one session holds at most one GPU; run this plan's stage models "
                               "(--emit-stages) with tools/ort-runner (onnx-partition-run)");
+    // Issue 33, item 5: one session runs one replica; the runner runs them all.
+    std::string Replicated;
+    for (size_t D = 0; D < MP.replicaDevices.size(); ++D)
+      if (MP.replicaDevices[D].size() >= 2)
+        Replicated += (Replicated.empty() ? "" : "; ") + MP.deviceNames[D] + " on " +
+                      MP.replicaList(static_cast<int>(D));
+    if (!Replicated.empty())
+      Ctx.notes.push_back("data-parallel replicas (" + Replicated +
+                          "): the -o nodes carry their device sets; run every replica with the stage models "
+                          "(--emit-stages) and tools/ort-runner (onnx-partition-run)");
   }
 
   // Lay out each model's external data beside it (IR/ExternalData.h) and
@@ -162,7 +172,9 @@ void onnxp::printPlacementSummary(std::ostream &OS, const onnx::ModelProto &M) {
     if (P.stageDevice[S] < 0) continue;
     int Nodes = 0;
     for (int I : R->originalNodes) Nodes += P.stage[I] == S;
-    OS << "  " << P.stageName(S) << ": " << Nodes << " nodes\n";
+    OS << "  " << P.stageName(S) << ": " << Nodes << " nodes";
+    if (P.replicasOf(P.stageDevice[S]).size() >= 2) OS << ", replicas on " << P.replicaList(P.stageDevice[S]);
+    OS << "\n";
   }
   int K = 0;
   for (int I : R->originalNodes) {

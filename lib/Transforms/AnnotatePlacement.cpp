@@ -9,6 +9,16 @@
 // per-device usage) so every number a report printed can be recovered from
 // the model.
 //
+// Data-parallel replicas (issue 33, item 5) use the same standard fields:
+// the sharding spec of each output of a replicated node lists every device
+// running a replica, its own device first, without a sharded dimension,
+// which IR v11 (onnx.proto ShardingSpecProto) reads as "the tensor is
+// replicated on these devices". The Debian checker (ONNX 1.12, IR <= 8)
+// does not know the field and ignores it as it ignores the single-device
+// specs; ONNX Runtime parses and ignores it (test/lit/WriteBack and Run
+// load the outputs). The node metadata key onnx_partition.replicas says
+// the same for key/value readers.
+//
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
 
@@ -45,8 +55,11 @@ Error onnxp::annotatePlacement(onnx::ModelProto &M, const ModelPlacement &P, con
     const std::string &Device = P.deviceNames[P.device[I]];
     NodeDeviceConfiguration C;
     C.configurationId = kDeviceConfigurationName;
+    const std::vector<int> &Replicas = P.replicasOf(P.device[I]);
+    std::vector<int64_t> Where = {P.device[I]};
+    if (!Replicas.empty()) Where.assign(Replicas.begin(), Replicas.end());
     for (const std::string &O : N.output())
-      if (!O.empty()) C.shardingSpecs.push_back({O, {P.device[I]}});
+      if (!O.empty()) C.shardingSpecs.push_back({O, Where});
     C.hasPipelineStage = true;
     C.pipelineStage = P.stage[I];
     // Keep configurations other tools wrote for other configuration ids.
@@ -60,10 +73,12 @@ Error onnxp::annotatePlacement(onnx::ModelProto &M, const ModelPlacement &P, con
     MetadataEntries Meta;
     if (Expected<MetadataEntries> Old = nodeMetadataProps(N))
       for (const auto &[K, V] : *Old)
-        if (K != kDeviceKey && K != kStageKey && K != kLayerAnnKey) Meta.emplace_back(K, V);
+        if (K != kDeviceKey && K != kStageKey && K != kLayerAnnKey && K != kReplicasKey)
+          Meta.emplace_back(K, V);
     Meta.emplace_back(kDeviceKey, Device);
     Meta.emplace_back(kStageKey, std::to_string(P.stage[I]));
     Meta.emplace_back(kLayerAnnKey, Device);
+    if (!Replicas.empty()) Meta.emplace_back(kReplicasKey, P.replicaList(P.device[I]));
     setNodeMetadataProps(N, Meta);
   }
   if (!PlanJson.empty()) setModelMetadataValue(M, kPlanKey, PlanJson);

@@ -155,6 +155,8 @@ private:
                         onnx::GraphProto &OG) const;
   nlohmann::json stageJson(const StageModel &SM, const StageLists &L) const;
   nlohmann::json graphOutputsJson() const;
+  nlohmann::json allReduceGroupsJson() const;
+  void addReplicaFields(const StageModel &SM, nlohmann::json &Stage) const;
 
   const onnx::ModelProto &M;
   const onnx::GraphProto &G;
@@ -281,6 +283,7 @@ nlohmann::json StageExtractor::pipelineHeader() const {
                      {"microbatches", O.pipeline.microbatches},
                      {"devices", Devs}};
   }
+  if (!P.replicaDevices.empty()) J["allreduce_groups"] = allReduceGroupsJson();
   J["dims"] = nlohmann::json::object();
   for (const auto &[Name, V] : O.dimBindings) J["dims"][Name] = V;
   J["stages"] = nlohmann::json::array();
@@ -312,6 +315,8 @@ StageModel StageExtractor::stageShell(int St) const {
   Out.mutable_unknown_fields()->MergeFrom(M.unknown_fields());
   setModelMetadataValue(Out, kStageKey, std::to_string(St));
   setModelMetadataValue(Out, kDeviceKey, P.deviceNames[SM.device]);
+  // One file for every replica of the stage: they run the same nodes.
+  if (P.replicasOf(SM.device).size() >= 2) setModelMetadataValue(Out, kReplicasKey, P.replicaList(SM.device));
   Out.mutable_graph()->set_name(G.name() + "_" + SM.name);
   return SM;
 }
@@ -516,7 +521,60 @@ nlohmann::json StageExtractor::stageJson(const StageModel &SM, const StageLists 
   if (!L.recomputed.empty()) Stage["recomputed"] = L.recomputed;
   if (SM.stage < static_cast<int>(O.prediction.stageTime.size()))
     Stage["predicted_time"] = O.prediction.stageTime[SM.stage];
+  addReplicaFields(SM, Stage);
   return Stage;
+}
+
+/// An ONNX Runtime training graph sums each parameter's gradient into a
+/// buffer with com.microsoft InPlaceAccumulatorV2(buffer, gradient, ...).
+bool isGradientAccumulator(const onnx::NodeProto &N) {
+  return N.op_type() == "InPlaceAccumulatorV2" && N.domain() == "com.microsoft" && N.input_size() >= 2;
+}
+
+/// Issue 33, item 5: pipeline.json's all-reduce groups, one per device
+/// whose nodes run as data-parallel replicas, numbered in device order; a
+/// group lists its devices (the host first) and the stages it runs.
+nlohmann::json StageExtractor::allReduceGroupsJson() const {
+  nlohmann::json Groups = nlohmann::json::array();
+  for (size_t D = 0; D < P.replicaDevices.size(); ++D) {
+    if (P.replicaDevices[D].size() < 2) continue;
+    nlohmann::json Devices = nlohmann::json::array(), Stages = nlohmann::json::array();
+    for (int R : P.replicaDevices[D]) Devices.push_back(P.deviceNames[R]);
+    for (int St = 0; St < S; ++St)
+      if (P.stageDevice[St] == static_cast<int>(D)) Stages.push_back(St);
+    Groups.push_back({{"id", Groups.size()}, {"devices", Devices}, {"stages", Stages}});
+  }
+  return Groups;
+}
+
+/// Issue 33, item 5: a replicated stage's entry lists its replicas' devices
+/// (its own first; every replica runs this one stage file on its share of
+/// the micro-batches), its all-reduce group, and in a training graph the
+/// gradients the all-reduce sums: those its accumulators make.
+void StageExtractor::addReplicaFields(const StageModel &SM, nlohmann::json &Stage) const {
+  const std::vector<int> &Replicas = P.replicasOf(SM.device);
+  if (Replicas.size() < 2) return;
+  nlohmann::json Devices = nlohmann::json::array(), Ids = nlohmann::json::array(),
+                 Nodes = nlohmann::json::array();
+  for (int R : Replicas) {
+    Devices.push_back(P.deviceNames[R]);
+    Ids.push_back(ortDeviceFor(P.deviceNames[R], localId(R)).deviceId); // each replica's session
+    if (R < static_cast<int>(P.deviceNode.size())) Nodes.push_back(P.deviceNode[R]);
+  }
+  Stage["replica_devices"] = Devices;
+  Stage["replica_device_ids"] = Ids;
+  if (P.multiNode) Stage["replica_nodes"] = Nodes;
+  int Group = 0;
+  for (int D = 0; D < SM.device; ++D) Group += P.replicasOf(D).size() >= 2;
+  Stage["allreduce_group"] = Group;
+  bool Training = false;
+  for (const onnx::NodeProto &N : G.node()) Training |= isGradientAccumulator(N);
+  if (!Training) return;
+  nlohmann::json Reduced = nlohmann::json::array();
+  for (int I : StageNodes[SM.stage])
+    if (isGradientAccumulator(G.node(I)))
+      Reduced.push_back({{"gradient", G.node(I).input(1)}, {"accumulation_buffer", G.node(I).input(0)}});
+  Stage["reduced_gradients"] = Reduced;
 }
 
 /// Builds stage St's model into R and its entries into J.

@@ -117,6 +117,7 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
   MP.deviceNode = P.deviceNode;
   MP.localDeviceId = P.localDeviceId;
   MP.multiNode = P.multiNode;
+  MP.replicaDevices = P.replicaDevices;
   std::vector<char> IsCopyOrFolded;
   Out.newIndex.assign(N, -1);
   for (int I = 0; I < N; ++I) {

@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/Placement.h"
 
+#include "onnx-partition/IR/PlanReplicas.h"
+
 #include <algorithm>
 #include <map>
 #include <queue>
@@ -24,6 +26,12 @@ std::string ModelPlacement::stageName(int Stage) const {
   int D = Stage >= 0 && Stage < numStages() ? stageDevice[Stage] : -1;
   return "stage" + std::to_string(Stage) + "_" +
          (D >= 0 && D < (int)deviceNames.size() ? deviceNames[D] : "device" + std::to_string(D));
+}
+
+std::string ModelPlacement::replicaList(int D) const {
+  std::string Out;
+  for (int R : replicasOf(D)) Out += (Out.empty() ? "" : ",") + deviceNames[R];
+  return Out;
 }
 
 std::vector<std::vector<int>> onnxp::nodeDataPredecessors(const onnx::GraphProto &G) {
@@ -127,6 +135,11 @@ Expected<ModelPlacement> onnxp::placementFromPlan(const OnnxModel &M, const Cost
     Out.localDeviceId.push_back(Pl.isAccelerator(D) ? D % PerNode : -1);
   }
   Out.multiNode = Pl.multiNode();
+  if (hasReplicas(P)) {
+    Expected<std::vector<std::vector<int>>> Groups = replicaGroups(P, Pl.numDevices(), Out.deviceNames);
+    if (!Groups) return Groups.takeError();
+    Out.replicaDevices = std::move(*Groups);
+  }
   Out.device.assign(OG.node_size(), -1);
   Out.inserted.assign(OG.node_size(), 0);
   if (P.device.size() != G.numNodes())

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -62,6 +63,50 @@ Expected<std::map<std::string, JsonAssignment>> parsePlanAssignment(const std::s
   }
   return Out;
 }
+/// The devices a node's sharding specs name: one device, or (issue 33,
+/// item 5) every device running a replica, its own first; the same for
+/// every output. Empty for a node without outputs.
+Expected<std::vector<int>> specDevices(const NodeDeviceConfiguration &C, const DeviceConfiguration &Config,
+                                       const std::string &Where) {
+  std::vector<int> Devices;
+  for (const ShardingSpec &S : C.shardingSpecs) {
+    std::vector<int> These;
+    for (int64_t D : S.devices) {
+      if (D < 0 || D >= Config.numDevices || std::find(These.begin(), These.end(), D) != These.end())
+        return makeError(Where, ": sharding spec of '", S.tensorName, "' names device ", D, " that is not ",
+                         "a distinct device of '", kDeviceConfigurationName, "'");
+      These.push_back(static_cast<int>(D));
+    }
+    if (These.empty())
+      return makeError(Where, ": sharding spec of '", S.tensorName, "' names no device of '",
+                       kDeviceConfigurationName, "'");
+    if (!Devices.empty() && Devices.front() != These.front())
+      return makeError(Where, ": its outputs are placed on different devices");
+    if (!Devices.empty() && Devices != These)
+      return makeError(Where, ": its outputs are replicated on different devices");
+    Devices = std::move(These);
+  }
+  return Devices;
+}
+
+/// Records the replicas of a node's device (Devices, its own first) in P,
+/// after checking them against the metadata (MetaReplicas) and against the
+/// other nodes of the device.
+Error recordReplicas(const std::vector<int> &Devices, const std::string &MetaReplicas,
+                     const DeviceConfiguration &Config, const std::string &Where, ModelPlacement &P) {
+  std::string Names;
+  for (int D : Devices) Names += (Names.empty() ? "" : ",") + Config.devices[D];
+  if (Devices.size() < 2 || Names != MetaReplicas)
+    return makeError(Where, ": device field replicates it on ", Devices.size() < 2 ? "one device" : Names,
+                     " but metadata_props ", kReplicasKey, " says '", MetaReplicas, "'");
+  P.replicaDevices.resize(Config.numDevices);
+  std::vector<int> &Known = P.replicaDevices[Devices.front()];
+  if (!Known.empty() && Known != Devices)
+    return makeError(Where, ": replicated on ", Names, " but other nodes of ",
+                     Config.devices[Devices.front()], " on ", P.replicaList(Devices.front()));
+  Known = Devices;
+  return Error::success();
+}
 } // namespace
 
 Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
@@ -107,26 +152,21 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
       if (C.configurationId == kDeviceConfigurationName) Mine = &C;
     Expected<MetadataEntries> Meta = nodeMetadataProps(N);
     if (!Meta) return Meta.takeError();
-    std::string MetaDevice, MetaStage, LayerAnn;
+    std::string MetaDevice, MetaStage, LayerAnn, MetaReplicas;
     for (const auto &[K, V] : *Meta) {
       if (K == kDeviceKey) MetaDevice = V;
       if (K == kStageKey) MetaStage = V;
       if (K == kLayerAnnKey) LayerAnn = V;
+      if (K == kReplicasKey) MetaReplicas = V;
     }
     if (!Mine || !Mine->hasPipelineStage)
       return makeError(Where, " has no device_configurations entry for '", kDeviceConfigurationName,
                        "' with a pipeline_stage");
     if (MetaDevice.empty() || MetaStage.empty())
       return makeError(Where, " lacks the metadata_props ", kDeviceKey, " / ", kStageKey);
-    int Device = -1;
-    for (const ShardingSpec &S : Mine->shardingSpecs) {
-      if (S.devices.size() != 1 || S.devices[0] < 0 || S.devices[0] >= Config->numDevices)
-        return makeError(Where, ": sharding spec of '", S.tensorName, "' does not name one device of '",
-                         kDeviceConfigurationName, "'");
-      if (Device >= 0 && Device != S.devices[0])
-        return makeError(Where, ": its outputs are placed on different devices");
-      Device = static_cast<int>(S.devices[0]);
-    }
+    Expected<std::vector<int>> Devices = specDevices(*Mine, *Config, Where);
+    if (!Devices) return Devices.takeError();
+    int Device = Devices->empty() ? -1 : Devices->front();
     if (Device < 0) { // a node without outputs: the metadata is the only record
       for (int D = 0; D < Config->numDevices; ++D)
         if (Config->devices[D] == MetaDevice) Device = D;
@@ -138,6 +178,8 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
         MetaStage != std::to_string(Stage))
       return makeError(Where, ": device field says ", DevName, " stage ", Stage, " but metadata_props say ",
                        MetaDevice, " stage ", MetaStage);
+    if (Devices->size() > 1 || !MetaReplicas.empty())
+      ONNXP_RETURN_IF_ERROR(recordReplicas(*Devices, MetaReplicas, *Config, Where, P));
     if (!Inserted) {
       int K = static_cast<int>(R.originalNodes.size());
       // The plan JSON names nodes as the partitioned model did: by name, or
@@ -164,6 +206,13 @@ Expected<AnnotatedPlacement> onnxp::readPlacement(const onnx::ModelProto &M) {
     P.stage.push_back(Stage);
     P.inserted.push_back(Inserted);
   }
+  // A device lent as a replica holds no node of its own.
+  for (size_t D = 0; D < P.replicaDevices.size(); ++D)
+    for (size_t K = 1; K < P.replicaDevices[D].size(); ++K)
+      for (int Dev : P.device)
+        if (Dev == P.replicaDevices[D][K])
+          return makeError("device ", Config->devices[Dev], " runs a replica of ", Config->devices[D],
+                           " but also holds nodes of its own");
   int NumStages = StageDevice.empty() ? 0 : StageDevice.rbegin()->first + 1;
   P.stageDevice.assign(NumStages, -1);
   for (auto &[S, D] : StageDevice) P.stageDevice[S] = D;
@@ -229,6 +278,24 @@ Expected<Plan> onnxp::planFromAnnotatedModel(const onnx::ModelProto &Annotated, 
         return makeError("the plan splits cost node '", N.name, "' over two devices");
       Out.device[V] = *D;
       Out.stage[V] = P.stage[A];
+    }
+  }
+  // Issue 33, item 5: the replicas the annotations record, back into
+  // counts (IR/PlanReplicas.h: a host and the devices right after it).
+  for (size_t D = 0; D < P.replicaDevices.size(); ++D) {
+    const std::vector<int> &Group = P.replicaDevices[D];
+    if (Group.size() < 2) continue;
+    if (Out.replicas.empty()) Out.replicas.assign(Pl.numDevices(), 1);
+    for (size_t K = 0; K < Group.size(); ++K) {
+      Expected<int> Dev = DeviceOf(P.deviceNames[Group[K]], "replicas of " + P.deviceNames[D]);
+      if (!Dev) return Dev.takeError();
+      Expected<int> Host = DeviceOf(P.deviceNames[D], "replicas of " + P.deviceNames[D]);
+      if (!Host) return Host.takeError();
+      if (*Dev != *Host + static_cast<int>(K))
+        return makeError("the model replicates ", P.deviceNames[D], " on ",
+                         P.replicaList(static_cast<int>(D)),
+                         ", not on the accelerators right after it as plans do");
+      Out.replicas[*Dev] = K == 0 ? static_cast<int>(Group.size()) : 0;
     }
   }
   for (int S : Out.stage)

@@ -70,9 +70,12 @@ int runPrint(int Argc, char **Argv) {
   OS << "{\n";
   for (int I = 0; I < G.node_size(); ++I) {
     OS << "  " << G.node(I);
-    if (Placement)
-      OS << "   # " << Placement->placement.deviceNames[Placement->placement.device[I]] << " stage "
-         << Placement->placement.stage[I];
+    if (Placement) {
+      const ModelPlacement &MP = Placement->placement;
+      OS << "   # " << MP.deviceNames[MP.device[I]] << " stage " << MP.stage[I];
+      // Issue 33, item 5: the devices its data-parallel replicas run on.
+      if (MP.replicasOf(MP.device[I]).size() >= 2) OS << " replicas " << MP.replicaList(MP.device[I]);
+    }
     // The ONNX 1.12 printer omits node domains; name the custom ones.
     if (!G.node(I).domain().empty()) OS << (Placement ? ", " : "   # ") << "domain " << G.node(I).domain();
     // A pipelined plan's place in its 1F1B period (PipelinePatternWriteBack.h).

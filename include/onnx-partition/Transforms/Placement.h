@@ -42,11 +42,22 @@ struct ModelPlacement {
   std::vector<char> inserted;
   /// Per stage id: its device (-1 for an id a stage model does not hold).
   std::vector<int> stageDevice;
+  /// Issue 33, item 5: per device, the devices running its nodes as
+  /// data-parallel replicas, itself first (IR/PlanReplicas.h); empty for a
+  /// device without replicas. Empty vector: no device has replicas.
+  std::vector<std::vector<int>> replicaDevices;
 
   size_t numNodes() const { return device.size(); }
   int numStages() const { return static_cast<int>(stageDevice.size()); }
   /// Stage name used for files and reports: "stage<id>_<device>".
   std::string stageName(int Stage) const;
+  /// The replicas of device D (itself first), or empty.
+  const std::vector<int> &replicasOf(int D) const {
+    static const std::vector<int> None;
+    return D >= 0 && D < static_cast<int>(replicaDevices.size()) ? replicaDevices[D] : None;
+  }
+  /// Device names of replicasOf(D), comma-separated ("acc0,acc1").
+  std::string replicaList(int D) const;
 };
 
 /// Maps the plan onto the model's nodes and assigns stages. Errors when a

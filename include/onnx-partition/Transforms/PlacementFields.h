@@ -52,6 +52,10 @@ inline constexpr const char *kDeviceKey = "onnx_partition.device";
 inline constexpr const char *kStageKey = "onnx_partition.stage";
 inline constexpr const char *kLayerAnnKey = "layer_ann";
 inline constexpr const char *kPlanKey = "onnx_partition.plan";
+/// Issue 33, item 5: a node (and a stage model) run as data-parallel
+/// replicas: the devices, comma-separated, the node's own device first.
+/// Only written when the plan replicates the node's device.
+inline constexpr const char *kReplicasKey = "onnx_partition.replicas";
 
 /// ShardingSpecProto fields 1-2: the tensor lives whole on these devices.
 struct ShardingSpec {

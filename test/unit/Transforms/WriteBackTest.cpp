@@ -282,6 +282,50 @@ TEST(ReadPlacement, DisagreeingFormsAreRejected) {
   EXPECT_FALSE(readPlacement(D.model)); // no annotations at all
 }
 
+// Issue 33, item 5: replicas annotated (sharding spec device sets and the
+// onnx_partition.replicas key) read back; the two forms must agree, and a
+// device lent as a replica holds no node.
+TEST(ReadPlacement, ReplicasRoundTripAndDisagreementsAreRejected) {
+  std::mt19937 Rng(5);
+  RandomDag D = randomDag(Rng, 3);
+  ModelPlacement P;
+  P.deviceNames = {"acc0", "acc1", "acc2"};
+  P.device = {0, 0, 2};
+  P.inserted.assign(3, 0);
+  P.replicaDevices = {{0, 1}, {}, {}};
+  ASSERT_FALSE(assignStages(D.model.graph(), P));
+  onnx::ModelProto Out = D.model;
+  ASSERT_FALSE(annotatePlacement(Out, P, ""));
+  Expected<AnnotatedPlacement> Back = readPlacement(Out);
+  ASSERT_EXPECTED(Back);
+  EXPECT_EQ(Back->placement.replicasOf(0), (std::vector<int>{0, 1}));
+  EXPECT_TRUE(Back->placement.replicasOf(2).empty());
+  EXPECT_EQ(Back->placement.replicaList(0), "acc0,acc1");
+
+  onnx::NodeProto &N = *Out.mutable_graph()->mutable_node(1);
+  Expected<MetadataEntries> Meta = nodeMetadataProps(N);
+  ASSERT_EXPECTED(Meta);
+  MetadataEntries Other = *Meta;
+  for (auto &[K, V] : Other)
+    if (K == "onnx_partition.replicas") V = "acc0,acc2";
+  setNodeMetadataProps(N, Other);
+  Expected<AnnotatedPlacement> R = readPlacement(Out);
+  ASSERT_FALSE(R);
+  EXPECT_NE(R.takeError().message().find("says 'acc0,acc2'"), std::string::npos);
+  setNodeMetadataProps(N, *Meta);
+  ASSERT_TRUE(static_cast<bool>(readPlacement(Out)));
+
+  // acc1 lent to acc0 but holding a node itself.
+  ModelPlacement Q = P;
+  Q.device = {0, 1, 2};
+  ASSERT_FALSE(assignStages(D.model.graph(), Q));
+  onnx::ModelProto Lent = D.model;
+  ASSERT_FALSE(annotatePlacement(Lent, Q, ""));
+  Expected<AnnotatedPlacement> L = readPlacement(Lent);
+  ASSERT_FALSE(L);
+  EXPECT_NE(L.takeError().message().find("runs a replica of acc0 but also holds nodes"), std::string::npos);
+}
+
 // Offload and Prefetch use the same function-backed insertion: an offloaded
 // tensor comes back through Prefetch before its consumer, and the model
 // still passes the checker.
