@@ -12,7 +12,14 @@
 //   - every stage input comes from the graph or from a stage listed, and
 //     the stage graph those inputs make is acyclic;
 //   - every graph output is made by a stage (a run would otherwise wait for
-//     it forever).
+//     it forever);
+//   - data-parallel replicas (issue 33 item 5; checkReplicas): a stage's
+//     `replica_devices` are distinct devices of `devices`, its own device
+//     first, the same for every stage of that device, never a device that
+//     holds stages of its own or serves another; its `allreduce_group` is
+//     the id of an `allreduce_groups` entry listing the same devices;
+//     `replica_device_ids` one integer per replica;
+//     `reduced_gradients` a list of {gradient, accumulation_buffer}.
 // The external data files a stage model names (TensorProto.external_data
 // `location`) are confined the same way; confinedStageFiles returns them so
 // that outputs can be checked against every input by file identity.
@@ -65,6 +72,70 @@ function externalLocations(model) {
   return [...out];
 }
 
+/// The replica fields of P's stages (see the file comment); throws one
+/// Error naming the stage and the field. Sets every stage's
+/// `replica_devices` (its own device alone when it has no replicas).
+function checkReplicas(p, where) {
+  const groups = new Map();
+  if (p.allreduce_groups !== undefined) {
+    if (!Array.isArray(p.allreduce_groups)) throw new Error(`${where}: "allreduce_groups" is not a list`);
+    for (const g of p.allreduce_groups) {
+      if (!g || typeof g !== 'object' || !Array.isArray(g.devices) || g.devices.some((d) => typeof d !== 'string'))
+        throw new Error(`${where}: an all-reduce group is not an object with a list of device names "devices"`);
+      if (groups.has(g.id)) throw new Error(`${where}: all-reduce group ${JSON.stringify(g.id)} is listed twice`);
+      groups.set(g.id, g.devices);
+    }
+  }
+  const known = Array.isArray(p.devices) ? new Set(p.devices) : null;
+  const hosts = new Set(p.stages.map((st) => st.device));
+  const servedBy = new Map(); // replica device -> the device whose stages it runs
+  for (const st of p.stages) {
+    const what = `${where}: ${st.name}`;
+    if (st.replica_devices === undefined) {
+      if (st.allreduce_group !== undefined || st.reduced_gradients !== undefined)
+        throw new Error(`${what}: "allreduce_group" or "reduced_gradients" without "replica_devices"`);
+      st.replica_devices = [st.device];
+      continue;
+    }
+    const r = st.replica_devices;
+    if (!Array.isArray(r) || !r.length || r.some((d) => typeof d !== 'string' || !d))
+      throw new Error(`${what}: "replica_devices" is not a non-empty list of device names`);
+    if (r[0] !== st.device)
+      throw new Error(`${what}: "replica_devices" must start with the stage's own device ${st.device}, not ${r[0]}`);
+    for (const [i, d] of r.entries()) {
+      if (known && !known.has(d)) throw new Error(`${what}: replica device '${d}' is not one of "devices"`);
+      if (r.indexOf(d) !== i) throw new Error(`${what}: replica device '${d}' is listed twice`);
+      if (i > 0 && hosts.has(d)) throw new Error(`${what}: replica device '${d}' also runs stages of its own`);
+      if (servedBy.has(d) && servedBy.get(d) !== st.device)
+        throw new Error(`${what}: replica device '${d}' also runs replicas of ${servedBy.get(d)}`);
+      servedBy.set(d, st.device);
+    }
+    // Absent (a hand-written pipeline.json): every replica on the stage's id.
+    if (st.replica_device_ids === undefined) st.replica_device_ids = r.map(() => Number.isSafeInteger(st.device_id) ? st.device_id : 0);
+    if (!Array.isArray(st.replica_device_ids) || st.replica_device_ids.length !== r.length ||
+        st.replica_device_ids.some((i) => !Number.isSafeInteger(i)))
+      throw new Error(`${what}: "replica_device_ids" is not a list of ${r.length} integers, one per replica device`);
+    if (!groups.has(st.allreduce_group))
+      throw new Error(`${what}: "allreduce_group" ${JSON.stringify(st.allreduce_group)} is not an id of "allreduce_groups"`);
+    if (!same(groups.get(st.allreduce_group), r))
+      throw new Error(`${what}: all-reduce group ${JSON.stringify(st.allreduce_group)} lists ` +
+                      `[${groups.get(st.allreduce_group).join(', ')}], not its replica devices [${r.join(', ')}]`);
+    if (st.reduced_gradients !== undefined &&
+        (!Array.isArray(st.reduced_gradients) ||
+         st.reduced_gradients.some((g) => !g || typeof g.gradient !== 'string' || typeof g.accumulation_buffer !== 'string')))
+      throw new Error(`${what}: "reduced_gradients" is not a list of {gradient, accumulation_buffer}`);
+  }
+  // A device's stages run on the same replicas (they share its nodes' copies).
+  for (const st of p.stages) {
+    const other = p.stages.find((o) => o.device === st.device && !same(o.replica_devices, st.replica_devices));
+    if (other)
+      throw new Error(`${where}: ${st.name}: its replica devices [${st.replica_devices.join(', ')}] differ from ` +
+                      `those of ${other.name} on the same device [${other.replica_devices.join(', ')}]`);
+  }
+}
+
+const same = (x, y) => Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((d, i) => d === y[i]);
+
 /// Checks pipeline P (parsed from DIR/pipeline.json); throws one Error.
 /// Returns {stageFiles: [{file, model: Buffer, external: [{location, full}]}]}.
 function checkPipeline(p, dir) {
@@ -97,6 +168,7 @@ function checkPipeline(p, dir) {
   for (const r of p.replicated_parameters || [])
     if (!r || typeof r !== 'object' || (r.partials !== undefined && (typeof r.partials !== 'object' || !r.partials)))
       throw new Error(`${where}: a replicated parameter is not an object with "partials"`);
+  checkReplicas(p, where);
   // Stage graph: inputs from earlier stages; acyclic (Kahn's algorithm).
   const after = new Map([...ids.keys()].map((id) => [id, new Set()]));
   for (const st of p.stages)

@@ -15,6 +15,10 @@
 // what the plan's max-load prices (seed 004 §3: a device's load is the sum
 // of its nodes' times).
 //
+// Data-parallel replicas (issue 33 item 5): one row per replica
+// (STAGE@DEVICE past the first); a replica device's period share is its
+// stage sum divided by the replicas, since it runs every R-th micro-batch.
+//
 // Iteration: the measured wall time of the M micro-batches against the
 // makespan of the same schedule rules on the predicted stage times
 // (schedule.js simulateSchedule).
@@ -37,14 +41,17 @@ async function buildReport(a, pipeline, workers, result, t0, extra) {
     const rec = result.records[s];
     const mean = rec.reduce((x, r) => x + r.ms, 0) / rec.length;
     const predicted = typeof w.stage.predicted_time === 'number' ? w.stage.predicted_time : null;
-    return {stage: w.stage.name, device: w.stage.device, kind: w.kind, backend: w.backend, ep: w.ep,
+    return {stage: w.name || w.stage.name, device: w.device || w.stage.device, kind: w.kind, backend: w.backend, ep: w.ep,
             nodes: w.stage.nodes, predicted, measured: mean, ratio: predicted > 0 ? mean / predicted : null};
   });
   const layout = deviceLayout(workers);
   const devices = [...layout.entries()].map(([device, d]) => {
     const sum = (key, kinds) => d.stages.filter((s) => kinds.includes(rows[s].kind)).reduce((x, s) => x + (rows[s][key] || 0), 0);
-    return {device, stages: d.stages.length, position: d.position,
-            predicted: sum('predicted', ['F', 'B', 'FB']), measured: sum('measured', ['F', 'B', 'FB']),
+    // A device running one of R replicas takes every R-th micro-batch: its
+    // share of the period is its stage sum over R (seed 004 App. C.2).
+    const R = d.replicas || 1;
+    return {device, stages: d.stages.length, position: d.position, ...(R > 1 ? {replicas: R} : {}),
+            predicted: sum('predicted', ['F', 'B', 'FB']) / R, measured: sum('measured', ['F', 'B', 'FB']) / R,
             measured_forward: sum('measured', ['F']), measured_backward: sum('measured', ['B']),
             measured_forward_backward: sum('measured', ['FB'])};
   });
@@ -64,6 +71,7 @@ async function buildReport(a, pipeline, workers, result, t0, extra) {
   const training = workers.some((w) => w.kind !== 'F');
   return {
     schedule: a.schedule, micro_batches: M, training, backends: extra.backends, stages: rows, devices,
+    stage_count: new Set(workers.map((w) => w.stage.id)).size,
     time_unit: plan.time_unit || 'ms', plan: {algorithm: plan.algorithm, objective_kind: plan.objective_kind, objective: plan.objective},
     predicted_period: predictedPeriod, measured_period: measuredPeriod,
     period_source: measuredPeriod === steady ? 'steady-state finishes' : 'bottleneck device stage sum',
@@ -77,7 +85,7 @@ async function buildReport(a, pipeline, workers, result, t0, extra) {
 }
 
 function printReport(r, pipeline) {
-  const S = r.stages.length;
+  const S = r.stage_count;
   const plan = r.plan;
   console.log(`${r.schedule}: ${r.micro_batches} micro-batches through ${S} stages (${r.devices.length} devices)` +
               (plan.algorithm ? `, plan '${plan.algorithm}' (${plan.objective_kind} ${fmt(plan.objective, 4)} ${r.time_unit})` : '') +

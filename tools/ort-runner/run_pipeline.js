@@ -37,6 +37,16 @@
 // gradient with the unpartitioned training graph run on the same
 // micro-batches, one PASS/FAIL line per tensor.
 //
+// Data-parallel replicas (issue 33 item 5): a stage whose pipeline.json
+// entry lists several `replica_devices` runs one session per replica, each
+// in its device's thread, all from the stage's one file; micro-batch m goes
+// to replica m mod R. Each replica accumulates the gradients of its own
+// micro-batches; they are summed over the replicas (the all-reduce of the
+// stage's `reduced_gradients`) before the check, which then compares them
+// with the unpartitioned graph's over all M micro-batches (equal up to
+// the order of the fp32 sums). One line per replicated stage gives the
+// micro-batches each replica ran.
+//
 // Devices: a stage on `accN` asks for the CUDA execution provider with
 // device id N when this onnxruntime-node install has one (--ep auto), else
 // the CPU provider, and says so; `cpuN` stages use the CPU provider.
@@ -293,17 +303,26 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   const backend = a.backend === 'auto' ? (trainingPlan ? 'wasm' : 'node') : a.backend;
   const threads = new Map();
   const threadOf = (device) => threads.get(device) || threads.set(device, new DeviceThread()).get(device);
-  const workers = stages.map((st, s) => {
+  // Issue 33 item 5: a stage's data-parallel replicas each get their own
+  // session in their own device's thread, from the one stage file.
+  stages.forEach((st, s) => checkReducedGradients(st, exposed[s]));
+  const workers = stages.flatMap((st, s) => st.replica_devices.map((device, r) => {
     const ex = exposed[s];
     const cudaWanted = st.execution_provider === 'CUDAExecutionProvider' && a.ep === 'auto';
     const w = new StageWorker(st, {
       model: ex.model, changed: ex.model !== stageFiles[s].model, file: stageFiles[s].file, external: stageFiles[s].external,
       accumulators: ex.accumulators.length > 0, backend, optimize: a.optimize, threads: a.threads,
-      profilePrefix: profileDir ? path.join(profileDir, `stage${s}`) : '',
-      cuda: cudaWanted && cudaLibrary() ? {deviceId: Number(st.device_id) || 0} : null}, threadOf(st.device));
+      profilePrefix: profileDir ? path.join(profileDir, r ? `stage${s}_replica${r}` : `stage${s}`) : '',
+      cuda: cudaWanted && cudaLibrary() ? {deviceId: Number(r ? st.replica_device_ids[r] : st.device_id) || 0} : null},
+      threadOf(device),
+      {device, replica: r, replicas: st.replica_devices.length});
     Object.assign(w, {kind: ex.kind, accumulators: ex.accumulators});
+    if (r === 1 && ex.seededDropouts)
+      log(`run_pipeline: ${st.name} has Dropout and runs as replicas: each replica's session draws its own masks, ` +
+          'so its outputs differ from the unpartitioned run\'s beyond rounding');
     return w;
-  });
+  }));
+  const replicated = stages.some((st) => st.replica_devices.length > 1);
   const unrunnable = [];
   const cudaNoted = new Set();
   // Sessions open in parallel (each device's thread compiles its build).
@@ -314,16 +333,18 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
       if (e) throw e;
       Object.assign(w, {inputs: r.inputs, outputs: r.outputs, ep: r.ep, backend: r.backend});
       if (w.stage.execution_provider === 'CUDAExecutionProvider' && r.backend === 'node' && !r.ep.startsWith('cuda') &&
-          !cudaNoted.has(w.stage.device)) {
-        cudaNoted.add(w.stage.device);
-        log(`run_pipeline: ${w.stage.name} (${w.stage.device}): no CUDA provider in this onnxruntime-node build ` +
-            `(the npm default), device ${w.stage.device_id || 0} ran on the CPU provider`);
+          !cudaNoted.has(w.device)) {
+        cudaNoted.add(w.device);
+        log(`run_pipeline: ${w.name} (${w.device}): no CUDA provider in this onnxruntime-node build ` +
+            `(the npm default), device ${(w.replica ? w.stage.replica_device_ids[w.replica] : w.stage.device_id) || 0} ` +
+            'ran on the CPU provider');
       }
     } catch (e) {
       const msg = e.message.replace(/^[^:]*: /, '');
       const op = missingOp(msg);
       if (!op) throw e;
       const builds = backend === 'wasm' ? 'ONNX Runtime\'s training build' : 'onnxruntime-node or ONNX Runtime\'s training build';
+      if (w.replica) continue; // its first replica says it
       unrunnable.push({stage: w.stage.name, reason: `no kernel for ${op} in ${builds} (first missing op)`});
     }
   }
@@ -331,16 +352,18 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
     for (const t of threads.values()) await t.terminate();
   };
   if (unrunnable.length) {
-    const code = await runPartial(workers, unrunnable, pipeline, inputsFor);
+    const code = await runPartial(workers.filter((w) => !w.replica), unrunnable, pipeline, inputsFor);
     for (const w of workers) if (w.inputs) await w.request({type: 'end'});
     await finish();
     return code;
   }
   const backends = [...new Set(workers.map((w) => w.backend))];
-  log(`run_pipeline: stages run in ${workers.map((w) => `${w.stage.name} ${w.backend}`).join(', ')}`);
+  log(`run_pipeline: stages run in ${workers.map((w) => `${w.name} ${w.backend}`).join(', ')}`);
 
-  // Warm-up: one micro-batch, not timed.
-  await runSchedule(workers, pipeline, [warmupInputs], 'gpipe', () => {});
+  // Warm-up: one micro-batch, not timed (as many as the most replicated
+  // stage has replicas, so that every replica's session runs one).
+  const warmups = Math.max(...workers.map((w) => w.replicas));
+  await runSchedule(workers, pipeline, Array(warmups).fill(warmupInputs), 'gpipe', () => {});
   const inputs = Array.from({length: M}, (_, m) => inputsFor(m));
   const t0 = performance.timeOrigin + performance.now();
   const isTty = process.stderr.isTTY;
@@ -388,8 +411,9 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   const report = await buildReport(a, pipeline, workers, result, t0, {originalMs, check, backends});
   printReport(report, pipeline);
   if (a.profile) console.log(`profile: ${profileKernels} kernels of ${S} stages written to ${a.profile}`);
-  if (a.trace) writeTrace(a.trace, stages, result.records, t0);
+  if (a.trace) writeTrace(a.trace, workers.map((w) => ({name: w.name, device: w.device})), result.records, t0);
   if (a.json) fs.writeFileSync(a.json, JSON.stringify(report, null, 2) + '\n');
+  if (replicated) printReplicas(stages, workers, result);
   if (!check) {
     console.log('outputs not checked (no --original)');
     console.log('DONE');
@@ -403,6 +427,39 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
               `max abs error ${check.abs}, max rel error ${check.rel} (rtol ${a.rtol})`);
   console.log(check.ok ? 'PASS' : 'FAIL');
   return check.ok ? 0 : 1;
+}
+
+/// Issue 33 item 5: a replicated stage of a training graph lists in
+/// pipeline.json's `reduced_gradients` the gradients its all-reduce sums;
+/// they must be the ones its accumulators make (EX: exposeAccumulators of
+/// its model), or the runner would sum something else than the plan says.
+function checkReducedGradients(st, ex) {
+  if (st.replica_devices.length < 2 || !ex.accumulators.length) return;
+  const where = `pipeline.json: ${st.name}`;
+  if (!Array.isArray(st.reduced_gradients))
+    throw new Error(`${where} runs ${st.replica_devices.length} replicas and accumulates gradients but lists no "reduced_gradients"`);
+  const key = (g, b) => `${g}\u0000${b}`;
+  const listed = new Set(st.reduced_gradients.map((g) => key(g.gradient, g.accumulation_buffer)));
+  const made = new Set(ex.accumulators.map((x) => key(x.gradient, x.buffer)));
+  for (const g of st.reduced_gradients)
+    if (!made.has(key(g.gradient, g.accumulation_buffer)))
+      throw new Error(`${where}: reduced gradient '${g.gradient}' (buffer '${g.accumulation_buffer}') is accumulated by no node of ${st.file}`);
+  for (const x of ex.accumulators)
+    if (!listed.has(key(x.gradient, x.buffer)))
+      throw new Error(`${where}: the gradient '${x.gradient}' ${st.file} accumulates is not in "reduced_gradients"`);
+}
+
+/// Per replicated stage, the micro-batches each replica ran and, in a
+/// training graph, the gradients summed over the replicas (the all-reduce).
+function printReplicas(stages, workers, result) {
+  for (const st of stages) {
+    if (st.replica_devices.length < 2) continue;
+    const mine = workers.map((w, i) => [w, i]).filter(([w]) => w.stage === st);
+    console.log(`replicas ${st.name}: ` + mine.map(([w, i]) => `${w.device} ${result.records[i].length} micro-batches`).join(', '));
+    if (st.reduced_gradients && st.reduced_gradients.length)
+      console.log(`all-reduce ${st.name} (group ${st.allreduce_group}): ${st.reduced_gradients.length} gradients summed over ` +
+                  `${st.replica_devices.join(', ')}`);
+  }
 }
 
 /// Node events of one ORT profile with the first WARMUP runs dropped.

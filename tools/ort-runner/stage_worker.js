@@ -109,15 +109,20 @@ class DeviceThread {
 
 /// The main thread's handle on one stage's session in its device's thread.
 /// OPTIONS are open()'s.
+/// REPLICA (issue 33 item 5): {device, replica, replicas} when the stage
+/// runs as data-parallel replicas; this handle is then one replica's
+/// session, on its own device's thread, named STAGE@DEVICE past the first.
 class StageWorker {
-  constructor(stage, options, thread) {
-    Object.assign(this, {stage, options, thread, pending: null, key: `${stage.id}`});
+  constructor(stage, options, thread, replica = {}) {
+    const device = replica.device || stage.device, r = replica.replica || 0;
+    Object.assign(this, {stage, options, thread, pending: null, device, replica: r, replicas: replica.replicas || 1,
+                         name: r ? `${stage.name}@${device}` : stage.name, key: r ? `${stage.id}@${device}` : `${stage.id}`});
   }
   async request(msg) {
     this.pending = true;
     const m = await this.thread.call({...msg, key: this.key, options: msg.type === 'init' ? this.options : undefined});
     this.pending = null;
-    if (m.type === 'error') throw new Error(`${this.stage.name}: ${m.message}`);
+    if (m.type === 'error') throw new Error(`${this.name}: ${m.message}`);
     return m;
   }
 }

@@ -155,3 +155,58 @@ test('a stage file that is not ONNX is one error line', () => {
   const dir = stageFolder((p, d) => fs.writeFileSync(path.join(d, 'stage0.onnx'), 'not a model \x07\x07'));
   expectError(run([dir]), /stage0_acc0: /);
 });
+
+test('malformed replica fields: one error naming the stage and field', () => {
+  // Issue 33 item 5: a valid folder whose one stage runs on acc0 and acc1.
+  const replicated = (p) => {
+    p.devices = ['acc0', 'acc1', 'acc2'];
+    p.stages[0].replica_devices = ['acc0', 'acc1'];
+    p.stages[0].allreduce_group = 0;
+    p.allreduce_groups = [{id: 0, devices: ['acc0', 'acc1'], stages: [0]}];
+  };
+  const {checkPipeline} = require('../../../tools/ort-runner/pipeline_check');
+  const ok = stageFolder(replicated);
+  const p = JSON.parse(fs.readFileSync(path.join(ok, 'pipeline.json'), 'utf8'));
+  checkPipeline(p, ok);
+  assert.deepStrictEqual(p.stages[0].replica_devices, ['acc0', 'acc1']);
+  const cases = [
+    [(p) => (p.stages[0].replica_devices = ['acc0', 'acc7']), /replica device 'acc7' is not one of "devices"/],
+    [(p) => (p.stages[0].replica_devices = ['acc0', 'acc1', 'acc1']), /replica device 'acc1' is listed twice/],
+    [(p) => (p.stages[0].replica_devices = ['acc1', 'acc0']), /must start with the stage's own device acc0, not acc1/],
+    [(p) => (p.stages[0].replica_devices = 'acc0,acc1'), /"replica_devices" is not a non-empty list of device names/],
+    [(p) => (p.stages[0].replica_devices = []), /"replica_devices" is not a non-empty list/],
+    [(p) => (p.stages[0].allreduce_group = 3), /"allreduce_group" 3 is not an id of "allreduce_groups"/],
+    [(p) => delete p.stages[0].allreduce_group, /"allreduce_group" undefined is not an id/],
+    [(p) => (p.allreduce_groups[0].devices = ['acc0', 'acc2']), /all-reduce group 0 lists \[acc0, acc2\], not its replica devices \[acc0, acc1\]/],
+    [(p) => (p.allreduce_groups = {}), /"allreduce_groups" is not a list/],
+    [(p) => (p.allreduce_groups = [null]), /an all-reduce group is not an object/],
+    [(p) => p.allreduce_groups.push({id: 0, devices: []}), /all-reduce group 0 is listed twice/],
+    [(p) => (p.stages[0].replica_device_ids = [0]), /"replica_device_ids" is not a list of 2 integers/],
+    [(p) => (p.stages[0].reduced_gradients = [{gradient: 'W_grad'}]), /"reduced_gradients" is not a list of \{gradient, accumulation_buffer\}/],
+    [(p) => {
+      delete p.stages[0].replica_devices;
+    }, /"allreduce_group" or "reduced_gradients" without "replica_devices"/],
+    // A second stage on acc1 (a lent device) or on acc0 without the replicas.
+    [(p) => p.stages.push({...p.stages[0], id: 1, name: 's1', device: 'acc1', replica_devices: undefined, allreduce_group: undefined}),
+     /replica device 'acc1' also runs stages of its own/],
+    [(p) => p.stages.push({...p.stages[0], id: 1, name: 's1', replica_devices: undefined, allreduce_group: undefined}),
+     /its replica devices \[acc0, acc1\] differ from those of s1 on the same device \[acc0\]/],
+    [(p) => {
+      p.stages.push({...p.stages[0], id: 1, name: 's1', device: 'acc2', replica_devices: ['acc2', 'acc1'], allreduce_group: 1});
+      p.allreduce_groups.push({id: 1, devices: ['acc2', 'acc1']});
+    }, /replica device 'acc1' also runs replicas of acc0/],
+  ];
+  // In-process, and the first through the whole runner: one line, exit 1.
+  cases.forEach(([edit, re], i) => {
+    const dir = stageFolder((p) => {
+      replicated(p);
+      edit(p);
+    });
+    if (i === 0) {
+      expectError(run([dir]), re);
+    } else {
+      const text = fs.readFileSync(path.join(dir, 'pipeline.json'), 'utf8');
+      assert.throws(() => checkPipeline(JSON.parse(text), dir), re, `case ${i}`);
+    }
+  });
+});

@@ -123,3 +123,46 @@ test('exposeAccumulators declares the buffer output and makes it a graph output'
   const plain = Buffer.concat([varint(8), varint(8)]);
   assert.strictEqual(exposeAccumulators(plain).model, plain);
 });
+
+test('replicas: micro-batches round-robin, each replica its own chain, gradients summed', async () => {
+  // Issue 33 item 5: stage a on acc0 and acc1 (2 replicas), b on acc2 alone.
+  const a = {id: 0, name: 'a', device: 'acc0', replica_devices: ['acc0', 'acc1']};
+  const b = {id: 1, name: 'b', device: 'acc2', replica_devices: ['acc2']};
+  const acc = [{buffer: 'buf', reset: 'reset', out: 'buf/onnxp_accumulated'}];
+  const ran = [];
+  const worker = (stage, device, replica, replicas, inputs, outputs) => ({
+    stage, device, replica, replicas, kind: 'FB', inputs, accumulators: stage === a ? acc : [], pending: null,
+    async request(msg) {
+      ran.push(`${stage.name}@${device}:${msg.mb}`);
+      const out = Object.fromEntries(outputs.map((n) => [n, msg.mb]));
+      if (stage === a) {
+        // The buffer: the previous one plus this micro-batch's number (reset: alone).
+        const prev = msg.feeds.reset.data[0] ? 0 : msg.feeds.buf.data[0];
+        out['buf/onnxp_accumulated'] = {type: 'float32', data: Float32Array.from([prev + msg.mb + 1]), dims: [1]};
+      }
+      return {ms: 0, start: 0, end: 0, outputs: out};
+    }});
+  const workers = [worker(a, 'acc0', 0, 2, ['X', 'buf', 'reset'], ['H']), worker(a, 'acc1', 1, 2, ['X', 'buf', 'reset'], ['H']),
+                   worker(b, 'acc2', 0, 1, ['H'], ['Y'])];
+  for (const schedule of ['gpipe', '1f1b']) {
+    ran.length = 0;
+    const inputs = Array.from({length: 5}, () => ({X: 1, buf: {type: 'float32', data: Float32Array.from([100]), dims: [1]}}));
+    const r = await runSchedule(workers, {graph_outputs: [{name: 'Y'}]}, inputs, schedule, () => {});
+    assert.deepStrictEqual(ran.filter((x) => x.startsWith('a@acc0')), ['a@acc0:0', 'a@acc0:2', 'a@acc0:4'], schedule);
+    assert.deepStrictEqual(ran.filter((x) => x.startsWith('a@acc1')), ['a@acc1:1', 'a@acc1:3'], schedule);
+    assert.strictEqual(ran.filter((x) => x.startsWith('b@')).length, 5, schedule);
+    assert.deepStrictEqual(r.replicaMicroBatches, [[0, 2, 4], [1, 3], [0, 1, 2, 3, 4]]);
+    assert.deepStrictEqual(r.outputs.map((o) => o.Y), [0, 1, 2, 3, 4]);
+    // acc0's chain 1 + 3 + 5, acc1's 2 + 4 (each replica resets on its
+    // first micro-batch, never adds the initial 100): the all-reduce 15.
+    assert.deepStrictEqual([...r.gradients['buf/onnxp_accumulated'].data], [15], schedule);
+  }
+});
+
+test('the all-reduce refuses replicas whose buffers differ in shape', () => {
+  const {sumTensors} = require('../../../tools/ort-runner/schedule');
+  assert.throws(() => sumTensors('g', [{type: 'float32', data: [1], dims: [1]}, {type: 'float32', data: [1, 2], dims: [2]}]),
+                /the replicas' 'g' differ in type or shape/);
+  assert.deepStrictEqual([...sumTensors('g', [{type: 'float32', data: [1, 2], dims: [2]}, {type: 'float32', data: [3, 4], dims: [2]}]).data],
+                         [4, 6]);
+});
