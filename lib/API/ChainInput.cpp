@@ -12,6 +12,7 @@
 #include "onnx-partition/API/Outputs.h"
 #include "onnx-partition/API/ScheduleOutput.h"
 
+#include "onnx-partition/IR/ChainScheduleJson.h"
 #include "onnx-partition/Partition/ChainPlanTrace.h"
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Support/FileIO.h"
@@ -63,8 +64,7 @@ std::string chainPlanJson(const Chain &C, const Plan &P, const std::string &Inpu
     else if (Timings) J["timings"][Key] = Value;
   }
   J["notes"] = P.notes;
-  J["schedule"] = nlohmann::json::parse(P.schedule, nullptr, /*allow_exceptions=*/false);
-  if (J["schedule"].is_discarded()) J["schedule"] = nullptr;
+  J["schedule"] = chainScheduleToJson(P.schedule); // null when the plan has none
   return J.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"; // names may hold any byte
 }
 } // namespace

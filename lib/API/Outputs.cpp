@@ -27,7 +27,7 @@ namespace {
 /// keeps its schedule) replayed by its simulator on the chain it was made on.
 /// Any other plan: its stages run as a 1F1B pipeline (traceStagedPlan).
 Expected<std::string> traceText(const PassContext &Ctx) {
-  if (Ctx.chain && !Ctx.plan->schedule.empty()) {
+  if (Ctx.chain && Ctx.plan->hasSchedule()) {
     Expected<ChromeTrace> T = traceChainPlan(*Ctx.chain, Ctx.platform, *Ctx.plan);
     if (!T) return T.takeError();
     return T->toJson();

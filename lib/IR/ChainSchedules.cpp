@@ -1,12 +1,13 @@
 //===- IR/ChainSchedules.cpp - The schedules of the chain planners --------===//
 //
-// See ChainSchedules.h: the names of the operations and transfers, and the
-// JSON readers of the two chain schedules.
+// See ChainSchedules.h: the names of the operations and transfers, and what
+// the schedules' consumers derive from them. Their JSON is
+// ChainScheduleJson.cpp's.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/ChainSchedules.h"
 
-#include <nlohmann/json.hpp>
+#include <set>
 
 using namespace onnxp;
 
@@ -24,40 +25,22 @@ const char *onnxp::rematOpName(RematOpKind K) {
   return "?";
 }
 
-Expected<ActivationScheduleText> onnxp::parseActivationScheduleJson(const std::string &Text) {
-  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object() || J.value("kind", "") != "activation-schedule")
-    return makeError("activation schedule: the plan's schedule is not an activation schedule");
-  ActivationScheduleText S;
-  RematPlan &R = S.plan;
-  RematOptions &O = S.options;
-  try {
-    R.slotBytes = J.at("slot_bytes").get<double>();
-    S.residentBytes = J.value("resident_bytes", 0.0);
-    R.budgetSlots = J.at("budget_slots").get<int>();
-    R.offload = J.at("offload").get<bool>();
-    O.bandwidthBytesPerSec = J.at("bandwidth_bytes_per_s").get<double>();
-    O.lossTimeMs = J.at("loss_ms").get<double>();
-    for (const auto &E : J.at("ops")) {
-      RematOp Op;
-      std::string Name = E.at(0).get<std::string>();
-      bool Found = false;
-      for (RematOpKind K :
-           {RematOpKind::ForwardAll, RematOpKind::ForwardCheck, RematOpKind::ForwardNoGrad, RematOpKind::Loss,
-            RematOpKind::Backward, RematOpKind::Offload, RematOpKind::Prefetch, RematOpKind::Idle})
-        if (Name == rematOpName(K)) Op.kind = K, Found = true;
-      if (!Found) return makeError("activation schedule: unknown operation '", Name, "'");
-      if (Op.kind == RematOpKind::Idle) Op.idleMs = E.at(1).get<double>();
-      else Op.layer = E.at(1).get<int>();
-      Op.stored = E.size() > 2;
-      R.ops.push_back(Op);
-    }
-  } catch (const std::exception &Ex) {
-    return makeError("activation schedule: malformed schedule: ", Ex.what());
-  }
-  O.offload = R.offload;
+RematPlan ActivationSchedule::rematPlan() const {
+  RematPlan R;
   R.feasible = true;
-  return S;
+  R.slotBytes = slotBytes;
+  R.budgetSlots = budgetSlots;
+  R.offload = offload;
+  R.ops = ops;
+  return R;
+}
+
+RematOptions ActivationSchedule::rematOptions() const {
+  RematOptions O;
+  O.bandwidthBytesPerSec = bandwidthBytesPerSec;
+  O.lossTimeMs = lossMs;
+  O.offload = offload;
+  return O;
 }
 
 const char *onnxp::transferKindName(TransferKind K) {
@@ -69,39 +52,32 @@ const char *onnxp::transferKindName(TransferKind K) {
   return "?";
 }
 
-Expected<OffloadSchedule> onnxp::parseOffloadScheduleJson(const std::string &Text, int L) {
-  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object()) return makeError("offload schedule: not a JSON object");
-  OffloadSchedule S;
-  try {
-    S.cycleTime = J.at("cycleMs").get<double>();
-    S.opStart = J.at("opStartMs").get<std::vector<double>>();
-    std::vector<int> Resident = J.at("residentAtStart").get<std::vector<int>>();
-    std::vector<int> Fresh = J.at("hostFreshAtStart").get<std::vector<int>>();
-    if ((int)S.opStart.size() != 2 * L || (int)Resident.size() != L || (int)Fresh.size() != L)
-      return makeError("offload schedule: made for ", Resident.size(), " layers, the chain has ", L);
-    S.residentAtStart.assign(L + 1, 0);
-    S.hostFreshAtStart.assign(L + 1, 0);
-    for (int K = 1; K <= L; ++K) {
-      S.residentAtStart[K] = Resident[K - 1] != 0;
-      S.hostFreshAtStart[K] = Fresh[K - 1] != 0;
-    }
-    for (const nlohmann::json &T : J.at("transfers")) {
-      OffloadTransfer X;
-      X.layer = T.at("layer").get<int>();
-      std::string Kind = T.at("kind").get<std::string>();
-      if (Kind == "prefetch") X.kind = TransferKind::Prefetch;
-      else if (Kind == "offload") X.kind = TransferKind::Offload;
-      else if (Kind == "upload") X.kind = TransferKind::Upload;
-      else return makeError("offload schedule: unknown transfer kind '", Kind, "'");
-      X.start = T.at("startMs").get<double>();
-      X.end = T.at("endMs").get<double>();
-      X.bytes = T.at("bytes").get<double>();
-      X.forOp = T.value("opIndex", -1);
-      S.transfers.push_back(X);
-    }
-    for (const nlohmann::json &D : J.at("drops"))
-      S.drops.push_back({D.at("layer").get<int>(), D.at("timeMs").get<double>(), D.value("afterIndex", -1)});
-  } catch (const std::exception &Ex) { return makeError("offload schedule: ", Ex.what()); }
-  return S;
+Error onnxp::checkWeightOffloadLayers(const WeightOffloadSchedule &S, int L) {
+  const OffloadSchedule &R = S.replay;
+  if ((int)R.opStart.size() != 2 * L || (int)R.residentAtStart.size() != L + 1 ||
+      (int)R.hostFreshAtStart.size() != L + 1)
+    return makeError("offload schedule: made for ",
+                     R.residentAtStart.empty() ? 0 : R.residentAtStart.size() - 1, " layers, the chain has ",
+                     L);
+  return Error::success();
+}
+
+int PeriodicPattern::usedGpus() const {
+  return static_cast<int>(std::set<int>(gpuOfBlock.begin(), gpuOfBlock.end()).size());
+}
+
+ChainScheduleKind onnxp::chainScheduleKind(const ChainSchedule &S) {
+  // The enum follows the variant's order.
+  return static_cast<ChainScheduleKind>(S.index());
+}
+
+const char *onnxp::chainScheduleKindName(ChainScheduleKind K) {
+  switch (K) {
+  case ChainScheduleKind::None: return "none";
+  case ChainScheduleKind::Periodic1F1B: return "1f1b-periodic";
+  case ChainScheduleKind::Replicated: return "pipedream-replicated";
+  case ChainScheduleKind::WeightOffload: return "weight-offload";
+  case ChainScheduleKind::Activation: return "activation-schedule";
+  }
+  return "?";
 }

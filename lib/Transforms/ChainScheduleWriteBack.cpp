@@ -23,8 +23,6 @@
 #include "onnx-partition/Transforms/PipelinePatternWriteBack.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -194,10 +192,11 @@ Error WeightWriter::write(const WeightEvent &E, const std::string &W, ChainWrite
 
 Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelPlacement &P,
                                                    const OnnxModel &M, const Chain &C,
-                                                   const ChainOnnxNodes &Nodes, const std::string &Json) {
+                                                   const ChainOnnxNodes &Nodes,
+                                                   const WeightOffloadSchedule &Schedule) {
   int L = int(C.size());
-  Expected<OffloadSchedule> S = parseOffloadScheduleJson(Json, L);
-  if (!S) return S.takeError();
+  ONNXP_RETURN_IF_ERROR(checkWeightOffloadLayers(Schedule, L));
+  const OffloadSchedule *S = &Schedule.replay;
   const onnx::GraphProto &G = Out.graph();
   int N = G.node_size();
   // Op j of seed 002 (j < L: B_{L-j}, else F_{j-L+1}) -> its ONNX nodes.
@@ -244,11 +243,10 @@ Expected<ChainWriteBackResult> writeWeightOffloads(onnx::ModelProto &Out, ModelP
 
 Expected<ChainWriteBackResult> writeActivationSchedule(onnx::ModelProto &Out, ModelPlacement &P,
                                                        const Chain &C, const ChainOnnxNodes &Nodes,
-                                                       const std::string &Json) {
-  Expected<ActivationScheduleText> S = parseActivationScheduleJson(Json);
-  if (!S) return S.takeError();
-  S->plan.layers.resize(C.size());
-  Expected<RecomputeRewriteResult> RR = rewriteActivationSchedule(Out, Nodes.forward, S->plan);
+                                                       const ActivationSchedule &S) {
+  RematPlan Plan = S.rematPlan();
+  Plan.layers.resize(C.size());
+  Expected<RecomputeRewriteResult> RR = rewriteActivationSchedule(Out, Nodes.forward, Plan);
   if (!RR) return RR.takeError();
   // The rewrite reorders nodes and adds copies: every node stays on the
   // one accelerator; the copies and transfers are marked as inserted.
@@ -272,21 +270,19 @@ Expected<ChainWriteBackResult> writeActivationSchedule(onnx::ModelProto &Out, Mo
 
 Expected<ChainWriteBackResult> onnxp::writeChainSchedule(onnx::ModelProto &Out, ModelPlacement &P,
                                                          const OnnxModel &M, const CostGraph &G,
-                                                         const Chain &C, const std::string &ScheduleJson) {
+                                                         const Chain &C, const ChainSchedule &Schedule) {
   ChainWriteBackResult None;
-  if (ScheduleJson.empty()) return None;
-  nlohmann::json J = nlohmann::json::parse(ScheduleJson, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object()) return None;
-  if (J.value("kind", "") == "1f1b-periodic") {
+  if (const auto *Pattern = std::get_if<PeriodicPattern>(&Schedule)) {
     // Multi-GPU 1F1B patterns: each node's place in the period, no rewrite.
     for (const ChainBlock &B : C.blocks)
       if (B.nodes.empty()) return None;
-    Expected<int> Written = writePipelinePattern(Out, P, G, C, J);
+    Expected<int> Written = writePipelinePattern(Out, P, G, C, *Pattern);
     if (!Written) return Written.takeError();
     return None;
   }
-  bool Activation = J.value("kind", "") == "activation-schedule";
-  bool Weights = J.contains("opStartMs") && J.contains("transfers") && J.contains("perLayer");
+  const auto *Activation = std::get_if<ActivationSchedule>(&Schedule);
+  const auto *Weights = std::get_if<WeightOffloadSchedule>(&Schedule);
+  // No schedule, or PipeDream's replicated stages: nothing to write.
   if (!Activation && !Weights) return None;
   if (Out.graph().node_size() != int(P.numNodes()))
     return makeInternalError("chain schedule write-back: the placement covers ", P.numNodes(),
@@ -297,6 +293,6 @@ Expected<ChainWriteBackResult> onnxp::writeChainSchedule(onnx::ModelProto &Out, 
                        "' names no graph nodes (a chain read from a file cannot be written into a model)");
   ONNXP_RETURN_IF_ERROR(singleDevice(P));
   ChainOnnxNodes Nodes = chainOnnxNodes(G, C);
-  if (Weights) return writeWeightOffloads(Out, P, M, C, Nodes, ScheduleJson);
-  return writeActivationSchedule(Out, P, C, Nodes, ScheduleJson);
+  if (Weights) return writeWeightOffloads(Out, P, M, C, Nodes, *Weights);
+  return writeActivationSchedule(Out, P, C, Nodes, *Activation);
 }

@@ -1,16 +1,14 @@
 //===- Transforms/PipelinePatternWriteBack.cpp - 1F1B pattern into the model ===//
 //
-// See PipelinePatternWriteBack.h. The pattern JSON is the one
-// Partition/pipeline/PipelineChainPlanners.cpp writes ("1f1b-periodic":
-// gpu_of_block, task_start_ms, task_delay per task k = 0..2L-1, task k being
-// F_{k+1} for k < L and B_{2L-k} after).
+// See PipelinePatternWriteBack.h. The pattern is the one
+// Partition/pipeline/PipelineChainPlanners.cpp makes (gpuOfBlock, and
+// taskStart, taskDelay per task k = 0..2L-1, task k being F_{k+1} for
+// k < L and B_{2L-k} after).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Transforms/PipelinePatternWriteBack.h"
 
 #include "onnx-partition/Transforms/PlacementFields.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -27,19 +25,12 @@ std::string number(double V) {
 } // namespace
 
 Expected<int> onnxp::writePipelinePattern(onnx::ModelProto &Out, const ModelPlacement &P, const CostGraph &G,
-                                          const Chain &C, const nlohmann::json &J) {
+                                          const Chain &C, const PeriodicPattern &Pattern) {
   const int L = static_cast<int>(C.size());
-  std::vector<int> Gpu, Delay;
-  std::vector<double> Start;
-  double Period = 0;
-  try {
-    Gpu = J.at("gpu_of_block").get<std::vector<int>>();
-    Start = J.at("task_start_ms").get<std::vector<double>>();
-    Delay = J.at("task_delay").get<std::vector<int>>();
-    Period = J.at("period_ms").get<double>();
-  } catch (const nlohmann::json::exception &E) {
-    return makeInternalError("pipeline pattern write-back: malformed pattern: ", E.what());
-  }
+  const std::vector<int> &Gpu = Pattern.gpuOfBlock;
+  const std::vector<double> &Start = Pattern.taskStart;
+  const std::vector<int> &Delay = Pattern.taskDelay;
+  const double Period = Pattern.period;
   if ((int)Gpu.size() != L || (int)Start.size() != 2 * L || (int)Delay.size() != 2 * L)
     return makeInternalError("pipeline pattern write-back: the pattern does not fit a chain of ", L,
                              " blocks");

@@ -9,6 +9,8 @@
 #ifndef ONNXP_IR_PLAN_H
 #define ONNXP_IR_PLAN_H
 
+#include "onnx-partition/IR/ChainSchedules.h"
+
 #include <cmath>
 #include <map>
 #include <optional>
@@ -130,10 +132,12 @@ struct Plan {
   /// Human-readable notes for the report (assumptions, fallbacks).
   std::vector<std::string> notes;
   /// Chain planners: the schedule the plan was made with (periodic 1F1B
-  /// pattern, offload/prefetch points, recomputations) as the planner's own
-  /// JSON text. Its simulator replays it to price the plan; the report and
-  /// the annotated model carry it, so --load-plan can replay it again.
-  std::string schedule;
+  /// pattern, replicated stages, offload/prefetch points, recomputations),
+  /// one typed alternative per kind (IR/ChainSchedules.h); none otherwise.
+  /// Its simulator replays it to price the plan, --trace replays it, the
+  /// write-back writes it into the model, and the report carries it as JSON
+  /// (IR/ChainScheduleJson.h, the only conversion).
+  ChainSchedule schedule;
   /// Per device, memory model `schedule` with a periodic 1F1B pattern: the
   /// simulator's terms and the pattern's in-flight micro-batches (empty
   /// otherwise). scheduleReplayed: the micro-batches the simulator replayed.
@@ -141,6 +145,9 @@ struct Plan {
   int scheduleReplayed = 0;
   /// Every algorithm considered when several ran (`all`, `auto`), in order.
   std::vector<AlgorithmOutcome> alternatives;
+
+  /// Whether a chain planner's schedule comes with the plan.
+  bool hasSchedule() const { return !std::holds_alternative<std::monostate>(schedule); }
 
   double gap() const {
     if (std::isnan(objective) || std::isnan(lowerBound) || objective == 0) return NAN;

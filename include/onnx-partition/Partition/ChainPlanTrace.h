@@ -5,8 +5,7 @@
 // pipeline simulator (pipeline-ilp, pipeline-pipedream), the weight offload
 // simulator (offload-weights) or the activation schedule replay
 // (offload-activations, rotor) -- written with Support/ChromeTrace.h.
-// The kind is read from the schedule itself, so a plan loaded back traces
-// the same way.
+// The kind is the schedule's own (the ChainSchedule alternative it holds).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_CHAINPLANTRACE_H

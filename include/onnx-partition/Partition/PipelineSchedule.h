@@ -21,6 +21,7 @@
 #define ONNXP_PARTITION_PIPELINESCHEDULE_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/ChainSchedules.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <memory>
@@ -100,32 +101,8 @@ private:
   std::vector<double> Durations, Act, Weights; // Act[i] = a_i, i = 0..L
 };
 
-/// One period of a 1F1B schedule. Co-located communications (tasks K and
-/// K+1 on one GPU) take no time and no link; their start is ignored.
-struct PeriodicPattern {
-  int numGpus = 1;
-  double period = 0;             ///< T, ms
-  double bandwidth = 0;          ///< beta, bytes/s, of every link
-  std::vector<int> gpuOfBlock;   ///< L entries; F_l and B_l share a GPU (eq. 4)
-  std::vector<double> taskStart; ///< 2L entries, start_k in [-d_k, T - d_k]
-  std::vector<int> taskDelay;    ///< 2L entries, >= 0, taskDelay[0] = 0
-  std::vector<double> commStart; ///< 2L-1 entries (cut communications only)
-  std::vector<int> commDelay;    ///< 2L-1 entries
-
-  int gpuOfTask(const PipelineTasks &Tasks, int K) const { return gpuOfBlock[Tasks.blockOf(K)]; }
-  bool isCut(const PipelineTasks &Tasks, int K) const {
-    return gpuOfTask(Tasks, K) != gpuOfTask(Tasks, K + 1);
-  }
-  /// Duration of communication K on the link it crosses (0 when co-located).
-  double commDuration(const PipelineTasks &Tasks, int K) const {
-    return Tasks.commDuration(K, gpuOfTask(Tasks, K), gpuOfTask(Tasks, K + 1));
-  }
-  /// Absolute start of task K on minibatch B.
-  double taskTime(int K, long B) const { return (double)(B + taskDelay[K]) * period + taskStart[K]; }
-  double commTime(int K, long B) const { return (double)(B + commDelay[K]) * period + commStart[K]; }
-  /// Number of distinct GPUs actually used.
-  int usedGpus() const;
-};
+// PeriodicPattern, one period of a 1F1B schedule, is a chain schedule of
+// Plan (IR/ChainSchedules.h).
 
 /// Replaces the delays of P by the smallest ones its start times allow
 /// (batch 0's F_1 in period 0, then each task or communication in the first

@@ -26,6 +26,7 @@
 #define ONNXP_PARTITION_REPLICATEDPIPELINE_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/ChainSchedules.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <functional>
@@ -40,10 +41,7 @@ struct ReplicatedLinks {
   double latencyMs = 0; ///< per message
 };
 
-struct ReplicatedStage {
-  int replicas = 1;
-  std::vector<int> devices; ///< the accelerators running its replicas, replicas of them
-};
+// ReplicatedStage (replica count, accelerators) is in IR/ChainSchedules.h.
 
 /// A replicated pipeline: stage of every block, and the stages in order.
 struct ReplicatedPipeline {

@@ -191,10 +191,11 @@ Expected<OffloadBound> offloadLowerBound(const OffloadInstance &I, const Offload
 
 /// Human-readable per-layer table (choices, transfers, idle before F_k/B_k).
 std::string describeOffloadPlan(const OffloadInstance &I, const OffloadPlan &P);
-/// The plan as report JSON: thresholds, cycle, per-layer choices and idle,
-/// every transfer with its stream; the bound and gap when B is given.
-std::string offloadReportJson(const OffloadInstance &I, const OffloadPlan &P,
-                              const OffloadBound *B = nullptr);
+/// The plan as Plan::schedule: thresholds, cycle, per-layer choices and
+/// idle, every transfer with the op it serves; the bound and gap when B is
+/// given (the report's JSON of it is IR/ChainScheduleJson.h's).
+WeightOffloadSchedule weightOffloadScheduleOf(const OffloadInstance &I, const OffloadPlan &P,
+                                              const OffloadBound *B = nullptr);
 
 } // namespace onnxp
 

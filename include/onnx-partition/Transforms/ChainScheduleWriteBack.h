@@ -17,6 +17,7 @@
 #define ONNXP_TRANSFORMS_CHAINSCHEDULEWRITEBACK_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/ChainSchedules.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Support/Error.h"
@@ -50,7 +51,7 @@ struct ChainWriteBackResult {
 /// on one accelerator (chain planners put all on device 0).
 Expected<ChainWriteBackResult> writeChainSchedule(onnx::ModelProto &Out, ModelPlacement &P,
                                                   const OnnxModel &M, const CostGraph &G, const Chain &C,
-                                                  const std::string &ScheduleJson);
+                                                  const ChainSchedule &Schedule);
 
 } // namespace onnxp
 

@@ -21,8 +21,6 @@
 
 #include "onnx-partition/Transforms/ChainScheduleWriteBack.h"
 
-#include <nlohmann/json_fwd.hpp>
-
 namespace onnxp {
 
 inline constexpr const char *kPipelineTaskKey = "onnx_partition.pipeline_task";
@@ -35,7 +33,7 @@ inline constexpr const char *kPipelinePeriodKey = "onnx_partition.pipeline_perio
 /// marks the inserted nodes, every other node is an original one in order).
 /// Returns the number of nodes annotated.
 Expected<int> writePipelinePattern(onnx::ModelProto &Out, const ModelPlacement &P, const CostGraph &G,
-                                   const Chain &C, const nlohmann::json &Pattern);
+                                   const Chain &C, const PeriodicPattern &Pattern);
 
 } // namespace onnxp
 

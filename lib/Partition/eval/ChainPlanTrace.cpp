@@ -1,15 +1,12 @@
 //===- Partition/eval/ChainPlanTrace.cpp - A chain plan as a Chrome trace -===//
 //
-// Dispatches on the schedule's kind: "1f1b-periodic" and
-// "activation-schedule" say so in their JSON; the offload report of
-// offload-weights has no kind field and is recognised by its "transfers".
-// The replay functions live next to each planner's price function, which
-// parses the same JSON.
+// Dispatches on the kind of Plan::schedule (the alternative it holds). The
+// replay functions live next to each planner's price function, which
+// replays the same schedule. A replicated pipeline is priced by the
+// evaluator alone: no simulator replays it.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/ChainPlanTrace.h"
-
-#include <nlohmann/json.hpp>
 
 using namespace onnxp;
 
@@ -20,18 +17,20 @@ Error traceActivationSchedule(const Chain &C, const Platform &P, const Plan &Pl,
 } // namespace onnxp
 
 Expected<ChromeTrace> onnxp::traceChainPlan(const Chain &C, const Platform &P, const Plan &BlockPlan) {
-  nlohmann::json J = nlohmann::json::parse(BlockPlan.schedule, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object())
-    return makeUsageError("--trace: the plan of '", BlockPlan.algorithm, "' carries no schedule to replay");
   ChromeTrace Trace;
-  std::string Kind = J.value("kind", "");
-  if (Kind == "1f1b-periodic") {
+  switch (chainScheduleKind(BlockPlan.schedule)) {
+  case ChainScheduleKind::None:
+    return makeUsageError("--trace: the plan of '", BlockPlan.algorithm, "' carries no schedule to replay");
+  case ChainScheduleKind::Periodic1F1B:
     ONNXP_RETURN_IF_ERROR(tracePipelineSchedule(C, P, BlockPlan, Trace));
-  } else if (Kind == "activation-schedule") {
+    break;
+  case ChainScheduleKind::Activation:
     ONNXP_RETURN_IF_ERROR(traceActivationSchedule(C, P, BlockPlan, Trace));
-  } else if (J.contains("transfers")) {
+    break;
+  case ChainScheduleKind::WeightOffload:
     ONNXP_RETURN_IF_ERROR(traceOffloadWeights(C, P, BlockPlan, Trace));
-  } else {
+    break;
+  case ChainScheduleKind::Replicated:
     return makeUsageError("--trace: the schedule of '", BlockPlan.algorithm,
                           "' is of no kind a simulator replays");
   }

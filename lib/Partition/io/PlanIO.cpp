@@ -8,6 +8,7 @@
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PipelineInFlight.h"
+#include "onnx-partition/IR/ChainScheduleJson.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
 #include <cmath>
@@ -168,11 +169,8 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
     }
   }
   // Chain planners: their schedule (per-layer choices, transfers,
-  // recomputations) as the planner's own JSON.
-  if (!Pl.schedule.empty()) {
-    json S = json::parse(Pl.schedule, nullptr, /*allow_exceptions=*/false);
-    J["schedule"] = S.is_discarded() ? json(Pl.schedule) : S;
-  }
+  // recomputations) as JSON.
+  if (Pl.hasSchedule()) J["schedule"] = chainScheduleToJson(Pl.schedule);
   return J;
 }
 

@@ -3,8 +3,8 @@
 // The registry's view of the pipelined planners (Partitioners.def):
 // `pipeline-ilp` (seed 000 §4) and `pipeline-pipedream` (PipeDream's
 // straight pipeline, the baseline of issue 12) return block-indexed plans
-// whose Plan::schedule is the 1F1B pattern as JSON; pricePipelineSchedule is
-// their simulator: it parses the pattern back, replays it and sets the
+// whose Plan::schedule is the 1F1B pattern; pricePipelineSchedule is
+// their simulator: it checks the pattern fits the chain, replays it and sets the
 // period (objective) and every GPU's simulated peak memory. The platform
 // gives P (accelerators), M (accelerator memory) and beta (peer links), or
 // on several nodes the link between every two GPUs (issue 21).
@@ -19,42 +19,14 @@
 #include "onnx-partition/Support/HumanUnits.h"
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
-
 using namespace onnxp;
 
 namespace {
-std::string patternJson(const PeriodicPattern &P) {
-  nlohmann::json J;
-  J["kind"] = "1f1b-periodic";
-  J["period_ms"] = P.period;
-  J["bandwidth"] = P.bandwidth;
-  J["gpus"] = P.numGpus;
-  J["gpu_of_block"] = P.gpuOfBlock;
-  J["task_start_ms"] = P.taskStart;
-  J["task_delay"] = P.taskDelay;
-  J["comm_start_ms"] = P.commStart;
-  J["comm_delay"] = P.commDelay;
-  return J.dump();
-}
-
-Expected<PeriodicPattern> patternFromJson(const std::string &Text, int NumBlocks) {
-  nlohmann::json J = nlohmann::json::parse(Text, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object() || J.value("kind", "") != "1f1b-periodic")
-    return makeError("the plan's schedule is not a 1F1B pattern");
-  PeriodicPattern P;
-  try {
-    P.period = J.at("period_ms").get<double>();
-    P.bandwidth = J.at("bandwidth").get<double>();
-    P.numGpus = J.at("gpus").get<int>();
-    P.gpuOfBlock = J.at("gpu_of_block").get<std::vector<int>>();
-    P.taskStart = J.at("task_start_ms").get<std::vector<double>>();
-    P.taskDelay = J.at("task_delay").get<std::vector<int>>();
-    P.commStart = J.at("comm_start_ms").get<std::vector<double>>();
-    P.commDelay = J.at("comm_delay").get<std::vector<int>>();
-  } catch (const nlohmann::json::exception &E) {
-    return makeError("the plan's 1F1B pattern is malformed: ", E.what());
-  }
+/// Plan::schedule as the 1F1B pattern of a chain of NumBlocks blocks.
+Expected<PeriodicPattern> patternOf(const Plan &Pl, int NumBlocks) {
+  const PeriodicPattern *Found = std::get_if<PeriodicPattern>(&Pl.schedule);
+  if (!Found) return makeError("the plan's schedule is not a 1F1B pattern");
+  const PeriodicPattern &P = *Found;
   if ((int)P.gpuOfBlock.size() != NumBlocks || (int)P.taskStart.size() != 2 * NumBlocks ||
       (int)P.taskDelay.size() != 2 * NumBlocks || (int)P.commStart.size() != 2 * NumBlocks - 1 ||
       (int)P.commDelay.size() != 2 * NumBlocks - 1 || !(P.bandwidth > 0) || P.numGpus < 1)
@@ -74,7 +46,7 @@ Plan blockPlanOf(const PipelinePlan &PP) {
   Pl.lowerBound = PP.lowerBound > 0 ? PP.lowerBound : NAN;
   Pl.stats = PP.stats;
   Pl.notes = PP.notes;
-  Pl.schedule = patternJson(PP.pattern);
+  Pl.schedule = PP.pattern;
   return Pl;
 }
 
@@ -144,10 +116,10 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
 }
 
 Error pricePipelineSchedule(const Chain &C, const Platform &P, Plan &Pl) {
-  if (isReplicatedSchedule(Pl.schedule)) return priceReplicatedSchedule(C, P, Pl);
+  if (std::holds_alternative<ReplicatedSchedule>(Pl.schedule)) return priceReplicatedSchedule(C, P, Pl);
   Expected<PipelineTasks> Tasks = tasksFor(C, P);
   if (!Tasks) return Tasks.takeError();
-  Expected<PeriodicPattern> Pat = patternFromJson(Pl.schedule, (int)C.size());
+  Expected<PeriodicPattern> Pat = patternOf(Pl, (int)C.size());
   if (!Pat) return Pat.takeError();
   if (Pl.device != Pat->gpuOfBlock) return makeError("the plan's devices differ from its 1F1B pattern's");
   if (Pat->numGpus > P.accelerators)
@@ -179,7 +151,7 @@ namespace onnxp {
 Error tracePipelineSchedule(const Chain &C, const Platform &P, const Plan &Pl, ChromeTrace &Trace) {
   Expected<PipelineTasks> Tasks = tasksFor(C, P);
   if (!Tasks) return Tasks.takeError();
-  Expected<PeriodicPattern> Pat = patternFromJson(Pl.schedule, (int)C.size());
+  Expected<PeriodicPattern> Pat = patternOf(Pl, (int)C.size());
   if (!Pat) return Pat.takeError();
   PipelineSimOptions SO;
   SO.trace = &Trace;

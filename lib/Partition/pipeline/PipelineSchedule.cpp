@@ -76,10 +76,6 @@ double PipelineTasks::commDuration(int K) const {
   return std::isfinite(Best) ? Best : uniformMs(K);
 }
 
-int PeriodicPattern::usedGpus() const {
-  return static_cast<int>(std::set<int>(gpuOfBlock.begin(), gpuOfBlock.end()).size());
-}
-
 namespace {
 // The simulator's tolerance: a solver's times carry ~1e-7 relative noise, so
 // an input ready that little after a start still counts as ready.

@@ -2,7 +2,7 @@
 //
 // `pipeline-pipedream --replicate` (issue 33): the DP of
 // PipeDreamReplicated.cpp makes the plan; Plan::schedule records every
-// stage's replica count and accelerators (kind "pipedream-replicated"), a
+// stage's replica count and accelerators (a ReplicatedSchedule), a
 // block's device is its stage's first accelerator, the others are lent to it
 // (Plan::replicas, seed 004 App. C.2's convention), and
 // priceReplicatedSchedule prices the plan with the evaluator alone.
@@ -13,8 +13,6 @@
 #include "onnx-partition/Partition/ReplicatedPipeline.h"
 #include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/HumanUnits.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 
@@ -30,33 +28,19 @@ Expected<ReplicatedLinks> linksOf(const Platform &P) {
   return ReplicatedLinks{P.peerLinkBandwidth, P.peerLinkLatencyMs};
 }
 
-std::string scheduleJson(const ReplicatedPipeline &R, const ReplicatedLinks &Links) {
-  nlohmann::json J;
-  J["kind"] = kReplicatedScheduleKind;
-  J["bandwidth"] = Links.bandwidth;
-  J["latency_ms"] = Links.latencyMs;
-  nlohmann::json Stages = nlohmann::json::array();
-  for (const ReplicatedStage &S : R.stages)
-    Stages.push_back({{"replicas", S.replicas}, {"devices", S.devices}});
-  J["stages"] = Stages;
-  return J.dump();
+ReplicatedSchedule scheduleOf(const ReplicatedPipeline &R, const ReplicatedLinks &Links) {
+  ReplicatedSchedule S;
+  S.bandwidth = Links.bandwidth;
+  S.latencyMs = Links.latencyMs;
+  S.stages = R.stages;
+  return S;
 }
 
 Expected<ReplicatedPipeline> pipelineOf(const Plan &Pl, size_t Blocks) {
-  nlohmann::json J = nlohmann::json::parse(Pl.schedule, nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded() || !J.is_object() || J.value("kind", "") != kReplicatedScheduleKind)
-    return makeError("the plan's schedule is not a replicated pipeline");
+  const ReplicatedSchedule *S = std::get_if<ReplicatedSchedule>(&Pl.schedule);
+  if (!S) return makeError("the plan's schedule is not a replicated pipeline");
   ReplicatedPipeline R;
-  try {
-    for (const nlohmann::json &S : J.at("stages")) {
-      ReplicatedStage RS;
-      RS.replicas = S.at("replicas").get<int>();
-      RS.devices = S.at("devices").get<std::vector<int>>();
-      R.stages.push_back(std::move(RS));
-    }
-  } catch (const nlohmann::json::exception &E) {
-    return makeError("the plan's replicated pipeline is malformed: ", E.what());
-  }
+  R.stages = S->stages;
   if (Pl.stage.size() != Blocks || Pl.device.size() != Blocks)
     return makeError("the replicated plan places ", Pl.stage.size(), " blocks of ", Blocks);
   R.stageOfBlock = Pl.stage;
@@ -76,11 +60,6 @@ std::string deviceList(const Platform &P, const std::vector<int> &Devices) {
   return S;
 }
 } // namespace
-
-bool onnxp::isReplicatedSchedule(const std::string &Schedule) {
-  nlohmann::json J = nlohmann::json::parse(Schedule, nullptr, /*allow_exceptions=*/false);
-  return !J.is_discarded() && J.is_object() && J.value("kind", "") == kReplicatedScheduleKind;
-}
 
 Expected<Plan> onnxp::planReplicatedPipeDream(const Chain &C, const Platform &P, const PartitionOptions &O) {
   Expected<ReplicatedLinks> Links = linksOf(P);
@@ -105,7 +84,7 @@ Expected<Plan> onnxp::planReplicatedPipeDream(const Chain &C, const Platform &P,
   Pl.replicas.assign(P.numDevices(), 1);
   for (const ReplicatedStage &S : Opt->plan.stages)
     for (size_t I = 0; I < S.devices.size(); ++I) Pl.replicas[S.devices[I]] = I == 0 ? S.replicas : 0;
-  Pl.schedule = scheduleJson(Opt->plan, *Links);
+  Pl.schedule = scheduleOf(Opt->plan, *Links);
   Pl.stats["optimizer_period_ms"] = Opt->period;
   Pl.stats["ideals"] = static_cast<double>(Opt->ideals);
   Pl.notes.push_back("PipeDream's optimizer with replicated stages (SOSP'19 §3.1): " +

@@ -15,10 +15,6 @@
 
 namespace onnxp {
 
-/// The schedule kind a replicated plan records in Plan::schedule.
-inline constexpr const char *kReplicatedScheduleKind = "pipedream-replicated";
-/// Whether Schedule (Plan::schedule) is a replicated pipeline.
-bool isReplicatedSchedule(const std::string &Schedule);
 /// PipeDream's optimizer with replication on the platform's accelerators
 /// (one uniform peer link, as PipeDream models it).
 Expected<Plan> planReplicatedPipeDream(const Chain &C, const Platform &P, const PartitionOptions &O);

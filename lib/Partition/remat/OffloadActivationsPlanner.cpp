@@ -4,8 +4,8 @@
 // table, offloading off) as chain planners (Partitioners.def): memory M is
 // the accelerator's, beta the platform's host link, N from --memory-steps
 // (default 50, the paper's). The plan puts every block on accelerator 0 and
-// carries the operation sequence as JSON in Plan::schedule; the price
-// function parses it back and replays it with the independent simulator
+// carries the operation sequence in Plan::schedule (an ActivationSchedule);
+// the price function replays it with the independent simulator
 // (eval/ActivationScheduleSimulator), which sets the objective (iteration
 // time) and the memory peak.
 //
@@ -26,8 +26,6 @@
 #include "onnx-partition/Partition/Remat.h"
 #include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/HumanUnits.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -76,26 +74,26 @@ Expected<Budget> optionsFor(const Chain &C, const Platform &P, const PartitionOp
   return Out;
 }
 
-std::string scheduleJson(const RematPlan &P, const RematOptions &O, const ResidentMemory &Res) {
-  nlohmann::json J;
-  J["kind"] = "activation-schedule";
-  J["resident_bytes"] = Res.total();
-  J["slot_bytes"] = P.slotBytes;
-  J["budget_slots"] = P.budgetSlots;
-  J["offload"] = P.offload;
-  J["bandwidth_bytes_per_s"] = P.offload ? O.bandwidthBytesPerSec : 0.0;
-  J["loss_ms"] = O.lossTimeMs;
-  J["dp_makespan_ms"] = P.makespanMs;
-  nlohmann::json Ops = nlohmann::json::array();
+/// The plan's schedule: what the replay and the report need of the DP's
+/// plan (no per-layer report; Idle carries its time, the others a layer).
+ActivationSchedule scheduleOf(const RematPlan &P, const RematOptions &O, const ResidentMemory &Res) {
+  ActivationSchedule S;
+  S.residentBytes = Res.total();
+  S.slotBytes = P.slotBytes;
+  S.budgetSlots = P.budgetSlots;
+  S.offload = P.offload;
+  S.bandwidthBytesPerSec = P.offload ? O.bandwidthBytesPerSec : 0.0;
+  S.lossMs = O.lossTimeMs;
+  S.dpMakespanMs = P.makespanMs;
   for (const RematOp &Op : P.ops) {
-    nlohmann::json E = nlohmann::json::array({rematOpName(Op.kind)});
-    if (Op.kind == RematOpKind::Idle) E.push_back(Op.idleMs);
-    else E.push_back(Op.layer);
-    if (Op.stored) E.push_back("stored");
-    Ops.push_back(E);
+    RematOp E;
+    E.kind = Op.kind;
+    if (Op.kind == RematOpKind::Idle) E.idleMs = Op.idleMs;
+    else E.layer = Op.layer;
+    E.stored = Op.stored;
+    S.ops.push_back(E);
   }
-  J["ops"] = Ops;
-  return J.dump();
+  return S;
 }
 
 Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const Budget &B) {
@@ -110,7 +108,7 @@ Expected<Plan> toPlan(const Chain &C, Expected<RematPlan> R, const Budget &B) {
   Pl.device.assign(C.size(), 0);
   Pl.stage.assign(C.size(), 0);
   Pl.lowerBound = rematLowerBoundMs(C, O);
-  Pl.schedule = scheduleJson(*R, O, B.resident);
+  Pl.schedule = scheduleOf(*R, O, B.resident);
   Pl.notes.push_back("memory: " + humanBytes(B.resident.total()) + " resident for the whole iteration (" +
                      describeResident(B.resident, B.optimizer) +
                      "; not offloaded: --algo offload-weights moves weights to the host), " +
@@ -303,14 +301,14 @@ Expected<Plan> partitionRotor(const Chain &C, const Platform &P, const Partition
   return planActivations(C, P, O, false);
 }
 
-/// Parses Plan::schedule and replays it; never reads the DP's own value.
+/// Replays Plan::schedule; never reads the DP's own value.
 static Expected<ActivationReplay> replayPlan(const Chain &C, const Platform &P, const Plan &Pl) {
-  Expected<ActivationScheduleText> S = parseActivationScheduleJson(Pl.schedule);
-  if (!S) return S.takeError();
-  if (S->plan.budgetSlots * S->plan.slotBytes + S->residentBytes > P.accMemory() * (1 + 1e-12))
+  const ActivationSchedule *S = std::get_if<ActivationSchedule>(&Pl.schedule);
+  if (!S) return makeError("activation schedule: the plan's schedule is not an activation schedule");
+  if (S->budgetSlots * S->slotBytes + S->residentBytes > P.accMemory() * (1 + 1e-12))
     return makeDoesNotFitError(
         "activation schedule: the schedule assumes more memory than the accelerator has");
-  Expected<ActivationReplay> Rep = replayActivationSchedule(C, S->options, S->plan);
+  Expected<ActivationReplay> Rep = replayActivationSchedule(C, S->rematOptions(), S->rematPlan());
   if (Rep) Rep->residentBytes = S->residentBytes;
   return Rep;
 }

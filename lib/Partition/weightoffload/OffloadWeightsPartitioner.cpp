@@ -4,7 +4,7 @@
 // a chain file). One accelerator of memory M_GPU = the platform's
 // accelerator memory, a host link of bandwidth beta = the platform's host
 // link bandwidth in each direction. Every block runs on accelerator 0; the
-// plan's schedule (Plan::schedule) is the offload report JSON of
+// plan's schedule (Plan::schedule) is the WeightOffloadSchedule of
 // OffloadReport.cpp, which the price function replays with the independent
 // simulator to set the objective (iteration time) and the peak memory.
 //
@@ -25,6 +25,14 @@ Expected<Plan> partitionOffloadWeights(const Chain &C, const Platform &P, const 
 Error priceOffloadWeights(const Chain &C, const Platform &P, Plan &Pl);
 Error traceOffloadWeights(const Chain &C, const Platform &P, const Plan &Pl, ChromeTrace &Trace);
 } // namespace onnxp
+
+/// The cycle Plan::schedule replays, made for a chain of L layers.
+static Expected<OffloadSchedule> replayOf(const Plan &Pl, int L) {
+  const WeightOffloadSchedule *S = std::get_if<WeightOffloadSchedule>(&Pl.schedule);
+  if (!S) return makeError("offload schedule: the plan's schedule is not a weight offload schedule");
+  ONNXP_RETURN_IF_ERROR(checkWeightOffloadLayers(*S, L));
+  return S->replay;
+}
 
 static Expected<OffloadInstance> instanceFor(const Chain &C, const Platform &P) {
   // Platform bandwidths are bytes per second; the chain's times are ms.
@@ -82,7 +90,7 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   if (Bound && !O.timeLimitGiven)
     Out.notes.push_back("time limit: " + formatNumber(O.timeLimitSeconds) +
                         " s, the default (--time-limit SECONDS to change)");
-  Out.schedule = offloadReportJson(*I, *Pl, Bound ? &*Bound : nullptr);
+  Out.schedule = weightOffloadScheduleOf(*I, *Pl, Bound ? &*Bound : nullptr);
   int Chosen = Pl->selection.count(), Layers = 0;
   for (int K = 1; K <= I->L; ++K) Layers += Pl->selection.any(K);
   Out.stats["offloaded_layers"] = Layers;
@@ -104,7 +112,7 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
 Error onnxp::priceOffloadWeights(const Chain &C, const Platform &P, Plan &Pl) {
   Expected<OffloadInstance> I = instanceFor(C, P);
   if (!I) return I.takeError();
-  Expected<OffloadSchedule> S = parseOffloadScheduleJson(Pl.schedule, I->L);
+  Expected<OffloadSchedule> S = replayOf(Pl, I->L);
   if (!S) return S.takeError();
   Expected<OffloadSimulation> Sim = simulateOffloadSchedule(*I, *S);
   if (!Sim) return Sim.takeError();
@@ -122,7 +130,7 @@ Error onnxp::priceOffloadWeights(const Chain &C, const Platform &P, Plan &Pl) {
 Error onnxp::traceOffloadWeights(const Chain &C, const Platform &P, const Plan &Pl, ChromeTrace &Trace) {
   Expected<OffloadInstance> I = instanceFor(C, P);
   if (!I) return I.takeError();
-  Expected<OffloadSchedule> S = parseOffloadScheduleJson(Pl.schedule, I->L);
+  Expected<OffloadSchedule> S = replayOf(Pl, I->L);
   if (!S) return S.takeError();
   Expected<OffloadSimulation> Sim = simulateOffloadSchedule(*I, *S);
   if (!Sim) return Sim.takeError();

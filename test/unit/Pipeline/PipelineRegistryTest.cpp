@@ -8,6 +8,7 @@
 #include "ExpectedAssert.h"
 #include "PipelineTestUtil.h"
 
+#include "onnx-partition/IR/ChainScheduleJson.h"
 #include "onnx-partition/Partition/Partitioner.h"
 
 #include <gtest/gtest.h>
@@ -37,10 +38,17 @@ TEST(PipelineRegistry, PipeDreamAndIlpPlansArePricedFromTheirSchedule) {
     // 8-block vgg16 at 1e10 B/s on 2 GPUs: contiguous 0.381063 s, any 0.343472 s.
     EXPECT_NEAR(Priced.objective, std::string(Name) == "pipeline-ilp" ? 343.472 : 381.063, 1e-3) << Name;
     EXPECT_GT(Priced.usage[0].memory, 0);
+    // A pattern of no blocks does not fit the chain; the JSON of one is
+    // malformed (IR/ChainScheduleJson.h reads it).
     Plan Broken = *Pl;
-    Broken.schedule = "{\"kind\": \"1f1b-periodic\"}";
+    Broken.schedule = PeriodicPattern();
     Error E = (*Info)->price(C, P, Broken);
     EXPECT_TRUE(static_cast<bool>(E));
-    EXPECT_NE(E.message().find("malformed"), std::string::npos) << E.message();
+    EXPECT_NE(E.message().find("does not fit a chain of 8 blocks"), std::string::npos) << E.message();
+    Expected<ChainSchedule> Parsed =
+        parseChainSchedule(ChainScheduleKind::Periodic1F1B, std::string("{\"kind\": \"1f1b-periodic\"}"));
+    ASSERT_FALSE(static_cast<bool>(Parsed));
+    std::string Message = Parsed.takeError().message();
+    EXPECT_NE(Message.find("malformed"), std::string::npos) << Message;
   }
 }

@@ -65,9 +65,9 @@ TEST(WeightOffloadPartitioner, RegisteredPlanIsReplayed) {
   // A schedule that no longer fits is caught by the replay.
   EXPECT_TRUE((*Info)->price(C, platform(30e6), Priced));
   Plan Tampered = *Pl;
-  size_t At = Tampered.schedule.find("\"opStartMs\": [");
-  ASSERT_NE(At, std::string::npos);
-  Tampered.schedule.replace(At, 14, "\"opStartMs\": [1000, ");
+  auto *Schedule = std::get_if<WeightOffloadSchedule>(&Tampered.schedule);
+  ASSERT_NE(Schedule, nullptr);
+  Schedule->replay.opStart.insert(Schedule->replay.opStart.begin(), 1000);
   EXPECT_TRUE((*Info)->price(C, P, Tampered));
 
   // The other planners through the option, and a bad name.

@@ -11,10 +11,12 @@
 #include "ExpectedAssert.h"
 #include "OffloadTestUtil.h"
 
+#include "onnx-partition/IR/ChainScheduleJson.h"
 #include "onnx-partition/Partition/WeightOffloadSimulator.h"
 #include "onnx-partition/Support/ChromeTrace.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace onnxp;
 
@@ -132,7 +134,7 @@ TEST(WeightOffloadSimulator, PlannersOnTheHandInstance) {
   EXPECT_NEAR(G->cycleTime, 7, 1e-9);
   EXPECT_LE(B->bound, 7 + 1e-6);
   EXPECT_GE(B->bound, 6 - 1e-6);
-  std::string Report = offloadReportJson(I, *G, &*B);
+  std::string Report = chainScheduleToJson(weightOffloadScheduleOf(I, *G, &*B)).dump(2);
   EXPECT_NE(Report.find("\"offloadAfterForward\": true"), std::string::npos) << Report;
   EXPECT_NE(Report.find("\"idleBeforeBackwardMs\": 1.0"), std::string::npos) << Report;
   EXPECT_NE(Report.find("\"stream\": \"host->gpu\""), std::string::npos) << Report;
