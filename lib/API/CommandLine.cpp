@@ -157,15 +157,13 @@ void onnxp::addAlgorithmOptions(CLI::App &App, CompileOptions &O) {
       ->type_name("N")
       ->check(CLI::Range(1.0, 1e12))
       ->group("Algorithm");
-  // Range-checked by checkRequest (checkTimeLimit), before any chrono conversion.
+  // Range-checked by checkRequest (checkTimeLimit, right after parsing in
+  // the tool and in Python), before any chrono conversion; compile() turns
+  // the seconds into the run's Deadline.
   App.add_option_function<double>(
-         "--time-limit",
-         [&O](double Seconds) {
-           O.partition.timeLimitSeconds = Seconds;
-           O.partition.timeLimitGiven = true;
-         },
-         "Bound the wall clock of the whole run (default 600): searching algorithms return the "
-         "best plan found when it runs out")
+         "--time-limit", [&O](double Seconds) { O.timeLimit = Seconds; },
+         "Bound the wall clock of the whole run (default " + formatNumber(kDefaultTimeLimitSeconds) +
+             "): searching algorithms return the best plan found when it runs out")
       ->type_name("SECONDS")
       ->group("Algorithm");
   App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")

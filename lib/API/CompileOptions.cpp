@@ -43,7 +43,7 @@ Error checkMember(const char *Flag, const std::string &V, std::initializer_list<
 Error onnxp::checkRequest(const CompileOptions &O) {
   // Issue 20: before any chrono conversion (1e300 or NaN there is undefined
   // behaviour); the default limit passes too.
-  ONNXP_RETURN_IF_ERROR(checkTimeLimit(O.partition.timeLimitSeconds, "--time-limit"));
+  if (O.timeLimit) ONNXP_RETURN_IF_ERROR(checkTimeLimit(*O.timeLimit, "--time-limit"));
   ONNXP_RETURN_IF_ERROR(checkCount("--devices", O.platform.devices, 0, kMaxDevices, -1));
   ONNXP_RETURN_IF_ERROR(checkCount("--cpus", O.platform.cpus, 0, kMaxDevices, -1));
   ONNXP_RETURN_IF_ERROR(checkCount("--nodes", O.platform.nodes, 1, kMaxDevices, -1));

@@ -140,6 +140,11 @@ std::vector<std::string> onnxp::algorithmsReading(const std::string &Option) {
   return Out;
 }
 
+std::string onnxp::defaultTimeLimitNote(const Deadline &D) {
+  if (!D.isDefaultLimit()) return "";
+  return "time limit: " + formatNumber(D.limitSeconds()) + " s, the default (--time-limit SECONDS to change)";
+}
+
 Expected<double> PartitionOptions::paramDouble(const std::string &Name, double Default) const {
   auto It = params.find(Name);
   if (It == params.end()) return Default;

@@ -52,7 +52,7 @@ Expected<Budget> optionsFor(const Chain &C, const Platform &P, const PartitionOp
   Out.algo = Algo;
   RematOptions &R = Out.remat;
   R.memoryBytes = P.accMemory();
-  R.deadline = O.deadline;
+  R.deadline = O.deadline.at(); // RematOptions (IR/ChainSchedules.h) keeps a plain time point
   if (!std::isfinite(R.memoryBytes))
     return makeUsageError(Algo, ": the accelerator memory is unlimited; give --memory");
   Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
@@ -182,11 +182,6 @@ static bool checkSlotsAsked(const PartitionOptions &O) {
   return !V.empty() && V != "0";
 }
 
-std::string defaultLimitNote(const PartitionOptions &O) {
-  return "time limit: " + formatNumber(O.timeLimitSeconds) +
-         " s, the default (--time-limit SECONDS to change)";
-}
-
 /// Issue 38, item 3: rotor's schedule for B, with Note added.
 static Expected<Plan> rotorPlan(const Chain &C, const Budget &B, const std::string &Note, double RotorMs) {
   Budget Rotor = B;
@@ -237,7 +232,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
                           "seed 001's DP did not run",
                       RotorMs);
         // Issue 20: a searching algorithm says which limit it ran under.
-        if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+        if (Pl && O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
         return Pl;
       }
       B->remat.upperBoundMs = RotorMs * (AtBound ? 1 + 1e-12 : 1 - 1e-12);
@@ -256,7 +251,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
                       " states): offloading cannot improve on rotor here; rotor's schedule",
                   RotorMs);
     if (Pl) Pl->stats["dp_states"] = double(R->statesExplored);
-    if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+    if (Pl && O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
     return Pl;
   }
   if (Offload && R && R->stoppedByDeadline) {
@@ -281,7 +276,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
     Pl->notes.push_back("the time limit stopped seed 001's DP after " + std::to_string(R->statesExplored) +
                         " states; returning rotor's schedule (rematerialization, no offloading)");
     Pl->stats["stopped_by_time_limit"] = 1;
-    if (!O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+    if (O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
     return Pl;
   }
   const double Makespan = R && R->feasible ? R->makespanMs : NAN;
@@ -291,7 +286,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
   if (Pl && std::isfinite(Makespan) && checkSlotsAsked(O))
     noteDiscretization(C, *Pl, *B, Makespan, Planner, PlanSeconds);
   // Issue 20: a searching algorithm always runs under a limit; say which.
-  if (Pl && Offload && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+  if (Pl && Offload && O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
   return Pl;
 }
 
