@@ -58,7 +58,7 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   // the saved activations of the micro-batches its stages keep in flight,
   // and the planner plans for them (Cost/PipelineInFlight.h).
   if (O.outputs.microbatches > 0) PO.partition.iterationMicrobatches = O.outputs.microbatches;
-  if (!O.outputs.schedule.empty()) {
+  if (O.outputs.schedule != PipelineScheduleKind::None) {
     PO.partition.pipelineSchedule = O.outputs.schedule;
     PO.partition.iterationMicrobatches = outputOptionsFor(O).microbatches;
   }

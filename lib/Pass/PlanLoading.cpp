@@ -77,9 +77,9 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   if (Ctx.options.partition.objective) P->objectiveKind = *Ctx.options.partition.objective;
   // Issue 22: the pipeline it runs as, when the user names one (else the
   // report's): in-flight micro-batches count against memory.
-  if (!Ctx.options.partition.pipelineSchedule.empty())
-    P->pipelineSchedule = Ctx.options.partition.pipelineSchedule;
-  if (Ctx.options.partition.iterationMicrobatches > 1 || !Ctx.options.partition.pipelineSchedule.empty())
+  const bool Named = Ctx.options.partition.pipelineSchedule != PipelineScheduleKind::None;
+  if (Named) P->pipelineSchedule = Ctx.options.partition.pipelineSchedule;
+  if (Ctx.options.partition.iterationMicrobatches > 1 || Named)
     P->iterationMicrobatches = Ctx.options.partition.iterationMicrobatches;
   // The validator reports a partitioner's invalid plan as a bug of ours;
   // a loaded plan that breaks a rule (colocation, a split tied weight,

@@ -153,10 +153,12 @@ void heuristics() {
   const int K = 8;
   const double Single = singlePeak(G);
   for (double F : {1.5, 2.0, 3.0})
-    for (const char *H : {"knapsack", "balance"}) {
+    for (ParDNNMemoryHeuristic Heuristic :
+         {ParDNNMemoryHeuristic::Knapsack, ParDNNMemoryHeuristic::Balance}) {
+      const char *H = memoryHeuristicName(Heuristic);
       Platform P = accelerators(K, F * Single / K);
       PartitionOptions O;
-      O.memoryHeuristic = H;
+      O.memoryHeuristic = Heuristic;
       double C0 = cpuSeconds();
       Expected<Plan> Pl = partitionParDNN(G, P, O);
       double Cpu = cpuSeconds() - C0;

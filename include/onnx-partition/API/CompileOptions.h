@@ -58,9 +58,9 @@ struct CompileOptions {
   std::string profile;                                        ///< --profile FILE (ONNX Runtime profile)
   MeasuredDevice profileDevice = MeasuredDevice::Accelerator; ///< --profile-device acc|cpu
   OrtOptimizationLevel ortOptimizations = OrtOptimizationLevel::All; ///< --ort-optimizations all|none
-  bool splitStatelessBackward = false;    ///< --split-stateless-backward (issue 22)
-  std::string optimizer = "adam";         ///< --optimizer sgd|momentum|adam
-  Precision precision = Precision::Model; ///< --precision fp32|tf32|bf16|fp16 (issue 33)
+  bool splitStatelessBackward = false;           ///< --split-stateless-backward (issue 22)
+  OptimizerKind optimizer = OptimizerKind::Adam; ///< --optimizer sgd|momentum|adam
+  Precision precision = Precision::Model;        ///< --precision fp32|tf32|bf16|fp16 (issue 33)
 
   // Algorithm.
   std::string algorithm = kDefaultAlgorithm; ///< --algo, a name from Partitioners.def

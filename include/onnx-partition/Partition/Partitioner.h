@@ -16,6 +16,7 @@
 #ifndef ONNXP_PARTITION_PARTITIONER_H
 #define ONNXP_PARTITION_PARTITIONER_H
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
@@ -33,6 +34,14 @@
 
 namespace onnxp {
 
+/// pardnn's memory heuristic (seed 003 §3.3, --memory-heuristic).
+enum class ParDNNMemoryHeuristic {
+  Knapsack, ///< "knapsack": heuristic I
+  Balance,  ///< "balance": heuristic II
+};
+/// "knapsack" or "balance", as typed.
+const char *memoryHeuristicName(ParDNNMemoryHeuristic H);
+
 /// Options shared by the partitioners. Each field says who reads it; the
 /// registry (Partitioners.def) says it again per algorithm, which is what
 /// --help shows and what rejects an option the chosen algorithm ignores.
@@ -48,9 +57,9 @@ struct PartitionOptions {
   /// (issue 22, item 4; Plan::iterationMicrobatches).
   int iterationMicrobatches = 1;
   /// --schedule on a graph planner: the pipeline its plan's iterationMicrobatches
-  /// run with ("gpipe", "1f1b"; empty: none named, counted as 1f1b). Memory
-  /// checks add the micro-batches each stage holds (Cost/PipelineInFlight.h).
-  std::string pipelineSchedule;
+  /// run with (None: none named, counted as 1f1b). Memory checks add the
+  /// micro-batches each stage holds (Cost/PipelineInFlight.h).
+  PipelineScheduleKind pipelineSchedule = PipelineScheduleKind::None;
   size_t idealLimit = 2000000; ///< dp: more ideals than this -> suggest dpl
   /// When the run must end (compile() makes it from --time-limit, or the
   /// default limit, at the run's start); every searching phase asks it
@@ -67,11 +76,11 @@ struct PartitionOptions {
   /// memBytes held all iteration; JSON workloads always use it).
   MemoryModel memoryModel = MemoryModel::Liveness;
   /// --optimizer: whose state chain planners charge with the weights.
-  std::string optimizer = "adam";
-  double memoryHeadroom = 0.10;             ///< pardnn: fraction of memory kept free (§4)
-  std::string memoryHeuristic = "knapsack"; ///< pardnn: knapsack | balance
-  unsigned seed = 1;                        ///< randomized methods (local-search)
-  int restarts = 10;                        ///< local-search
+  OptimizerKind optimizer = OptimizerKind::Adam;
+  double memoryHeadroom = 0.10; ///< pardnn: fraction of memory kept free (§4)
+  ParDNNMemoryHeuristic memoryHeuristic = ParDNNMemoryHeuristic::Knapsack; ///< pardnn (§3.3)
+  unsigned seed = 1; ///< randomized methods (local-search)
+  int restarts = 10; ///< local-search
   bool verbose = false;
   /// Per cost node: computes from constants and parameters only (Coarsen/
   /// Linearize.h dataFreeNodes); guides dp's contraction. Empty: guessed.

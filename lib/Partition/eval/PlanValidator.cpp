@@ -157,8 +157,10 @@ Error checkLivenessMemory(const CostGraph &G, const Platform &P, const Plan &Pl)
     if (Mem[Dev].inFlight > 0)
       InFlight = "; " + humanBytes(Mem[Dev].inFlight) + " of it are the saved activations of " +
                  std::to_string(K[Dev] - 1) + " more micro-batch(es) in flight (" +
-                 (Pl.pipelineSchedule.empty() ? std::string("1f1b") : Pl.pipelineSchedule) + ", " +
-                 std::to_string(Pl.iterationMicrobatches) + " micro-batches per iteration" +
+                 pipelineScheduleName(Pl.pipelineSchedule == PipelineScheduleKind::None
+                                          ? PipelineScheduleKind::OneFOneB
+                                          : Pl.pipelineSchedule) +
+                 ", " + std::to_string(Pl.iterationMicrobatches) + " micro-batches per iteration" +
                  (Mem[Dev].peak - Mem[Dev].inFlight <= P.accMemory() * (1 + 1e-9)
                       ? ": it fits with one micro-batch in flight"
                       : "") +

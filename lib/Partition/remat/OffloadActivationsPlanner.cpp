@@ -55,14 +55,12 @@ Expected<Budget> optionsFor(const Chain &C, const Platform &P, const PartitionOp
   R.deadline = O.deadline.at(); // RematOptions (IR/ChainSchedules.h) keeps a plain time point
   if (!std::isfinite(R.memoryBytes))
     return makeUsageError(Algo, ": the accelerator memory is unlimited; give --memory");
-  Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
-  if (!Opt) return Opt.takeError();
-  Out.optimizer = *Opt;
-  Out.resident = chainResidentMemory(C, *Opt);
+  Out.optimizer = O.optimizer;
+  Out.resident = chainResidentMemory(C, O.optimizer);
   if (Out.resident.total() >= R.memoryBytes)
     return makeDoesNotFitError(
         Algo, ": the weights alone need ", humanBytes(Out.resident.total()), " (",
-        describeResident(Out.resident, *Opt), ", ", formatNumber(Out.resident.total()),
+        describeResident(Out.resident, O.optimizer), ", ", formatNumber(Out.resident.total()),
         " bytes), more than the accelerator's ", humanBytes(R.memoryBytes),
         "; give more --memory, or move the weights to the host with --algo offload-weights");
   R.memoryBytes -= Out.resident.total();

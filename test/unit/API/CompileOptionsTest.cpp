@@ -96,7 +96,7 @@ TEST(CompileOptions, PythonsParserIsTheTools) {
   EXPECT_EQ(O.platform.devices, 2);
   EXPECT_EQ(O.algorithm, "dp");
   EXPECT_EQ(O.dims, std::vector<std::string>{"N=8"});
-  EXPECT_EQ(O.outputs.schedule, "1f1b");
+  EXPECT_EQ(O.outputs.schedule, PipelineScheduleKind::OneFOneB);
   EXPECT_EQ(O.outputs.microbatches, 8);
   ASSERT_TRUE(O.timeLimit.has_value());
   EXPECT_EQ(*O.timeLimit, 20);

@@ -170,11 +170,11 @@ TEST(PipelineLinks, StagedScheduleCrossesTheNetwork) {
   C.blocks[0].outputBytes = C.blocks[0].storedBytes = 0.1e6;
   Platform P = twoNodes();
   Expected<StagedSchedulePrice> Across =
-      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {1, 2}), "1f1b", 8);
+      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {1, 2}), PipelineScheduleKind::OneFOneB, 8);
   ASSERT_EXPECTED(Across);
   EXPECT_NEAR(Across->period, 2.2, 1e-6);
   Expected<StagedSchedulePrice> Inside =
-      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {0, 1}), "1f1b", 8);
+      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {0, 1}), PipelineScheduleKind::OneFOneB, 8);
   ASSERT_EXPECTED(Inside);
   EXPECT_NEAR(Inside->period, 2, 1e-6);
 }
