@@ -66,7 +66,7 @@ struct CompileResult {
   Platform platform;          ///< the platform the run resolved
   /// The run's deadline (its start + --time-limit): the memory sweep runs
   /// until it.
-  SteadyClock::time_point deadline;
+  Deadline deadline;
 };
 
 /// Loads O.input (binary ONNX, ONNX text, JSON workload, or a chain: chain

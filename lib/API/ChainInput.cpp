@@ -76,7 +76,7 @@ Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOp
   if (!P) return P.takeError();
   RunOutputs Out;
   const bool Trace = R.trace || !O.trace.empty();
-  if (!O.schedule.empty()) {
+  if (O.schedule != PipelineScheduleKind::None) {
     ChromeTrace T;
     Expected<StagedSchedulePrice> S = scheduleChainPlan(C, Ctx.platform, *P, O, Trace ? &T : nullptr);
     if (!S) return S.takeError();

@@ -157,15 +157,13 @@ void onnxp::addAlgorithmOptions(CLI::App &App, CompileOptions &O) {
       ->type_name("N")
       ->check(CLI::Range(1.0, 1e12))
       ->group("Algorithm");
-  // Range-checked by checkRequest (checkTimeLimit), before any chrono conversion.
+  // Range-checked by checkRequest (checkTimeLimit, right after parsing in
+  // the tool and in Python), before any chrono conversion; compile() turns
+  // the seconds into the run's Deadline.
   App.add_option_function<double>(
-         "--time-limit",
-         [&O](double Seconds) {
-           O.partition.timeLimitSeconds = Seconds;
-           O.partition.timeLimitGiven = true;
-         },
-         "Bound the wall clock of the whole run (default 600): searching algorithms return the "
-         "best plan found when it runs out")
+         "--time-limit", [&O](double Seconds) { O.timeLimit = Seconds; },
+         "Bound the wall clock of the whole run (default " + formatNumber(kDefaultTimeLimitSeconds) +
+             "): searching algorithms return the best plan found when it runs out")
       ->type_name("SECONDS")
       ->group("Algorithm");
   App.add_option("--gap", O.partition.relativeGap, "ip*: stop at this relative optimality gap")
@@ -186,9 +184,18 @@ void onnxp::addAlgorithmOptions(CLI::App &App, CompileOptions &O) {
       ->type_name("FRACTION")
       ->check(CLI::Range(0.0, 0.9))
       ->group("Algorithm");
-  App.add_option("--memory-heuristic", O.partition.memoryHeuristic,
-                 "pardnn: knapsack (heuristic I) or balance (heuristic II)")
-      ->check(CLI::IsMember({"knapsack", "balance"}))
+  std::vector<std::string> Heuristics;
+  for (ParDNNMemoryHeuristic H : {ParDNNMemoryHeuristic::Knapsack, ParDNNMemoryHeuristic::Balance})
+    Heuristics.push_back(memoryHeuristicName(H));
+  App.add_option_function<std::string>(
+         "--memory-heuristic",
+         [&O](const std::string &V) {
+           O.partition.memoryHeuristic = V == memoryHeuristicName(ParDNNMemoryHeuristic::Balance)
+                                             ? ParDNNMemoryHeuristic::Balance
+                                             : ParDNNMemoryHeuristic::Knapsack;
+         },
+         "pardnn: knapsack (heuristic I) or balance (heuristic II)")
+      ->check(CLI::IsMember(Heuristics))
       ->group("Algorithm");
   App.add_option("--seed", O.partition.seed, "local-search: seed of the random starts")
       ->type_name("N")
@@ -258,14 +265,23 @@ void onnxp::addOutputOptions(CLI::App &App, CompileOptions &O) {
       ->type_name("N")
       ->check(CLI::Range(2, 100))
       ->group("Output");
+  // Parsed once here into PipelineScheduleKind; CLI11's IsMember lists the
+  // names in its error ("--schedule: zb not in {gpipe,1f1b}").
+  std::string ScheduleNames;
+  for (const std::string &N : pipelineScheduleNames())
+    ScheduleNames += (ScheduleNames.empty() ? "" : "|") + N;
   CLI::Option *Schedule =
-      App.add_option("--schedule", O.outputs.schedule,
-                     "Price the plan's contiguous stages under a pipeline schedule of --microbatches "
-                     "micro-batches: gpipe (all forwards, all backwards, flush) or 1f1b (the periodic "
-                     "1F1B pattern); iteration time and peak memory per GPU in the summary, --report and "
-                     "--trace come from the schedule's simulator")
-          ->type_name("gpipe|1f1b")
-          ->check(CLI::IsMember({"gpipe", "1f1b"}))
+      App.add_option_function<std::string>(
+             "--schedule",
+             [&O](const std::string &Name) {
+               O.outputs.schedule = parsePipelineSchedule(Name).value_or(PipelineScheduleKind::None);
+             },
+             "Price the plan's contiguous stages under a pipeline schedule of --microbatches "
+             "micro-batches: gpipe (all forwards, all backwards, flush) or 1f1b (the periodic "
+             "1F1B pattern); iteration time and peak memory per GPU in the summary, --report and "
+             "--trace come from the schedule's simulator")
+          ->type_name(ScheduleNames)
+          ->check(CLI::IsMember(pipelineScheduleNames()))
           ->group("Output");
   (void)Schedule;
   App.add_option("--microbatches", O.outputs.microbatches,
@@ -320,10 +336,19 @@ void onnxp::addCostOptions(CLI::App &App, CompileOptions &O) {
                "another device than it (seed 004 colocates a forward node with its backward because "
                "they share weights; the tensors between them are then priced as transfers)")
       ->group("Cost model");
-  App.add_option("--optimizer", O.optimizer,
-                 "Optimizer whose state training memory accounting charges: sgd (none), momentum (1x "
-                 "parameters), adam (2x)")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam"}))
+  // Parsed once here into OptimizerKind (CLI11 lists the names on a bad one).
+  std::vector<std::string> OptimizerNames;
+  for (OptimizerKind K : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Adam})
+    OptimizerNames.push_back(optimizerName(K));
+  App.add_option_function<std::string>(
+         "--optimizer",
+         [&O](const std::string &V) {
+           for (OptimizerKind K : {OptimizerKind::SGD, OptimizerKind::Momentum, OptimizerKind::Adam})
+             if (V == optimizerName(K)) O.optimizer = K;
+         },
+         "Optimizer whose state training memory accounting charges: sgd (none), momentum (1x "
+         "parameters), adam (2x)")
+      ->check(CLI::IsMember(OptimizerNames))
       ->group("Cost model");
   App.add_option_function<std::string>(
          "--precision",

@@ -43,7 +43,7 @@ Error checkMember(const char *Flag, const std::string &V, std::initializer_list<
 Error onnxp::checkRequest(const CompileOptions &O) {
   // Issue 20: before any chrono conversion (1e300 or NaN there is undefined
   // behaviour); the default limit passes too.
-  ONNXP_RETURN_IF_ERROR(checkTimeLimit(O.partition.timeLimitSeconds, "--time-limit"));
+  if (O.timeLimit) ONNXP_RETURN_IF_ERROR(checkTimeLimit(*O.timeLimit, "--time-limit"));
   ONNXP_RETURN_IF_ERROR(checkCount("--devices", O.platform.devices, 0, kMaxDevices, -1));
   ONNXP_RETURN_IF_ERROR(checkCount("--cpus", O.platform.cpus, 0, kMaxDevices, -1));
   ONNXP_RETURN_IF_ERROR(checkCount("--nodes", O.platform.nodes, 1, kMaxDevices, -1));
@@ -53,11 +53,9 @@ Error onnxp::checkRequest(const CompileOptions &O) {
     return makeUsageError("--batch-size must be a number greater than 0 and at most ", kMaxBatchSize);
   if (Expected<std::map<std::string, int64_t>> Dims = parseDimBindings(O.dims); !Dims)
     return Dims.takeError();
-  ONNXP_RETURN_IF_ERROR(checkMember("--optimizer", O.optimizer, {"sgd", "momentum", "adam"}, false));
   if (O.partition.memoryModel != MemoryModel::Liveness && O.partition.memoryModel != MemoryModel::Sum)
     return makeUsageError("--memory-model must be liveness or sum, not ",
                           memoryModelName(O.partition.memoryModel));
-  ONNXP_RETURN_IF_ERROR(checkMember("--schedule", O.outputs.schedule, {"gpipe", "1f1b"}, true));
   ONNXP_RETURN_IF_ERROR(checkMember("--granularity", O.granularity,
                                     {"op", "const", "layer", "block", "chain", "region", "auto"}, true));
   ONNXP_RETURN_IF_ERROR(checkMember("--dot-detail", O.outputs.dotDetail, {"auto", "groups", "nodes"}, false));
@@ -66,7 +64,7 @@ Error onnxp::checkRequest(const CompileOptions &O) {
   // --microbatches prices --schedule's pipeline; for a graph planner it also
   // divides a shared parameter's all-reduce (issue 22); a chain planner
   // without --schedule has no use for it.
-  if (O.outputs.microbatches > 0 && O.outputs.schedule.empty() && O.loadPlan.empty()) {
+  if (O.outputs.microbatches > 0 && O.outputs.schedule == PipelineScheduleKind::None && O.loadPlan.empty()) {
     Expected<const PartitionerInfo *> Info = findPartitioner(O.algorithm);
     if (Info && (*Info)->input == PlannerInput::Chain)
       return makeUsageError("--microbatches requires --schedule with chain planner '", O.algorithm, "'");

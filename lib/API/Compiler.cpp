@@ -58,7 +58,7 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   // the saved activations of the micro-batches its stages keep in flight,
   // and the planner plans for them (Cost/PipelineInFlight.h).
   if (O.outputs.microbatches > 0) PO.partition.iterationMicrobatches = O.outputs.microbatches;
-  if (!O.outputs.schedule.empty()) {
+  if (O.outputs.schedule != PipelineScheduleKind::None) {
     PO.partition.pipelineSchedule = O.outputs.schedule;
     PO.partition.iterationMicrobatches = outputOptionsFor(O).microbatches;
   }
@@ -107,19 +107,21 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   return Ctx;
 }
 
-/// The request with the run's deadline set (issue 11, item 5; issue 20):
+/// The request with the run's deadline set (issue 11, item 5; issue 20;
+/// issue 32: one Deadline from here down to the solver child):
 /// --time-limit bounds the whole run from its start, the default limit too,
 /// so no search runs unbounded; --memory-sweep's plan gets its share.
-CompileOptions withDeadline(const CompileOptions &O, SteadyClock::time_point &RunDeadline) {
+CompileOptions withDeadline(const CompileOptions &O, Deadline &RunDeadline) {
   CompileOptions R = O;
   const SteadyClock::time_point Start = O.start.value_or(SteadyClock::now());
-  RunDeadline = pointAfter(Start, O.partition.timeLimitSeconds);
-  if (O.partition.deadline) return R; // a program's own deadline
+  const double Seconds = O.timeLimit.value_or(kDefaultTimeLimitSeconds);
+  RunDeadline = Deadline::forRun(Start, Seconds, O.timeLimit.has_value());
+  if (O.partition.deadline.isSet()) return R; // a program's own deadline
   R.partition.deadline = RunDeadline;
   // --memory-sweep plans again at each of its points: the plan and the
   // points share the limit evenly.
   if (!O.outputs.memorySweep.empty() && O.outputs.sweepPoints > 0)
-    R.partition.deadline = pointAfter(Start, O.partition.timeLimitSeconds / (O.outputs.sweepPoints + 1));
+    R.partition.deadline = RunDeadline.endingAt(pointAfter(Start, Seconds / (O.outputs.sweepPoints + 1)));
   return R;
 }
 
@@ -210,7 +212,7 @@ Expected<CompileResult> compileContext(PassContext &Ctx, const CompileOptions &O
 template <typename LoadFn>
 Expected<CompileResult> compileWith(const CompileOptions &Request, OutputTransaction *Files, LoadFn Load) {
   ONNXP_RETURN_IF_ERROR(checkRequest(Request));
-  SteadyClock::time_point RunDeadline;
+  Deadline RunDeadline;
   const CompileOptions O = withDeadline(Request, RunDeadline);
   phase(O, "loading '" + O.input + "'");
   Expected<PassContext> Ctx = Load(O);

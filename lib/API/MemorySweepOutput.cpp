@@ -51,7 +51,6 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
       memoryLimits(0.5 * Base->peakMemory(), 1.25 * Base->peakMemory(), O.sweepPoints);
   PipelineIlpOptions IO;
   IO.numGpus = P.accelerators;
-  IO.timeLimitSeconds = O.partition.timeLimitSeconds;
   IO.deadline = O.partition.deadline; // what is left of the run's limit, shared by the points
   IO.relativeGap = O.partition.relativeGap;
   IO.threads = O.partition.threads;

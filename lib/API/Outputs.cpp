@@ -58,13 +58,13 @@ std::string withTimings(const std::string &Report, const Plan &P) {
 /// hold more when transfers lengthen a micro-batch's round trip. Say so.
 std::string stashBeyondMemoryCheck(const PassContext &Ctx, const StagedSchedulePrice &S) {
   const Plan &Pl = *Ctx.plan;
-  if (S.schedule != "1f1b" || Pl.memoryModel != MemoryModel::Liveness) return "";
+  if (S.schedule != PipelineScheduleKind::OneFOneB || Pl.memoryModel != MemoryModel::Liveness) return "";
   // Issue 37, item 9: one note for all stages, not one per stage.
   std::string List;
   int Stages = 0;
   const int P = static_cast<int>(S.gpus.size());
   for (int St = 0; St < P; ++St) {
-    const int Counted = inFlightAtStage("1f1b", St, P, S.microbatches);
+    const int Counted = inFlightAtStage(PipelineScheduleKind::OneFOneB, St, P, S.microbatches);
     const int Held = S.gpus[St].maxStashedMicrobatches;
     if (Held <= Counted) continue;
     if (++Stages <= 4)
@@ -119,7 +119,7 @@ Expected<RunOutputs> onnxp::makeOutputs(const PassContext &Ctx, const OutputOpti
   RunOutputs Out;
   // --schedule: priced (and traced) before anything else is made.
   ChromeTrace StagedTrace;
-  if (!O.schedule.empty()) {
+  if (O.schedule != PipelineScheduleKind::None) {
     Expected<StagedSchedulePrice> S = scheduleGraphPlan(Ctx, O, R.trace ? &StagedTrace : nullptr);
     if (!S) return S.takeError();
     Out.staged = std::move(*S);

@@ -24,11 +24,10 @@ std::map<int, int> onnxp::stagePipelineOrder(const CostGraph &G, const std::vect
   return Position;
 }
 
-bool onnxp::isPipelineScheduleName(const std::string &Name) { return Name == "gpipe" || Name == "1f1b"; }
-
 std::string onnxp::pipelineScheduleKind(const Plan &Pl) {
   if (!Pl.scheduleMemory.empty()) return "1f1b-periodic";
-  return Pl.pipelineSchedule.empty() ? "1f1b" : Pl.pipelineSchedule;
+  return Pl.pipelineSchedule == PipelineScheduleKind::None ? "1f1b"
+                                                           : pipelineScheduleName(Pl.pipelineSchedule);
 }
 
 int onnxp::pipelineMicrobatches(const Plan &Pl) {
@@ -59,14 +58,19 @@ std::vector<int> onnxp::pipelinePositions(const CostGraph &G, const std::vector<
   return Pos;
 }
 
-int onnxp::inFlightAtStage(const std::string &Schedule, int Position, int NumStages, int Microbatches) {
+int onnxp::inFlightAtStage(PipelineScheduleKind Schedule, int Position, int NumStages, int Microbatches) {
   const int M = std::max(1, Microbatches);
   if (Position < 0) return 1;
   // seed 000 §2: GPipe runs every forward before the first backward.
-  if (Schedule == "gpipe") return M;
-  // seed 000 §2 (PipeDream's 1F1B): stage s admits micro-batch m once
-  // micro-batch m - (P - s) has left it.
-  return std::max(1, std::min(NumStages - Position, M));
+  switch (Schedule) {
+  case PipelineScheduleKind::Gpipe: return M;
+  case PipelineScheduleKind::None:
+  case PipelineScheduleKind::OneFOneB:
+    // seed 000 §2 (PipeDream's 1F1B): stage s admits micro-batch m once
+    // micro-batch m - (P - s) has left it.
+    return std::max(1, std::min(NumStages - Position, M));
+  }
+  return M;
 }
 
 std::vector<int> onnxp::inFlightMicrobatches(const CostGraph &G, const Plan &Pl, int NumDevices) {
@@ -105,8 +109,9 @@ std::string onnxp::describeInFlight(const CostGraph &G, const Platform &P, const
     OS << pipelineScheduleKind(Pl) << " (steady state, as its simulator replays " << Pl.scheduleReplayed
        << " micro-batches):";
   else
-    OS << (Pl.pipelineSchedule.empty() ? "1f1b (no --schedule named)" : Pl.pipelineSchedule) << ", "
-       << Pl.iterationMicrobatches << " micro-batches per iteration:";
+    OS << (Pl.pipelineSchedule == PipelineScheduleKind::None ? "1f1b (no --schedule named)"
+                                                             : pipelineScheduleName(Pl.pipelineSchedule))
+       << ", " << Pl.iterationMicrobatches << " micro-batches per iteration:";
   for (size_t I = 0; I < Devs.size(); ++I)
     OS << (I ? ", " : " ") << P.deviceName(Devs[I]) << " holds " << K[Devs[I]];
   return OS.str();

@@ -19,11 +19,36 @@ const std::pair<Objective, const char *> ObjectiveNames[] = {
     {Objective::PipelinePeriod, "pipeline-period"},
     {Objective::IterationTime, "iteration-time"},
 };
+const std::pair<PipelineScheduleKind, const char *> PipelineScheduleNames[] = {
+    {PipelineScheduleKind::Gpipe, "gpipe"},
+    {PipelineScheduleKind::OneFOneB, "1f1b"},
+};
 const std::pair<MemoryModel, const char *> MemoryModelNames[] = {{MemoryModel::Sum, "sum"},
                                                                  {MemoryModel::Peak, "peak"},
                                                                  {MemoryModel::Schedule, "schedule"},
                                                                  {MemoryModel::Liveness, "liveness"}};
 } // namespace
+
+const char *onnxp::pipelineScheduleName(PipelineScheduleKind K) {
+  for (const auto &[Kind, Name] : PipelineScheduleNames)
+    if (Kind == K) return Name;
+  return "";
+}
+
+std::optional<PipelineScheduleKind> onnxp::parsePipelineSchedule(const std::string &Name) {
+  for (const auto &[Kind, Spelling] : PipelineScheduleNames)
+    if (Name == Spelling) return Kind;
+  return std::nullopt;
+}
+
+const std::vector<std::string> &onnxp::pipelineScheduleNames() {
+  static const std::vector<std::string> Names = [] {
+    std::vector<std::string> Out;
+    for (const auto &[Kind, Name] : PipelineScheduleNames) Out.push_back(Name);
+    return Out;
+  }();
+  return Names;
+}
 
 const char *onnxp::objectiveName(Objective O) {
   for (const auto &[K, Name] : ObjectiveNames)

@@ -55,11 +55,12 @@ std::string onnxp::whatWouldFit(const std::string &Name, const CostGraph &G, con
   // 001's DP on a 200-block chain at 160 GiB) otherwise ran until the run's
   // default limit of 600 s. When the run's deadline has passed, a trial does
   // what its algorithm always does (its first warm start), as before.
-  Clock Budget(Deadline::after(O.timeLimitGiven ? std::min(60.0, O.timeLimitSeconds) : 60.0));
+  const double Seconds = O.deadline.limitGiven() ? std::min(60.0, O.deadline.limitSeconds()) : 60.0;
+  Clock Budget(Deadline::after(Seconds));
   PartitionOptions Quiet = O;
   Quiet.progress = nullptr;
   Quiet.verbose = false;
-  Quiet.deadline = O.deadline ? std::min(*O.deadline, *Budget.end.at()) : *Budget.end.at();
+  Quiet.deadline = O.deadline.within(Seconds);
   int Trial = 0;
   auto Fits = [&](const Platform &Q) {
     ++Trial;

@@ -140,6 +140,15 @@ std::vector<std::string> onnxp::algorithmsReading(const std::string &Option) {
   return Out;
 }
 
+const char *onnxp::memoryHeuristicName(ParDNNMemoryHeuristic H) {
+  return H == ParDNNMemoryHeuristic::Balance ? "balance" : "knapsack";
+}
+
+std::string onnxp::defaultTimeLimitNote(const Deadline &D) {
+  if (!D.isDefaultLimit()) return "";
+  return "time limit: " + formatNumber(D.limitSeconds()) + " s, the default (--time-limit SECONDS to change)";
+}
+
 Expected<double> PartitionOptions::paramDouble(const std::string &Name, double Default) const {
   auto It = params.find(Name);
   if (It == params.end()) return Default;
@@ -244,7 +253,7 @@ Expected<Plan> runUnderLiveness(const PartitionerInfo &Info, const CostGraph &G,
   // when that plan does not fit, once more with the most any stage holds
   // (min(accelerators, M)), which bounds every stage's.
   const int M = std::max(1, O.iterationMicrobatches);
-  const bool Gpipe = O.pipelineSchedule == "gpipe";
+  const bool Gpipe = O.pipelineSchedule == PipelineScheduleKind::Gpipe;
   auto Overrun = [&](const Plan &Pl) {
     double Excess = 0;
     std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, P.numDevices());
@@ -352,9 +361,11 @@ Error explainMemoryFailure(Error E, const std::string &Name, const CostGraph &G,
   // Item 1: the figures count the pipeline's in-flight micro-batches.
   if (!ChainInput && O.iterationMicrobatches > 1 && G.isTraining() &&
       O.memoryModel == MemoryModel::Liveness && hasTensorLiveness(G))
-    More += " (counting the saved activations of the micro-batches each stage holds in flight: " +
-            (O.pipelineSchedule.empty() ? std::string("1f1b") : O.pipelineSchedule) + ", " +
-            std::to_string(O.iterationMicrobatches) + " micro-batches per iteration)";
+    More +=
+        std::string(" (counting the saved activations of the micro-batches each stage holds in flight: ") +
+        pipelineScheduleName(O.pipelineSchedule == PipelineScheduleKind::None ? PipelineScheduleKind::OneFOneB
+                                                                              : O.pipelineSchedule) +
+        ", " + std::to_string(O.iterationMicrobatches) + " micro-batches per iteration)";
   return Error(E.kind(), E.message() + More).withCause(E.cause());
 }
 } // namespace

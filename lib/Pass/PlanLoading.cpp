@@ -13,6 +13,7 @@
 #include "onnx-partition/Pass/PlanLoading.h"
 
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Partition/io/PlanIO.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
@@ -76,22 +77,21 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   if (Ctx.options.partition.objective) P->objectiveKind = *Ctx.options.partition.objective;
   // Issue 22: the pipeline it runs as, when the user names one (else the
   // report's): in-flight micro-batches count against memory.
-  if (!Ctx.options.partition.pipelineSchedule.empty())
-    P->pipelineSchedule = Ctx.options.partition.pipelineSchedule;
-  if (Ctx.options.partition.iterationMicrobatches > 1 || !Ctx.options.partition.pipelineSchedule.empty())
+  const bool Named = Ctx.options.partition.pipelineSchedule != PipelineScheduleKind::None;
+  if (Named) P->pipelineSchedule = Ctx.options.partition.pipelineSchedule;
+  if (Ctx.options.partition.iterationMicrobatches > 1 || Named)
     P->iterationMicrobatches = Ctx.options.partition.iterationMicrobatches;
+  // The validator reports a partitioner's invalid plan as a bug of ours;
+  // a loaded plan that breaks a rule (colocation, a split tied weight,
+  // contiguity) is the file's fault, and the user's to fix: the rules
+  // finalizePlan checks first, asked here for the rule itself.
+  ValidationOptions Structure;
+  Structure.checkMemory = false;
+  if (Error Rule = brokenPlanRule(Ctx.graph, Ctx.platform, *P, Structure))
+    return makeError("--load-plan ", File, ": the plan is invalid for this model: ", Rule.message());
   FinalizeOptions FO;
   FO.memoryIsUsersProblem = true;
-  if (Error E = finalizePlan(Ctx.graph, Ctx.platform, *P, FO)) {
-    // The validator reports a partitioner's invalid plan as a bug of ours;
-    // a loaded plan that breaks a rule (colocation, a split tied weight,
-    // contiguity) is the file's fault, and the user's to fix.
-    std::string Why = E.message();
-    size_t At = Why.find("is invalid: ");
-    if (E.kind() != Error::Kind::Internal || At == std::string::npos)
-      return E.withContext("--load-plan " + File);
-    return makeError("--load-plan ", File, ": the plan is invalid for this model: ", Why.substr(At + 12));
-  }
+  if (Error E = finalizePlan(Ctx.graph, Ctx.platform, *P, FO)) return E.withContext("--load-plan " + File);
   Ctx.plan = std::move(*P);
   return Error::success();
 }

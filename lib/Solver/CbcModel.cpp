@@ -215,8 +215,11 @@ Expected<MilpResult> onnxp::solveMilpInProcess(const MilpModel &M, const MilpOpt
 
   // No limit (infinity): no -seconds at all, so that CBC takes no decision
   // by the clock and a run is reproducible (issue 20).
-  const bool Limited = std::isfinite(O.timeLimitSeconds);
-  std::string Sec = formatArg(Limited ? std::max(0.0, O.timeLimitSeconds) : 0.0);
+  // -sec from the deadline, when CBC starts (in the child: the parent's
+  // clock, CLOCK_MONOTONIC survives fork).
+  const double Seconds = cbcSecondsFor(O.deadline);
+  const bool Limited = std::isfinite(Seconds);
+  std::string Sec = formatArg(Limited ? Seconds : 0.0);
   std::string Gap = formatArg(std::max(0.0, O.relativeGap));
   std::string Threads = std::to_string(std::max(1, O.threads));
   std::string Log = O.verbose ? "1" : "0";

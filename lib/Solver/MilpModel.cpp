@@ -94,11 +94,30 @@ std::string onnxp::formatProgress(const std::string &Who, const MilpProgress &Pr
   return formatStatus(Who, Phase, Pr.incumbent, Pr.bound);
 }
 
+const char *onnxp::milpStopName(MilpStop S) {
+  switch (S) {
+  case MilpStop::None: return "";
+  case MilpStop::Deadline: return "the deadline";
+  case MilpStop::Caller: return "the caller";
+  case MilpStop::Crashed: return "a crash of CBC";
+  }
+  return "";
+}
+
+double onnxp::solverReserve(double Left) { return std::min(5.0, 0.2 * Left); }
+
+double onnxp::cbcSecondsFor(const Deadline &D) {
+  if (!D.isSet()) return MilpModel::Inf;
+  const double Left = D.secondsLeft();
+  return std::max(kMinSolverSeconds, Left - solverReserve(Left));
+}
+
 std::string onnxp::solverStopNote(const MilpResult &R) {
-  std::string Why = R.stop == MilpStop::None ? "the time limit stopped the search"
-                    : R.stop == MilpStop::Deadline
-                        ? "the time limit stopped CBC from outside (it had not stopped itself)"
-                        : "the search ended early: " + R.interrupted;
+  std::string Why =
+      R.stop == MilpStop::None       ? "the time limit stopped the search"
+      : R.stop == MilpStop::Deadline ? "the time limit stopped CBC from outside (it had not stopped itself)"
+      : R.stop == MilpStop::Crashed  ? "the search ended early: " + R.crashDetail
+                                     : std::string("the search ended early: ") + milpStopName(R.stop);
   if (!R.hasSolution()) return Why + " before CBC found a solution";
   double Gap = R.gap();
   if (std::isnan(Gap)) return Why + " with no bound";

@@ -221,9 +221,10 @@ struct ParentState {
 
 Expected<MilpResult> solveInChild(const MilpModel &M, const MilpOptions &O) {
   const auto Begin = SteadyClock::now();
-  const SteadyClock::time_point Hard =
-      O.deadline ? *O.deadline : pointAfter(Begin, O.timeLimitSeconds + deadlineGrace(O.timeLimitSeconds));
-  const bool HasHard = O.deadline.has_value() || std::isfinite(O.timeLimitSeconds);
+  // The child is killed at the deadline; CBC's own limit (cbcSecondsFor)
+  // ends before it when CBC stops in time.
+  const bool HasHard = O.deadline.isSet();
+  const SteadyClock::time_point Hard = O.deadline.at().value_or(Begin);
 
   int Fds[2];
   if (::pipe2(Fds, O_CLOEXEC) != 0)
@@ -301,14 +302,13 @@ Expected<MilpResult> solveInChild(const MilpModel &M, const MilpOptions &O) {
   R.startAccepted = !M.mipStart().empty() && M.maxViolation(M.mipStart()) <= 1e-6;
   if (Killed) {
     R.stop = S.StopRequested ? MilpStop::Caller : MilpStop::Deadline;
-    R.interrupted = S.StopRequested ? "the caller" : "the deadline";
   } else {
     char Why[64];
     if (WIFSIGNALED(WaitStatus))
       std::snprintf(Why, sizeof(Why), "CBC died of signal %d", WTERMSIG(WaitStatus));
     else std::snprintf(Why, sizeof(Why), "CBC exited with code %d", WEXITSTATUS(WaitStatus));
     R.stop = MilpStop::Crashed;
-    R.interrupted = Why;
+    R.crashDetail = Why;
   }
   R.bound = S.Last.bound;
   if (!S.BestValues.empty()) {

@@ -31,7 +31,18 @@ SteadyClock::time_point onnxp::pointAfter(SteadyClock::time_point From, double S
   return From + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(Seconds));
 }
 
-Deadline Deadline::after(double Seconds) { return Deadline(pointAfter(SteadyClock::now(), Seconds)); }
+Deadline Deadline::after(double Seconds) {
+  Deadline D(pointAfter(SteadyClock::now(), Seconds));
+  D.Limit = Seconds;
+  return D;
+}
+
+Deadline Deadline::forRun(SteadyClock::time_point Start, double Seconds, bool Given) {
+  Deadline D(pointAfter(Start, Seconds));
+  D.Limit = Seconds;
+  D.Given = Given;
+  return D;
+}
 
 double Deadline::secondsLeft() const {
   if (!At) return std::numeric_limits<double>::infinity();
@@ -39,12 +50,25 @@ double Deadline::secondsLeft() const {
 }
 
 Deadline Deadline::within(double Seconds) const {
+  if (!At) return after(Seconds);
   SteadyClock::time_point Mine = pointAfter(SteadyClock::now(), Seconds);
   if (At && *At < Mine) return *this;
-  return Deadline(Mine);
+  Deadline D = *this;
+  D.At = Mine;
+  return D;
 }
 
 Deadline Deadline::share(double Fraction) const {
   if (!At) return *this;
-  return Deadline(pointAfter(SteadyClock::now(), std::clamp(Fraction, 0.0, 1.0) * secondsLeft()));
+  Deadline D = *this;
+  // Never past this deadline, whatever the clock read between the two calls.
+  D.At = std::min(*At, pointAfter(SteadyClock::now(), std::clamp(Fraction, 0.0, 1.0) * secondsLeft()));
+  return D;
+}
+
+Deadline Deadline::endingAt(SteadyClock::time_point End) const {
+  if (!At) return *this;
+  Deadline D = *this;
+  D.At = End;
+  return D;
 }

@@ -50,7 +50,7 @@ inline void planChain(const Chain &C) {
       if (Bytes / 3 > 0) P.accelerator.memoryBytes = Bytes / 3;
     }
     PartitionOptions O;
-    O.timeLimitSeconds = 1;
+    O.deadline = Deadline::forRun(SteadyClock::now(), 1, /*Given=*/false); // a limit the user did not choose
     O.threads = 1;
     for (const char *Algo : {"pipeline-pipedream", "rotor", "offload-activations", "offload-weights"}) {
       Expected<Plan> Pl = runChainPlanner(Algo, C, P, O);

@@ -108,7 +108,7 @@ int searchTable(const std::vector<std::pair<std::string, Chain>> &Chains, const 
         PipelineIlpOptions O;
         O.numGpus = P;
         O.memoryBytes = M;
-        O.timeLimitSeconds = TimeLimit;
+        O.deadline = Deadline::after(TimeLimit);
         const auto T0 = std::chrono::steady_clock::now();
         Expected<PipelinePlan> Ilp = planPipelineIlp(Tasks, O);
         const double Wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
@@ -223,7 +223,8 @@ int main(int Argc, char **Argv) {
       std::vector<double> Limits = memoryLimits(Lo * Base->peakMemory(), Hi * Base->peakMemory(), Points);
       PipelineIlpOptions O;
       O.numGpus = P;
-      O.timeLimitSeconds = TimeLimit;
+      // The sweep shares one limit across its points (memorySweep).
+      O.deadline = Deadline::after(TimeLimit * double(Limits.size()));
       auto Row = [&](const MemorySweepPoint &Pt) {
         std::string Win = "-";
         if (std::isfinite(Pt.ilpPeriod) && std::isfinite(Pt.baselinePeriod))
@@ -252,6 +253,7 @@ int main(int Argc, char **Argv) {
       }
       if (!TraceDir.empty()) {
         O.memoryBytes = Limits.back();
+        O.deadline = Deadline::after(TimeLimit);
         Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
         if (Plan) {
           ChromeTrace Trace;

@@ -87,7 +87,7 @@ void row(const Chain &C, double MemMB, double GBps) {
   Expected<OffloadPlan> GS = planGreedyStarOffload(*I);
   Expected<OffloadPlan> L2L = planL2LOffload(*I);
   OffloadBoundOptions BO;
-  BO.timeLimitSeconds = TimeLimit;
+  BO.deadline = Deadline::after(TimeLimit);
   Expected<OffloadBound> B =
       WithBound ? offloadLowerBound(*I, BO) : Expected<OffloadBound>(makeUsageError("skipped (--no-bound)"));
   auto Ms = [](const Expected<OffloadPlan> &P) {

@@ -67,7 +67,7 @@ nlohmann::ordered_json buildJson(const PassContext &Ctx, const std::vector<std::
                    {"accelerator", Ctx.platform.accelerator.name},
                    {"cpu", Ctx.platform.cpu.name}};
   J["time_unit"] = G.timeUnit;
-  J["optimizer"] = Ctx.options.optimizer;
+  J["optimizer"] = optimizerName(Ctx.options.optimizer);
   J["nodes"] = json::array();
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
@@ -145,9 +145,9 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
   MemorySummary M = summarizeMemory(G);
   OS << "memory (bytes): parameters " << formatNumber(M.parameters) << ", gradients "
      << formatNumber(M.gradients) << ", optimizer state " << formatNumber(M.optimizerState)
-     << (Ctx.model ? " (" + Ctx.options.optimizer + ")" : std::string()) << ", saved activations "
-     << formatNumber(M.savedActivations) << ", peak workspace " << formatNumber(M.peakWorkspace)
-     << ", charged " << formatNumber(M.charged) << "\n";
+     << (Ctx.model ? " (" + std::string(optimizerName(Ctx.options.optimizer)) + ")" : std::string())
+     << ", saved activations " << formatNumber(M.savedActivations) << ", peak workspace "
+     << formatNumber(M.peakWorkspace) << ", charged " << formatNumber(M.charged) << "\n";
 
   std::vector<int> Order(G.numNodes());
   for (size_t V = 0; V < G.numNodes(); ++V) Order[V] = static_cast<int>(V);

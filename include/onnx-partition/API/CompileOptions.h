@@ -58,15 +58,20 @@ struct CompileOptions {
   std::string profile;                                        ///< --profile FILE (ONNX Runtime profile)
   MeasuredDevice profileDevice = MeasuredDevice::Accelerator; ///< --profile-device acc|cpu
   OrtOptimizationLevel ortOptimizations = OrtOptimizationLevel::All; ///< --ort-optimizations all|none
-  bool splitStatelessBackward = false;    ///< --split-stateless-backward (issue 22)
-  std::string optimizer = "adam";         ///< --optimizer sgd|momentum|adam
-  Precision precision = Precision::Model; ///< --precision fp32|tf32|bf16|fp16 (issue 33)
+  bool splitStatelessBackward = false;           ///< --split-stateless-backward (issue 22)
+  OptimizerKind optimizer = OptimizerKind::Adam; ///< --optimizer sgd|momentum|adam
+  Precision precision = Precision::Model;        ///< --precision fp32|tf32|bf16|fp16 (issue 33)
 
   // Algorithm.
   std::string algorithm = kDefaultAlgorithm; ///< --algo, a name from Partitioners.def
   std::string objective;                     ///< --objective; empty: the algorithm's own
-  /// Solver limits and algorithm options; --time-limit sets timeLimitSeconds
-  /// and timeLimitGiven, compile() sets the run's deadline from them.
+  /// --time-limit: the seconds the whole run may take (checkTimeLimit);
+  /// unset: kDefaultTimeLimitSeconds, which the planners' notes name as the
+  /// default. compile() turns it into the one Deadline of the run
+  /// (partition.deadline), counted from start.
+  std::optional<double> timeLimit;
+  /// Solver limits and algorithm options. partition.deadline is set by
+  /// compile() from timeLimit; a program that sets it itself keeps its own.
   PartitionOptions partition;
   std::string loadPlan; ///< --load-plan FILE: read this plan instead of partitioning
 

@@ -26,15 +26,15 @@ struct OutputOptions {
   std::string trace;                    ///< --trace FILE: Chrome trace of the plan's schedule
   std::string memorySweep;              ///< --memory-sweep OUT.svg (pipeline-ilp)
   int sweepPoints = 6;                  ///< --sweep-points
-  std::string schedule;                 ///< --schedule gpipe|1f1b (API/ScheduleOutput.h)
-  int microbatches = 0;                 ///< --microbatches M for --schedule (0: not given; 8)
-  bool timings = false;                 ///< --timings: solve times in the report
-  std::string emitStages;               ///< --emit-stages DIR
-  std::string emitRecomputeCheck;       ///< --emit-recompute-check FILE
-  std::string dot;                      ///< --dot FILE: the plan as a Graphviz picture
-  std::string dotDetail = "auto";       ///< --dot-detail auto|groups|nodes (Transforms/GraphDot.h)
-  bool stats = false;                   ///< --stats
-  bool verbose = false;                 ///< -v
+  PipelineScheduleKind schedule = PipelineScheduleKind::None; ///< --schedule (API/ScheduleOutput.h)
+  int microbatches = 0;           ///< --microbatches M for --schedule (0: not given; 8)
+  bool timings = false;           ///< --timings: solve times in the report
+  std::string emitStages;         ///< --emit-stages DIR
+  std::string emitRecomputeCheck; ///< --emit-recompute-check FILE
+  std::string dot;                ///< --dot FILE: the plan as a Graphviz picture
+  std::string dotDetail = "auto"; ///< --dot-detail auto|groups|nodes (Transforms/GraphDot.h)
+  bool stats = false;             ///< --stats
+  bool verbose = false;           ///< -v
 };
 
 } // namespace onnxp

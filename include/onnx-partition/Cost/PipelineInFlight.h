@@ -30,9 +30,6 @@
 
 namespace onnxp {
 
-/// Whether Name is a schedule a graph plan may be pipelined with.
-bool isPipelineScheduleName(const std::string &Name);
-
 /// The schedule Pl's memory was checked for, as pipeline.json and --report
 /// name it: "gpipe", "1f1b" (also when none was named), or "1f1b-periodic"
 /// for a periodic pattern's plan (Plan::scheduleMemory; pipeline-ilp,
@@ -58,9 +55,9 @@ std::vector<int> pipelinePositions(const CostGraph &G, const std::vector<int> &D
                                    const std::vector<int> &Stage, int NumDevices, int *NumStages = nullptr);
 
 /// Micro-batches held at once by a stage at Position of a NumStages-stage
-/// pipeline under Schedule ("gpipe", "1f1b" or "" for none named) with
+/// pipeline under Schedule (None: none named, counted as 1f1b) with
 /// Microbatches per iteration.
-int inFlightAtStage(const std::string &Schedule, int Position, int NumStages, int Microbatches);
+int inFlightAtStage(PipelineScheduleKind Schedule, int Position, int NumStages, int Microbatches);
 
 /// Per device: micro-batches whose saved activations it holds at once under
 /// Pl's pipeline (Plan::pipelineSchedule, Plan::iterationMicrobatches, or a

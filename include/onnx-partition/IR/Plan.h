@@ -39,6 +39,22 @@ std::optional<Objective> parseObjective(const std::string &Name);
 /// Every objective, in enum order (for --help and error messages).
 const std::vector<Objective> &allObjectives();
 
+/// The pipeline schedule a graph plan's micro-batches run with (--schedule,
+/// issue 22). None: none named (memory is counted as under 1f1b). Adding a
+/// kind is one line in PipelineScheduleNames (IR/Plan.cpp) plus its rule
+/// wherever a switch over the kinds asks for one.
+enum class PipelineScheduleKind {
+  None,     ///< none named
+  Gpipe,    ///< "gpipe": every forward, then every backward, then a flush (seed 000 §2)
+  OneFOneB, ///< "1f1b": PipeDream's one-forward-one-backward (seed 000 §2)
+};
+/// "gpipe", "1f1b" as typed and reported; "" for None.
+const char *pipelineScheduleName(PipelineScheduleKind K);
+/// The named kind with that name, or nullopt (None has no name).
+std::optional<PipelineScheduleKind> parsePipelineSchedule(const std::string &Name);
+/// The names --schedule accepts, in enum order (for CLI11 and messages).
+const std::vector<std::string> &pipelineScheduleNames();
+
 /// How the validator checks accelerator memory.
 enum class MemoryModel {
   Sum,      ///< every node's memBytes held for the whole iteration
@@ -110,11 +126,10 @@ struct Plan {
   /// per-sample objectives divide once-per-iteration costs by it (issue 22,
   /// item 4: the gradient all-reduce of replicated shared parameters).
   int iterationMicrobatches = 1;
-  /// The pipeline schedule the plan runs its micro-batches with ("gpipe",
-  /// "1f1b"; empty: none named, counted as 1f1b): how many micro-batches'
-  /// saved activations each device holds at once (issue 22, item 1;
-  /// Cost/PipelineInFlight.h).
-  std::string pipelineSchedule;
+  /// The pipeline schedule the plan runs its micro-batches with (None: none
+  /// named, counted as 1f1b): how many micro-batches' saved activations
+  /// each device holds at once (issue 22, item 1; Cost/PipelineInFlight.h).
+  PipelineScheduleKind pipelineSchedule = PipelineScheduleKind::None;
 
   double objective = NAN;
   /// The algorithm's own bound, valid only for the plans lowerBoundScope

@@ -16,14 +16,15 @@
 #ifndef ONNXP_PARTITION_PARTITIONER_H
 #define ONNXP_PARTITION_PARTITIONER_H
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/Error.h"
 
-#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +33,14 @@
 #include <vector>
 
 namespace onnxp {
+
+/// pardnn's memory heuristic (seed 003 §3.3, --memory-heuristic).
+enum class ParDNNMemoryHeuristic {
+  Knapsack, ///< "knapsack": heuristic I
+  Balance,  ///< "balance": heuristic II
+};
+/// "knapsack" or "balance", as typed.
+const char *memoryHeuristicName(ParDNNMemoryHeuristic H);
 
 /// Options shared by the partitioners. Each field says who reads it; the
 /// registry (Partitioners.def) says it again per algorithm, which is what
@@ -48,18 +57,16 @@ struct PartitionOptions {
   /// (issue 22, item 4; Plan::iterationMicrobatches).
   int iterationMicrobatches = 1;
   /// --schedule on a graph planner: the pipeline its plan's iterationMicrobatches
-  /// run with ("gpipe", "1f1b"; empty: none named, counted as 1f1b). Memory
-  /// checks add the micro-batches each stage holds (Cost/PipelineInFlight.h).
-  std::string pipelineSchedule;
-  size_t idealLimit = 2000000;   ///< dp: more ideals than this -> suggest dpl
-  double timeLimitSeconds = 600; ///< ip*: solver time limit
-  /// The user gave --time-limit: auto and all then include the IPs, and
-  /// the limit bounds the whole run (deadline).
-  bool timeLimitGiven = false;
-  /// When the whole run must end (the tool's start + --time-limit); the
-  /// IPs split what is left across their phases (IpWarmStart.h
-  /// secondsLeft). Unset: timeLimitSeconds from when the IP starts.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// run with (None: none named, counted as 1f1b). Memory checks add the
+  /// micro-batches each stage holds (Cost/PipelineInFlight.h).
+  PipelineScheduleKind pipelineSchedule = PipelineScheduleKind::None;
+  size_t idealLimit = 2000000; ///< dp: more ideals than this -> suggest dpl
+  /// When the run must end (compile() makes it from --time-limit, or the
+  /// default limit, at the run's start); every searching phase asks it
+  /// what is left (Support/Deadline.h) and the IPs split that across their
+  /// phases. limitGiven(): the user gave --time-limit, so auto and all
+  /// include the IPs. Never (a program's default): nothing is cut short.
+  Deadline deadline;
   double relativeGap = 1e-4;           ///< ip*: stop at this relative gap
   int threads = 1;                     ///< ip*: solver threads
   std::vector<std::string> solverArgs; ///< ip*: extra CBC settings, e.g. "-proximity", "on"
@@ -69,11 +76,11 @@ struct PartitionOptions {
   /// memBytes held all iteration; JSON workloads always use it).
   MemoryModel memoryModel = MemoryModel::Liveness;
   /// --optimizer: whose state chain planners charge with the weights.
-  std::string optimizer = "adam";
-  double memoryHeadroom = 0.10;             ///< pardnn: fraction of memory kept free (§4)
-  std::string memoryHeuristic = "knapsack"; ///< pardnn: knapsack | balance
-  unsigned seed = 1;                        ///< randomized methods (local-search)
-  int restarts = 10;                        ///< local-search
+  OptimizerKind optimizer = OptimizerKind::Adam;
+  double memoryHeadroom = 0.10; ///< pardnn: fraction of memory kept free (§4)
+  ParDNNMemoryHeuristic memoryHeuristic = ParDNNMemoryHeuristic::Knapsack; ///< pardnn (§3.3)
+  unsigned seed = 1; ///< randomized methods (local-search)
+  int restarts = 10; ///< local-search
   bool verbose = false;
   /// Per cost node: computes from constants and parameters only (Coarsen/
   /// Linearize.h dataFreeNodes); guides dp's contraction. Empty: guessed.
@@ -94,6 +101,11 @@ struct PartitionOptions {
   Expected<long long> paramInt(const std::string &Name, long long Default) const;
   std::string paramString(const std::string &Name, const std::string &Default) const;
 };
+
+/// The note a searching planner adds when it ran under the default limit
+/// (issue 20: "time limit: 600 s, the default (--time-limit SECONDS to
+/// change)"); empty unless D.isDefaultLimit().
+std::string defaultTimeLimitNote(const Deadline &D);
 
 /// What an algorithm plans on.
 enum class PlannerInput {

@@ -30,7 +30,6 @@ struct PipelineIlpOptions {
   int numGpus = 2;
   /// M: bytes per GPU; infinity drops the memory part of the ILP (§4.2).
   double memoryBytes = std::numeric_limits<double>::infinity();
-  double timeLimitSeconds = 60;
   double relativeGap = 1e-4;
   int threads = 1;
   /// Start CBC from the best contiguous plan that fits
@@ -39,11 +38,10 @@ struct PipelineIlpOptions {
   bool warmStart = true;
   bool verbose = false;
   std::function<void(const MilpProgress &)> progress;
-  /// When the whole planner must end (PartitionOptions::deadline); unset:
-  /// timeLimitSeconds from the start. Every phase gets only what is left;
-  /// CBC is stopped there from outside (issue 20) and the best pattern
-  /// found so far is returned.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// When the whole planner must end (PartitionOptions::deadline; never:
+  /// no limit). Every phase gets only what is left; CBC is stopped there
+  /// from outside (issue 20) and the best pattern found so far is returned.
+  Deadline deadline;
   /// Chains of at most this many blocks get seed 000's exact ILP; longer
   /// ones the bound + LNS (issue 24).
   int exactBlocks = 10;
@@ -55,10 +53,6 @@ struct PipelineIlpOptions {
   /// a run with the default time limit ends when the search has settled.
   long stallRounds = 300;
 };
-
-/// Seconds left before O's deadline (timeLimitSeconds when it has none):
-/// the one place the pipeline planners ask the clock (issue 20 can re-point it).
-double pipelineSecondsLeft(const PipelineIlpOptions &O);
 
 /// The large-neighbourhood search over allocations from Start (which must
 /// fit): the best fitting plan found before the deadline, replayed by the

@@ -17,6 +17,7 @@
 #define ONNXP_PARTITION_STAGEDSCHEDULE_H
 
 #include "onnx-partition/IR/Chain.h"
+#include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/Partition/PipelineSchedule.h"
 #include "onnx-partition/Partition/PipelineSimulator.h"
 #include "onnx-partition/Support/ChromeTrace.h"
@@ -28,7 +29,7 @@
 namespace onnxp {
 
 struct StagedSchedulePrice {
-  std::string schedule; ///< "gpipe" or "1f1b"
+  PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB; ///< a named kind
   int microbatches = 0;
   double iterationTime = 0; ///< ms for the M micro-batches
   double period = 0;        ///< 1f1b: the pattern's period, ms; gpipe: 0
@@ -37,16 +38,13 @@ struct StagedSchedulePrice {
   std::vector<PipelineGpuMemory> gpus;
 };
 
-/// Names of the schedules --schedule accepts.
-bool isStagedScheduleName(const std::string &Name);
-
 /// Prices GpuOfBlock (contiguous: each GPU one run of blocks) on C with
 /// Links (a bandwidth: seed 000's uniform links; PipelineLinks::of: the
 /// platform's link between every two GPUs, issue 21). GpuNames (optional) label GPUs in the
 /// output. Trace, when set, receives the replayed iteration (gpipe) or a
 /// few periods (1f1b).
 Expected<StagedSchedulePrice> priceStagedSchedule(const Chain &C, const std::vector<int> &GpuOfBlock,
-                                                  const PipelineLinks &Links, const std::string &Schedule,
+                                                  const PipelineLinks &Links, PipelineScheduleKind Schedule,
                                                   int Microbatches, ChromeTrace *Trace = nullptr,
                                                   std::vector<std::string> GpuNames = {});
 

@@ -26,6 +26,7 @@
 
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/ChainSchedules.h"
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <chrono>
@@ -108,7 +109,7 @@ struct OffloadScheduleOptions {
   bool allCuts = true;
   /// --time-limit (issue 20): scheduleBestCut stops trying cuts once it has
   /// passed and one schedule exists.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  Deadline deadline;
 };
 
 /// Algorithm 2 for one cut point: Cut prefetches of the B phase (in order of
@@ -156,14 +157,13 @@ Error checkOffloadFeasible(const OffloadInstance &I);
 /// Margins = false is the paper's greedy alone (Algorithm 1 at M_GPU); true
 /// also tries Algorithm 1 with memory left for transfer buffers and every
 /// useful choice, and keeps the best schedule.
-/// Deadline: the run's --time-limit; past it no further candidate is
+/// Until: the run's --time-limit; past it no further candidate is
 /// selected or scheduled, but the first (the paper's Algorithm 1 at M_GPU,
 /// all its cuts up to the deadline) always is.
 Expected<OffloadPlan> planGreedyOffload(const OffloadInstance &I, bool Margins = true,
-                                        std::optional<std::chrono::steady_clock::time_point> Deadline = {});
-Expected<OffloadPlan>
-planGreedyStarOffload(const OffloadInstance &I, bool Margins = true,
-                      std::optional<std::chrono::steady_clock::time_point> Deadline = {});
+                                        const Deadline &Until = Deadline());
+Expected<OffloadPlan> planGreedyStarOffload(const OffloadInstance &I, bool Margins = true,
+                                            const Deadline &Until = Deadline());
 Expected<OffloadPlan> planL2LOffload(const OffloadInstance &I);
 /// Every selection of useful choices x every cut point, scheduled by
 /// Algorithm 2 (with the discount): the exact optimum over that space.
@@ -171,10 +171,9 @@ Expected<OffloadPlan> planL2LOffload(const OffloadInstance &I);
 Expected<OffloadPlan> planExhaustiveOffload(const OffloadInstance &I, int MaxChoices = 20);
 
 struct OffloadBoundOptions {
-  double timeLimitSeconds = 60;
   /// When the run must end (issue 20): the MILP is stopped there from
-  /// outside, keeping the bound reached.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// outside, keeping the bound reached; never: no limit.
+  Deadline deadline;
   double relativeGap = 1e-7;
   bool verbose = false;
 };

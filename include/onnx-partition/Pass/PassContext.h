@@ -43,7 +43,7 @@ struct PipelineOptions {
   /// scope) or separators (seed 000 §5 exactly).
   ChainRecipe chainRecipe = ChainRecipe::Balanced;
   PartitionOptions partition;
-  std::string optimizer = "adam"; ///< --optimizer (memory accounting)
+  OptimizerKind optimizer = OptimizerKind::Adam; ///< --optimizer (memory accounting)
   /// --precision fp32|tf32|bf16|fp16 (issue 33, Cost/Precision.h): matrix
   /// ops at the device's tensor-core peak, tensors at the precision's bytes,
   /// mixed-precision training memory; Model keeps the model's element types.

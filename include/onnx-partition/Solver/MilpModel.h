@@ -22,6 +22,7 @@
 #ifndef ONNXP_SOLVER_MILPMODEL_H
 #define ONNXP_SOLVER_MILPMODEL_H
 
+#include "onnx-partition/Support/Deadline.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <chrono>
@@ -115,14 +116,27 @@ struct MilpProgress {
 /// partitioners hand it to the progress line (Support/Progress.h).
 std::string formatProgress(const std::string &Who, const MilpProgress &Pr);
 
+/// CBC is never given less than this, even past the deadline (an isolated
+/// solve is killed there anyway).
+constexpr double kMinSolverSeconds = 0.5;
+
+/// Seconds kept back from CBC's limit, with Left seconds left: min(5 s,
+/// 20 %), for CBC's final phases after the limit and the write-back after
+/// the solve (measured on ResNet-50, docs/benchmarks-history.md).
+double solverReserve(double Left);
+
+/// CBC's own limit (-sec) under D: what is left less solverReserve, at
+/// least kMinSolverSeconds; +inf (no -sec) when D is never.
+double cbcSecondsFor(const Deadline &D);
+
 struct MilpOptions {
-  /// CBC's own limit (it stops itself, keeping its incumbent, but not
-  /// always in time); infinity: none, and CBC takes no decision by the
-  /// clock, so the solve is reproducible.
-  double timeLimitSeconds = 600;
-  /// When the solve is stopped from outside, whatever CBC is doing; unset:
-  /// timeLimitSeconds plus deadlineGrace from the start of the solve.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// When the solve must end (the caller's part of the run's deadline).
+  /// CBC's own limit (-sec, cbcSecondsFor) is what is left of it when CBC
+  /// starts, less solverReserve, so that it stops itself with its
+  /// incumbent when it can; an isolated solve is killed at the deadline
+  /// whatever CBC is doing. Never: no limit at all, and CBC takes no
+  /// decision by the clock, so the solve is reproducible.
+  Deadline deadline;
   /// Run CBC in a child process (killable at the deadline, and a crash of
   /// CBC is not a crash of the tool); false runs it in this process.
   bool isolate = true;
@@ -141,8 +155,8 @@ struct MilpOptions {
   /// from outside keeps only complete ones (issue 20).
   std::function<std::vector<double>(const std::vector<double> &)> completeIncumbent;
   /// Isolated solves: called with the objective of each incumbent the
-  /// parent keeps; true stops CBC there as the deadline would (interrupted
-  /// "the caller"). Lets a caller stop at a good-enough plan, and a test
+  /// parent keeps; true stops CBC there as the deadline would (stop
+  /// MilpStop::Caller). Lets a caller stop at a good-enough plan, and a test
   /// stop a solve at a known point rather than at a time.
   std::function<bool(double)> stopOnIncumbent;
   /// Extra settings in CBC's command-line syntax ("-proximity on"), applied
@@ -160,14 +174,18 @@ enum class MilpStatus {
 const char *milpStatusName(MilpStatus S);
 
 /// Why a solve ended before CBC ended it by itself (in the manner of
-/// HiGHS's model status): what callers decide on; MilpResult::interrupted
-/// says it in words.
+/// HiGHS's model status): what callers decide on; milpStopName says it in
+/// words for notes.
 enum class MilpStop {
   None,     ///< CBC ended by itself (optimal, infeasible, or at its own limit)
   Deadline, ///< the deadline passed and the child was killed
   Caller,   ///< MilpOptions::stopOnIncumbent asked to stop
   Crashed,  ///< the child died without a result (a signal or an exit code)
 };
+
+/// Why a solve was stopped, in words for notes: "" (None), "the deadline",
+/// "the caller", "a crash of CBC".
+const char *milpStopName(MilpStop S);
 
 struct MilpResult {
   MilpStatus status = MilpStatus::NoSolution;
@@ -179,10 +197,9 @@ struct MilpResult {
   long nodes = 0;
   std::vector<double> values; ///< empty unless a solution exists
   MilpStop stop = MilpStop::None;
-  /// Empty when CBC ended by itself (optimal, infeasible, or at its own
-  /// limit); else why it was stopped from outside, in words ("the
-  /// deadline", "the caller", "CBC died of signal 11"), for notes.
-  std::string interrupted;
+  /// MilpStop::Crashed: what the child died of ("CBC died of signal 11"),
+  /// for notes only; empty otherwise.
+  std::string crashDetail;
 
   bool hasSolution() const { return status == MilpStatus::Optimal || status == MilpStatus::Feasible; }
   /// (objective - bound) / |objective|, 0 when proven optimal at 0.

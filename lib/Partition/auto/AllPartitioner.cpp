@@ -76,17 +76,13 @@ Expected<Plan> onnxp::partitionAll(const CostGraph &G, const Platform &P, const 
     } else Runs.push_back(runCandidate(Name, G, P, O));
   }
   for (size_t I = 0; I < Ips.size(); ++I) {
-    if (!O.timeLimitGiven) {
+    if (!O.deadline.limitGiven()) {
       Runs.push_back(skippedCandidate(Ips[I], "give --time-limit SECONDS to include the integer programs"));
       continue;
     }
     // An equal share of what is left of the run's budget for each IP still to run.
     PartitionOptions Share = O;
-    const auto Now = std::chrono::steady_clock::now();
-    const auto End =
-        O.deadline.value_or(Now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                      std::chrono::duration<double>(O.timeLimitSeconds)));
-    const double Left = std::max(0.0, std::chrono::duration<double>(End - Now).count());
+    const double Left = O.deadline.secondsLeft();
     if (Left < kMinIpShareSeconds) {
       Runs.push_back(skippedCandidate(Ips[I], "only " + formatNumber(Left) +
                                                   " s of --time-limit left (less than " +
@@ -97,9 +93,8 @@ Expected<Plan> onnxp::partitionAll(const CostGraph &G, const Platform &P, const 
     const size_t Sharing =
         std::min(Ips.size() - I, std::max<size_t>(1, static_cast<size_t>(Left / kMinIpShareSeconds)));
     const double Mine = Left / static_cast<double>(Sharing);
-    Share.timeLimitSeconds = std::max(Mine, 0.1);
-    Share.deadline = Now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                               std::chrono::duration<double>(Share.timeLimitSeconds));
+    // Its own limit, which its notes and messages name.
+    Share.deadline = Deadline::after(std::max(Mine, 0.1));
     Runs.push_back(runCandidate(Ips[I], G, P, Share));
   }
   Expected<Plan> Out = pickBest(Runs, "all", Obj);

@@ -59,11 +59,11 @@ Expected<Plan> onnxp::partitionAuto(const CostGraph &G, const Platform &P, const
   Runs.push_back(runCandidate("pipedream", G, P, O));
   // ip polish (issue 11, item 4): only when the user gave a time budget; it
   // warm-starts from the best cheap plan, so it never makes things worse.
-  if (O.timeLimitGiven && Obj == Objective::MaxLoad) Runs.push_back(runCandidate("ip", G, P, O));
+  if (O.deadline.limitGiven() && Obj == Objective::MaxLoad) Runs.push_back(runCandidate("ip", G, P, O));
   Expected<Plan> Out = pickBest(Runs, "auto", Obj);
   if (!Out) return Out;
   Out->solveSeconds = 0; // runPartitioner times auto as a whole
-  if (!O.timeLimitGiven && Obj == Objective::MaxLoad)
+  if (!O.deadline.limitGiven() && Obj == Objective::MaxLoad)
     Out->notes.push_back("auto: give --time-limit SECONDS to let the ip improve on the best plan");
   return Out;
 }

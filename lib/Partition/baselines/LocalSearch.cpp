@@ -110,7 +110,7 @@ Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P
   std::pair<double, double> BestScore{kInfinity, kInfinity};
   double Moves = 0;
   const int Restarts = std::max(1, O.restarts);
-  auto Passed = [&] { return Deadline(O.deadline).expired(); };
+  auto Passed = [&] { return O.deadline.expired(); };
   bool Stopped = false;
   int Started = 0;
   for (int R = 0; R < Restarts && !Stopped; ++R) {

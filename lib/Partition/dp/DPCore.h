@@ -13,6 +13,7 @@
 
 #include "onnx-partition/Partition/Partitioner.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
+#include "onnx-partition/Support/Deadline.h"
 
 #include <algorithm>
 #include <chrono>
@@ -49,20 +50,20 @@ struct Solution {
 /// (all on one device when it fits) rather than none.
 class DPClock {
 public:
-  explicit DPClock(std::optional<std::chrono::steady_clock::time_point> At) : At(At) {}
+  explicit DPClock(const Deadline &At) : At(At) {}
   void arm() { Armed = true; }
   bool tick() {
-    if (Armed && At && !Expired && (++Count & 4095) == 0) Expired = std::chrono::steady_clock::now() >= *At;
+    if (Armed && At.isSet() && !Expired && (++Count & 4095) == 0) Expired = At.expired();
     return Expired;
   }
   /// Looks at the clock now.
   bool expired() {
-    if (Armed && At && !Expired) Expired = std::chrono::steady_clock::now() >= *At;
+    if (Armed && !Expired) Expired = At.expired();
     return Expired;
   }
 
 private:
-  std::optional<std::chrono::steady_clock::time_point> At;
+  Deadline At;
   uint32_t Count = 0;
   bool Armed = false;
   bool Expired = false;

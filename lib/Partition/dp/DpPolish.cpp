@@ -54,7 +54,6 @@ double spreadOf(const Plan &Pl, int Accelerators) {
 } // namespace
 
 Expected<Plan> onnxp::partitionDpPolish(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
-  const auto Start = std::chrono::steady_clock::now();
   Expected<double> Slack = O.paramDouble("balance-slack", 0);
   if (!Slack) return Slack.takeError();
   if (!(*Slack >= 0 && *Slack <= 1))
@@ -74,9 +73,7 @@ Expected<Plan> onnxp::partitionDpPolish(const CostGraph &G, const Platform &P, c
   }
   if (Error E = evaluateInto(G, P, Pl)) return E;
   const Plan Seed = Pl;
-  const Deadline Run(O.deadline ? O.deadline
-                                : std::optional<SteadyClock::time_point>(
-                                      pointAfter(Start, std::max(0.0, O.timeLimitSeconds))));
+  const Deadline &Run = O.deadline;
   ClassPolishOptions PO;
   PO.until = Run.within(kPolishSeconds);
   PO.evenCompute = P.mixed();

@@ -395,7 +395,7 @@ BalanceResult balanceCompute(const CostGraph &G, const Platform &P, const Partit
   double MinCompute = 0;
   while (R.Points < MaxPoints) {
     if (SpentPairs >= BudgetPairs) break;
-    if (Deadline(O.deadline).expired()) break;
+    if (O.deadline.expired()) break;
     MaxLoadDP D(G, P, O, UG, L);
     D.Balance = MaxLoadDP::BalanceMode{First.Value, MinCompute};
     Solution S = D.solve(First.Value);

@@ -169,7 +169,7 @@ Expected<Plan> onnxp::dpOverKindOrders(const CostGraph &G, const Platform &P, co
   size_t Tried = 1;
   bool Clock = false;
   for (size_t I = 1; I < Orders.size(); ++I) {
-    if (Deadline(O.deadline).expired()) {
+    if (O.deadline.expired()) {
       Clock = true;
       break;
     }
@@ -198,7 +198,7 @@ Expected<Plan> onnxp::dpOverKindOrders(const CostGraph &G, const Platform &P, co
   bool BestBalanced = !Lower;
   size_t Ties = 0;
   for (size_t I = 1; I < Orders.size() && Ties < kMaxBalancedTies; ++I) {
-    if (!(Value[I] <= BestValue * (1 + 1e-9)) || Deadline(O.deadline).expired()) continue;
+    if (!(Value[I] <= BestValue * (1 + 1e-9)) || O.deadline.expired()) continue;
     ++Ties;
     const Platform Q = withKindOrder(P, Orders[I]);
     Expected<Plan> Pl = runIdealDP(G, Q, O, /*Linearize=*/false, IdealDPTuning());

@@ -28,13 +28,11 @@ Error validate(const CostGraph &G, const Platform &P, const Plan &Pl, const Fina
   ONNXP_RETURN_IF_ERROR(validatePlan(G, P, Pl, Structure));
   ValidationOptions Memory;
   Memory.checkColocation = false;
-  Error E = validatePlan(G, P, Pl, Memory);
-  if (!E || !O.memoryIsUsersProblem) return E;
-  std::string Why = E.message();
-  size_t At = Why.find("is invalid: ");
-  if (At != std::string::npos) Why = Why.substr(At + 12);
+  if (!O.memoryIsUsersProblem) return validatePlan(G, P, Pl, Memory);
+  Error Rule = brokenPlanRule(G, P, Pl, Memory);
+  if (!Rule) return Rule;
   return makeDoesNotFitError(
-      "the plan of '", Pl.algorithm, "' does not fit: ", Why,
+      "the plan of '", Pl.algorithm, "' does not fit: ", Rule.message(),
       "; try an algorithm that respects memory (e.g. --algo greedy or dp), more devices "
       "(--devices) or more memory (--memory)");
 }

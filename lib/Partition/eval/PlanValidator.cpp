@@ -53,9 +53,10 @@ bool onnxp::isContiguous(const CostGraph &G, const std::vector<char> &InSet,
 }
 
 namespace {
-/// The internal error of a plan that fails validation.
-template <typename... Ts> Error invalid(const Plan &Pl, const Ts &...Parts) {
-  return makeInternalError("plan from '", Pl.algorithm, "' is invalid: ", Parts...);
+/// The rule a plan breaks, on its own (brokenPlanRule); validatePlan names
+/// the algorithm.
+template <typename... Ts> Error invalid(const Plan &, const Ts &...Parts) {
+  return Error(Error::Kind::Internal, detail::concat(Parts...));
 }
 
 /// Every node on a device of the platform that supports it, stages sized.
@@ -156,8 +157,10 @@ Error checkLivenessMemory(const CostGraph &G, const Platform &P, const Plan &Pl)
     if (Mem[Dev].inFlight > 0)
       InFlight = "; " + humanBytes(Mem[Dev].inFlight) + " of it are the saved activations of " +
                  std::to_string(K[Dev] - 1) + " more micro-batch(es) in flight (" +
-                 (Pl.pipelineSchedule.empty() ? std::string("1f1b") : Pl.pipelineSchedule) + ", " +
-                 std::to_string(Pl.iterationMicrobatches) + " micro-batches per iteration" +
+                 pipelineScheduleName(Pl.pipelineSchedule == PipelineScheduleKind::None
+                                          ? PipelineScheduleKind::OneFOneB
+                                          : Pl.pipelineSchedule) +
+                 ", " + std::to_string(Pl.iterationMicrobatches) + " micro-batches per iteration" +
                  (Mem[Dev].peak - Mem[Dev].inFlight <= P.accMemory() * (1 + 1e-9)
                       ? ": it fits with one micro-batch in flight"
                       : "") +
@@ -213,6 +216,13 @@ Error checkContiguity(const CostGraph &G, const Platform &P, const Plan &Pl) {
 } // namespace
 
 Error onnxp::validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O) {
+  Error Rule = brokenPlanRule(G, P, Pl, O);
+  if (!Rule) return Rule;
+  return makeInternalError("plan from '", Pl.algorithm, "' is invalid: ", Rule.message());
+}
+
+Error onnxp::brokenPlanRule(const CostGraph &G, const Platform &P, const Plan &Pl,
+                            const ValidationOptions &O) {
   ONNXP_RETURN_IF_ERROR(checkPlacement(G, P, Pl));
   ONNXP_RETURN_IF_ERROR(checkReplicas(G, P, Pl));
   if (O.checkColocation) ONNXP_RETURN_IF_ERROR(checkColocation(G, P, Pl));

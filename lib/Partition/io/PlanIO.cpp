@@ -97,7 +97,7 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
       if (Pos[D] >= 0)
         InFlight.push_back({{"device", P.deviceName(D)}, {"stage_position", Pos[D]}, {"microbatches", K[D]}});
     J["pipeline"] = {{"schedule", pipelineScheduleKind(Pl)},
-                     {"schedule_named", !Pl.pipelineSchedule.empty()},
+                     {"schedule_named", Pl.pipelineSchedule != PipelineScheduleKind::None},
                      {"microbatches", pipelineMicrobatches(Pl)},
                      {"in_flight", InFlight}};
   }
@@ -272,8 +272,9 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
     if (Pp.contains("schedule_named") && Pp["schedule_named"] == true && Pp.contains("schedule") &&
         Pp["schedule"].is_string()) {
       const std::string S = Pp["schedule"].get<std::string>();
-      if (!isPipelineScheduleName(S)) return makeError("pipeline.schedule '", S, "' is not gpipe or 1f1b");
-      P.pipelineSchedule = S;
+      std::optional<PipelineScheduleKind> K = parsePipelineSchedule(S);
+      if (!K) return makeError("pipeline.schedule '", S, "' is not gpipe or 1f1b");
+      P.pipelineSchedule = *K;
     }
   }
   P.device.assign(G.numNodes(), -1);

@@ -16,8 +16,6 @@
 
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 
-#include <chrono>
-
 using namespace onnxp;
 
 namespace {
@@ -42,9 +40,7 @@ Score scoreOf(const CostGraph &G, const Platform &P, const Plan &Pl) {
 }
 } // namespace
 
-int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double Seconds) {
-  using Clock = std::chrono::steady_clock;
-  const auto Deadline = Clock::now() + std::chrono::duration<double>(Seconds);
+int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, const Deadline &Until) {
   const int D = P.numDevices();
   ClassMoves CM(G, P, Pl.device);
   const std::vector<std::vector<int>> &Members = CM.members;
@@ -57,9 +53,9 @@ int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double
 
   Score Best = scoreOf(G, P, Pl);
   int Moves = 0;
-  for (bool Improved = true; Improved && Clock::now() < Deadline;) {
+  for (bool Improved = true; Improved && !Until.expired();) {
     Improved = false;
-    for (int Cl = 0; Cl < C && Clock::now() < Deadline; ++Cl) {
+    for (int Cl = 0; Cl < C && !Until.expired(); ++Cl) {
       const int From = Pl.device[Members[Cl][0]];
       for (int To = 0; To < D; ++To) {
         if (To == From) continue;
@@ -78,7 +74,7 @@ int onnxp::polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double
     if (Improved) continue;
     Expected<Evaluation> Ev = evaluatePlan(G, P, Pl);
     if (!Ev) break;
-    for (int A = 0; A < C && !Improved && Clock::now() < Deadline; ++A) {
+    for (int A = 0; A < C && !Improved && !Until.expired(); ++A) {
       const int Da = Pl.device[Members[A][0]];
       if (Ev->usage[Da].load < Best.Max - 1e-9 * std::max(1.0, Best.Max)) continue;
       for (int B = 0; B < C && !Improved; ++B) {

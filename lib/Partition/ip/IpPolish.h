@@ -16,6 +16,7 @@
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/Deadline.h"
 
 namespace onnxp {
 
@@ -23,7 +24,7 @@ namespace onnxp {
 /// (max-load, sum of squared loads) lexicographically and respects memory
 /// and accelerator support. Stops at a local optimum or after Seconds.
 /// Returns the number of moves made; Pl.device is updated in place.
-int polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, double Seconds);
+int polishMaxLoad(const CostGraph &G, const Platform &P, Plan &Pl, const Deadline &Until);
 
 } // namespace onnxp
 

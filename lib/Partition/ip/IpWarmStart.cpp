@@ -16,8 +16,6 @@
 
 using namespace onnxp;
 
-double onnxp::solverReserve(double Left) { return std::min(5.0, 0.2 * Left); }
-
 const std::vector<std::string> &onnxp::ipWarmStartAlgorithms() {
   // Issue 11, item 5: every cheap plan, so the IP never starts (and, keeping
   // the better of its incumbent and the start, never ends) worse than any;
@@ -36,16 +34,6 @@ const std::vector<std::string> &onnxp::ipWarmStartAlgorithms() {
   return Names;
 }
 
-std::chrono::steady_clock::time_point onnxp::runDeadline(const PartitionOptions &O) {
-  if (O.deadline) return *O.deadline;
-  return pointAfter(std::chrono::steady_clock::now(), O.timeLimitSeconds);
-}
-
-double onnxp::secondsLeft(const PartitionOptions &O) {
-  if (!O.deadline) return O.timeLimitSeconds;
-  return std::max(0.0, std::chrono::duration<double>(*O.deadline - std::chrono::steady_clock::now()).count());
-}
-
 std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platform &P,
                                                 const PartitionOptions &O, bool RequireContiguous,
                                                 std::vector<std::string> &Notes) {
@@ -62,7 +50,7 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
     // Issue 20: the warm starts share the run's clock; once it has run out,
     // the solver gets no time either, so what was found is what is used.
     // The first that makes a plan always runs: the IP needs a plan to return.
-    if (!Out.empty() && O.deadline && std::chrono::steady_clock::now() >= *O.deadline) {
+    if (!Out.empty() && O.deadline.expired()) {
       Notes.push_back("warm start '" + Name + "' skipped: the time limit ran out");
       continue;
     }
@@ -74,7 +62,7 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
     }
     // The DPs stop at a deadline they are given; the first warm start runs
     // to its end, as above, so the IP always starts from a finished plan.
-    Quiet.deadline = Out.empty() ? std::nullopt : O.deadline;
+    Quiet.deadline = Out.empty() ? Deadline::never() : O.deadline;
     Expected<Plan> Pl = runPartitioner(Name, G, P, Quiet);
     if (!Pl) {
       Notes.push_back("warm start '" + Name + "' unavailable: " + Pl.takeError().message());
@@ -95,14 +83,11 @@ std::vector<Plan> onnxp::runWarmStartCandidates(const CostGraph &G, const Platfo
 
 MilpOptions onnxp::milpOptionsFrom(const PartitionOptions &O, const std::string &Who) {
   MilpOptions MO;
-  // What is left of the run's budget (issue 11, item 5), less what CBC
-  // needs after its limit to stop and what the tool needs to write out.
-  const double Left = secondsLeft(O);
-  MO.timeLimitSeconds = std::max(kMinSolverSeconds, std::min(O.timeLimitSeconds, Left - solverReserve(Left)));
-  // Issue 20: CBC is stopped from outside at the run's deadline whatever it
-  // is doing (SolverProcess.cpp); its own limit above lets it end cleanly
-  // with its search state when it can.
-  if (O.deadline) MO.deadline = *O.deadline;
+  // What is left of the run's budget (issue 11, item 5): CBC's own limit
+  // keeps solverReserve back for its final phases and the write-out
+  // (cbcSecondsFor); issue 20: CBC is stopped from outside at the run's
+  // deadline whatever it is doing (SolverProcess.cpp).
+  MO.deadline = O.deadline;
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
   MO.verbose = O.verbose;

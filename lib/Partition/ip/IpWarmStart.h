@@ -35,23 +35,8 @@ std::vector<Plan> runWarmStartCandidates(const CostGraph &G, const Platform &P, 
 
 /// dpl walks O(nodes^2) pairs: above this many nodes it is no warm start.
 constexpr size_t kWarmStartDplNodeLimit = 3000;
-/// CBC is never given less than this, even past the deadline.
-constexpr double kMinSolverSeconds = 0.5;
-
-/// When the run must end: O.deadline, else now + O.timeLimitSeconds. An IP
-/// sets it once at its start, so its phases share one budget.
-std::chrono::steady_clock::time_point runDeadline(const PartitionOptions &O);
-
-/// Seconds until O.deadline (0 when past), or O.timeLimitSeconds without one.
-double secondsLeft(const PartitionOptions &O);
-
-/// Seconds kept back from CBC's limit, with Left seconds left: min(5 s,
-/// 20 %), for CBC's final phases after the limit and the write-back after
-/// the solve (measured on ResNet-50, docs/benchmarks-history.md).
-double solverReserve(double Left);
-
-/// Solver settings from the user's options (the time limit: what is left
-/// until O.deadline less solverReserve); progress lines are prefixed
+/// Solver settings from the user's options (the deadline: O.deadline, of
+/// which CBC's own limit leaves solverReserve); progress lines are prefixed
 /// with Who (the --algo name).
 MilpOptions milpOptionsFrom(const PartitionOptions &O, const std::string &Who);
 

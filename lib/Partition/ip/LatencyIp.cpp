@@ -518,7 +518,6 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
   // One budget for the whole run (IpWarmStart.h): the warm starts and CBC
   // share it (issue 20: the candidates used to get the whole limit each).
   PartitionOptions O = User;
-  O.deadline = runDeadline(User);
   const int Q = O.subgraphsPerDevice;
   if (Q < 1) return makeUsageError("--subgraphs-per-device must be at least 1 (got ", Q, ")");
   const int N = static_cast<int>(G.numNodes());
@@ -614,7 +613,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
           if (++PerDevice[Sg.device] > Q) return false;
         return true;
       };
-      return makeError("the latency IP found no solution within ", formatNumber(O.timeLimitSeconds),
+      return makeError("the latency IP found no solution within ", formatNumber(O.deadline.limitSeconds()),
                        " s and no warm start has at most ", Q, " subgraph(s) per accelerator; ",
                        ipFeasibility(G, P, false, WithinQ));
     }
@@ -634,9 +633,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
   }
   Pl.notes.insert(Pl.notes.end(), Notes.begin(), Notes.end());
   // Issue 20: a searching algorithm always runs under a limit; say which.
-  if (!User.timeLimitGiven)
-    Pl.notes.push_back("time limit: " + formatNumber(User.timeLimitSeconds) +
-                       " s, the default (--time-limit SECONDS to change)");
+  if (User.deadline.isDefaultLimit()) Pl.notes.push_back(defaultTimeLimitNote(User.deadline));
 
   Expected<double> L = evaluateLatency(G, P, Pl);
   if (!L) return makeInternalError("latency-ip produced an unschedulable plan: ", L.takeError().message());

@@ -559,7 +559,7 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
   // start: CBC completes a MIP start with a sub-MIP ("reduced search") that
   // does not watch its time limit (9 s past a 10 s budget on ResNet-50, 8
   // devices). The warm start is kept when CBC finds nothing better.
-  const bool CutoffOnly = O.timeLimitGiven;
+  const bool CutoffOnly = O.deadline.limitGiven();
   if (Warm) {
     std::vector<double> Start = Ip.startFrom(*Warm);
     if (!Start.empty()) {
@@ -605,7 +605,7 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
                                " bytes per accelerator", Contiguous ? ", contiguity" : "", ")");
   if (!R->hasSolution()) {
     if (!Warm)
-      return makeError("the IP found no solution within ", formatNumber(O.timeLimitSeconds),
+      return makeError("the IP found no solution within ", formatNumber(O.deadline.limitSeconds()),
                        " s and there is no warm start; ", ipFeasibility(G, P, Contiguous));
     Result.device = Warm->device;
     Result.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
@@ -630,7 +630,6 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
                             bool Contiguous) {
   // One budget for the whole run (IpWarmStart.h): warm starts, polish, CBC.
   PartitionOptions O = User;
-  O.deadline = runDeadline(User);
   std::vector<std::string> Notes;
   std::vector<Plan> Candidates = runWarmStartCandidates(G, P, O, Contiguous, Notes);
   const Plan *Best = nullptr;
@@ -643,7 +642,7 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
   int Moves = 0;
   if (Best && !Contiguous) {
     Polished = *Best;
-    Moves = polishMaxLoad(G, P, Polished, std::min(30.0, 0.1 * secondsLeft(O)));
+    Moves = polishMaxLoad(G, P, Polished, O.deadline.within(std::min(30.0, 0.1 * O.deadline.secondsLeft())));
     if (Moves > 0) {
       if (Error E = evaluateInto(G, P, Polished)) return E;
       Warm = &Polished;
@@ -698,9 +697,7 @@ Expected<Plan> runMaxLoadIp(const CostGraph &G, const Platform &P, const Partiti
   }
   Pl->notes.insert(Pl->notes.end(), Notes.begin(), Notes.end());
   // Issue 20: a searching algorithm always runs under a limit; say which.
-  if (!User.timeLimitGiven)
-    Pl->notes.push_back("time limit: " + formatNumber(User.timeLimitSeconds) +
-                        " s, the default (--time-limit SECONDS to change)");
+  if (User.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(User.deadline));
   return Pl;
 }
 } // namespace

@@ -119,7 +119,7 @@ Expected<Plan> onnxp::partitionEft(const CostGraph &G, const Platform &P, const 
   if (!(O.memoryHeadroom >= 0 && O.memoryHeadroom < 1))
     return makeUsageError("eft: memory headroom must be in [0, 1), got ", O.memoryHeadroom);
   // As pardnn (ParDNN.cpp): the emulator runs one iteration as one batch.
-  if (G.isTraining() && (O.iterationMicrobatches > 1 || !O.pipelineSchedule.empty()))
+  if (G.isTraining() && (O.iterationMicrobatches > 1 || O.pipelineSchedule != PipelineScheduleKind::None))
     return makeUsageError("--algo eft prices one training iteration as a single batch (the scheduler "
                           "emulator has no micro-batches); drop --schedule/--microbatches, or use a planner "
                           "that charges them (dp, ip, greedy, local-search)");

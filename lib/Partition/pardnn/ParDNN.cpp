@@ -77,21 +77,19 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
   if (P.accelerators < 1) return makeUsageError("pardnn needs at least one accelerator (--devices)");
   if (!(O.memoryHeadroom >= 0 && O.memoryHeadroom < 1))
     return makeUsageError("pardnn: memory headroom must be in [0, 1), got ", O.memoryHeadroom);
-  if (O.memoryHeuristic != "knapsack" && O.memoryHeuristic != "balance")
-    return makeUsageError("pardnn: unknown memory heuristic '", O.memoryHeuristic,
-                          "' (available: knapsack, balance)");
   // Issue 22, item 1: seed 003 places one iteration's graph run as one batch
   // (§3.2.1's scheduler emulation gives its makespan, §3.3's memory tracker
   // its peak); neither has micro-batches, so it cannot charge the saved
   // activations a pipeline keeps in flight. In training those are real
   // memory: refuse rather than check a plan against the wrong peak.
-  if (G.isTraining() && (O.iterationMicrobatches > 1 || !O.pipelineSchedule.empty()))
+  if (G.isTraining() && (O.iterationMicrobatches > 1 || O.pipelineSchedule != PipelineScheduleKind::None))
     return makeUsageError(
         "--algo pardnn plans one training iteration as a single batch (seed 003: its makespan and memory "
         "tracker emulate no micro-batches), so it cannot count the saved activations of the micro-batches a "
         "pipeline keeps in flight (",
-        O.pipelineSchedule.empty() ? std::string("--microbatches ") + std::to_string(O.iterationMicrobatches)
-                                   : "--schedule " + O.pipelineSchedule,
+        O.pipelineSchedule == PipelineScheduleKind::None
+            ? std::string("--microbatches ") + std::to_string(O.iterationMicrobatches)
+            : std::string("--schedule ") + pipelineScheduleName(O.pipelineSchedule),
         "); drop --schedule/--microbatches, or use a planner that charges them (dp, ip, greedy, "
         "local-search)");
   auto Clock = std::chrono::steady_clock::now();
@@ -101,7 +99,7 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
     Clock = Now;
     return S;
   };
-  const bool Balance = O.memoryHeuristic == "balance";
+  const bool Balance = O.memoryHeuristic == ParDNNMemoryHeuristic::Balance;
   const int K = P.accelerators;
   Plan Pl;
   Expected<Context> C = makeContext(G, P);

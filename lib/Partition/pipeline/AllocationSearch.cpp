@@ -44,11 +44,6 @@
 
 using namespace onnxp;
 
-double onnxp::pipelineSecondsLeft(const PipelineIlpOptions &O) {
-  if (!O.deadline) return O.timeLimitSeconds;
-  return std::max(0.0, std::chrono::duration<double>(*O.deadline - std::chrono::steady_clock::now()).count());
-}
-
 namespace {
 
 constexpr double MB = 1e6;
@@ -148,7 +143,7 @@ public:
   /// Loads at or above a fitting current period cannot improve on it.
   static double threshold(const Score &S) { return S.overflow == 0 ? S.period : INFINITY; }
 
-  bool timeUp() const { return pipelineSecondsLeft(O) <= 0; }
+  bool timeUp() const { return O.deadline.expired(); }
 
   /// First-improvement descent over single moves and swaps from Cur.
   void descend(std::vector<int> &Cur, Score &CurS) {
@@ -339,7 +334,7 @@ Expected<MilpStatus> relaxationStatus(const PipelineTasks &Tasks, int P, double 
     }
   }
   MilpOptions MO;
-  MO.timeLimitSeconds = Seconds;
+  MO.deadline = Deadline::after(Seconds);
   MO.threads = Threads;
   Expected<MilpResult> R = solveMilp(M, MO);
   if (!R) return R.takeError();
@@ -361,7 +356,7 @@ Expected<MemoryAwareBound> onnxp::memoryAwareBound(const PipelineTasks &Tasks, i
   double Lo = Out.bound, Hi = Incumbent;
   double Probe = 0.99 * Incumbent;
   while (Probe > Lo * (1 + 1e-4) && Hi > Lo * (1 + 1e-3)) {
-    const double Left = pipelineSecondsLeft(O);
+    const double Left = O.deadline.secondsLeft();
     if (Left <= 0.05) break;
     Expected<MilpStatus> S =
         relaxationStatus(Tasks, P, Memory, Probe, std::min(Left, 0.5 * Left + 1), O.threads);

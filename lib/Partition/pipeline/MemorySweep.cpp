@@ -38,12 +38,8 @@ onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits
     }
     PipelineIlpOptions IO = O;
     IO.memoryBytes = M;
-    if (O.deadline) {
-      // Issue 20: the sweep's budget is shared evenly by the points left.
-      auto Now = std::chrono::steady_clock::now();
-      double Left = std::max(0.0, std::chrono::duration<double>(*O.deadline - Now).count());
-      IO.deadline = pointAfter(Now, Left / double(Limits.size() - I));
-    }
+    // Issue 20: the sweep's budget is shared evenly by the points left.
+    IO.deadline = O.deadline.share(1.0 / double(Limits.size() - I));
     Expected<PipelinePlan> Ilp = planPipelineIlp(Tasks, IO);
     if (Ilp) {
       Pt.ilpPeriod = Ilp->period();

@@ -74,7 +74,6 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   PipelineIlpOptions IO;
   IO.numGpus = P.accelerators;
   IO.memoryBytes = P.accMemory();
-  IO.timeLimitSeconds = O.timeLimitSeconds;
   IO.deadline = O.deadline;
   if (O.progress)
     IO.progress = [Report = O.progress](const MilpProgress &Pr) {
@@ -89,9 +88,7 @@ Expected<Plan> partitionPipelineIlp(const Chain &C, const Platform &P, const Par
   if (!PP) return PP.takeError();
   Plan Pl = blockPlanOf(*PP);
   // Issue 20: a searching algorithm always runs under a limit; say which.
-  if (!O.timeLimitGiven)
-    Pl.notes.push_back("time limit: " + formatNumber(O.timeLimitSeconds) +
-                       " s, the default (--time-limit SECONDS to change)");
+  if (O.deadline.isDefaultLimit()) Pl.notes.push_back(defaultTimeLimitNote(O.deadline));
   return Pl;
 }
 
@@ -103,7 +100,7 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
   // The DP is O(P L^2): seconds at thousands of blocks; the run's deadline
   // (--time-limit, else the default limit) stops it with the optimum of
   // the stage counts it completed (issue 21 item 4).
-  const Deadline End = O.deadline ? Deadline(O.deadline) : Deadline::after(O.timeLimitSeconds);
+  const Deadline &End = O.deadline;
   Expected<PipelinePlan> PP = pipeDreamBaseline(*Tasks, P.accelerators, [&End] { return End.expired(); });
   if (!PP) return PP.takeError();
   Plan Pl = blockPlanOf(*PP);

@@ -535,14 +535,12 @@ PeriodicPattern PipelineIlp::patternOf(const std::vector<double> &X) const {
 Expected<PipelinePlan> planPipelineSearch(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
   const auto Start = std::chrono::steady_clock::now();
   Expected<PipelinePlan> Warm = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000,
-                                                            [&O] { return pipelineSecondsLeft(O) <= 0; });
+                                                            [&O] { return O.deadline.expired(); });
   if (!Warm) return Warm.takeError();
   const double WarmPeriod = Warm->period();
   // The LNS until (1 - boundShare) of what is left has passed, then the bound.
   PipelineIlpOptions SearchO = O;
-  SearchO.deadline = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                         std::chrono::duration<double>((1 - O.boundShare) * pipelineSecondsLeft(O)));
+  SearchO.deadline = O.deadline.share(1 - O.boundShare);
   Expected<PipelinePlan> Plan = searchAllocations(Tasks, SearchO, *Warm);
   if (!Plan) return Plan.takeError();
   Expected<MemoryAwareBound> Bound = memoryAwareBound(Tasks, O.numGpus, O.memoryBytes, Plan->period(), O);
@@ -608,7 +606,7 @@ Error noPatternError(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
               " bytes per GPU, with " + std::to_string(LeastStages) + " stage" +
               (LeastStages > 1 ? "s" : "") + ")";
   return makeDoesNotFitError(
-      "pipeline-ilp: ", Contig, ", and the time limit (", formatNumber(O.timeLimitSeconds),
+      "pipeline-ilp: ", Contig, ", and the time limit (", formatNumber(O.deadline.limitSeconds()),
       " s) stopped the ILP before it found a non-contiguous pattern or proved that none exists: "
       "give more memory, or a longer --time-limit");
 }
@@ -656,12 +654,7 @@ Expected<PipelinePlan> pricedByLink(const PipelineTasks &Tasks, const PipelineIl
 Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
   if (O.numGpus < 1) return makeUsageError("pipeline-ilp needs at least one GPU");
   if (!(O.memoryBytes > 0)) return makeUsageError("pipeline-ilp needs a positive memory per GPU");
-  PipelineIlpOptions Opt = O;
-  if (!Opt.deadline)
-    Opt.deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                               std::chrono::duration<double>(O.timeLimitSeconds));
-  if (Tasks.numBlocks() > O.exactBlocks) return planPipelineSearch(Tasks, Opt);
+  if (Tasks.numBlocks() > O.exactBlocks) return planPipelineSearch(Tasks, O);
   PipelineIlp Ilp(Tasks, O.numGpus, O.memoryBytes);
   Ilp.build();
   PipelinePlan Plan;
@@ -675,13 +668,9 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
     // on one GPU when memory is tight (docs/benchmarks-history.md, issue 12).
     // Issue 20: the warm start gets at most half of what is left of the
     // run (it took 6 s of a 2 s limit on a loaded machine).
-    const double WarmSeconds = pipelineSecondsLeft(Opt) / 2;
-    const auto WarmEnd =
-        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                               std::chrono::duration<double>(std::max(0.0, WarmSeconds)));
-    Expected<PipelinePlan> W =
-        memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000,
-                                    [WarmEnd] { return std::chrono::steady_clock::now() >= WarmEnd; });
+    const Deadline WarmEnd = O.deadline.share(0.5);
+    Expected<PipelinePlan> W = memoryAwareContiguousWithin(Tasks, O.numGpus, O.memoryBytes, 40000, 10000,
+                                                           [&WarmEnd] { return WarmEnd.expired(); });
     if (W) {
       Warm = std::move(*W);
       std::vector<double> Start = Ilp.startFrom(Warm->pattern);
@@ -692,14 +681,10 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
   }
 
   MilpOptions MO;
-  MO.timeLimitSeconds = pipelineSecondsLeft(Opt);
-  if (Opt.deadline) {
-    // Issue 20: CBC's own limit is what is left less a reserve for the
-    // simulator and the outputs; the deadline stops it from outside.
-    const double Left = pipelineSecondsLeft(Opt);
-    MO.timeLimitSeconds = std::max(0.5, Left - std::min(5.0, 0.2 * Left));
-    MO.deadline = Opt.deadline;
-  }
+  // Issue 20: CBC's own limit is what is left less a reserve for the
+  // simulator and the outputs (cbcSecondsFor); the deadline stops it from
+  // outside.
+  MO.deadline = O.deadline;
   MO.relativeGap = O.relativeGap;
   MO.threads = O.threads;
   MO.verbose = O.verbose;

@@ -64,7 +64,7 @@ std::string deviceList(const Platform &P, const std::vector<int> &Devices) {
 Expected<Plan> onnxp::planReplicatedPipeDream(const Chain &C, const Platform &P, const PartitionOptions &O) {
   Expected<ReplicatedLinks> Links = linksOf(P);
   if (!Links) return Links.takeError();
-  const Deadline End = O.deadline ? Deadline(O.deadline) : Deadline::after(O.timeLimitSeconds);
+  const Deadline &End = O.deadline;
   Expected<ReplicatedOptimum> Opt =
       pipeDreamReplicated(C, P.accelerators, *Links, 50000, [&End] { return End.expired(); });
   if (!Opt) return Opt.takeError();

@@ -17,16 +17,13 @@
 
 using namespace onnxp;
 
-bool onnxp::isStagedScheduleName(const std::string &Name) { return Name == "gpipe" || Name == "1f1b"; }
-
 Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const std::vector<int> &Gpu,
                                                          const PipelineLinks &Links,
-                                                         const std::string &Schedule, int Microbatches,
+                                                         PipelineScheduleKind Schedule, int Microbatches,
                                                          ChromeTrace *Trace,
                                                          std::vector<std::string> GpuNames) {
   ONNXP_RETURN_IF_ERROR(C.validate());
-  if (!isStagedScheduleName(Schedule))
-    return makeUsageError("--schedule must be gpipe or 1f1b, not '", Schedule, "'");
+  if (Schedule == PipelineScheduleKind::None) return makeUsageError("--schedule names no schedule");
   if (Microbatches < 1) return makeUsageError("--microbatches must be at least 1, got ", Microbatches);
   if (!(Links.bandwidth > 0)) return makeError("--schedule needs a positive link bandwidth between devices");
   if (Gpu.size() != C.size())
@@ -46,7 +43,7 @@ Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const s
   S.schedule = Schedule;
   S.microbatches = Microbatches;
   S.gpuNames = std::move(GpuNames);
-  if (Schedule == "gpipe") {
+  if (Schedule == PipelineScheduleKind::Gpipe) {
     GpipeSimOptions O;
     O.microbatches = Microbatches;
     O.trace = Trace;
@@ -87,8 +84,9 @@ std::string human(double Bytes) {
 std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
   std::ostringstream OS;
   OS << std::setprecision(6);
-  OS << "schedule " << S.schedule << ", " << S.microbatches << " micro-batches: iteration " << S.iterationTime
-     << " ms (" << S.iterationTime / S.microbatches << " ms per micro-batch";
+  OS << "schedule " << pipelineScheduleName(S.schedule) << ", " << S.microbatches
+     << " micro-batches: iteration " << S.iterationTime << " ms (" << S.iterationTime / S.microbatches
+     << " ms per micro-batch";
   if (S.period > 0) OS << ", period " << S.period << " ms";
   OS << "), peak memory " << human(S.peakMemory) << "\n";
   for (size_t G = 0; G < S.gpus.size(); ++G) {
@@ -112,7 +110,7 @@ std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
 
 std::string onnxp::stagedScheduleJson(const StagedSchedulePrice &S) {
   nlohmann::json J;
-  J["schedule"] = S.schedule;
+  J["schedule"] = pipelineScheduleName(S.schedule);
   J["microbatches"] = S.microbatches;
   J["iteration_ms"] = S.iterationTime;
   J["per_microbatch_ms"] = S.iterationTime / S.microbatches;

@@ -50,17 +50,15 @@ Expected<Budget> optionsFor(const Chain &C, const Platform &P, const PartitionOp
   Out.algo = Algo;
   RematOptions &R = Out.remat;
   R.memoryBytes = P.accMemory();
-  R.deadline = O.deadline;
+  R.deadline = O.deadline.at(); // RematOptions (IR/ChainSchedules.h) keeps a plain time point
   if (!std::isfinite(R.memoryBytes))
     return makeUsageError(Algo, ": the accelerator memory is unlimited; give --memory");
-  Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
-  if (!Opt) return Opt.takeError();
-  Out.optimizer = *Opt;
-  Out.resident = chainResidentMemory(C, *Opt);
+  Out.optimizer = O.optimizer;
+  Out.resident = chainResidentMemory(C, O.optimizer);
   if (Out.resident.total() >= R.memoryBytes)
     return makeDoesNotFitError(
         Algo, ": the weights alone need ", humanBytes(Out.resident.total()), " (",
-        describeResident(Out.resident, *Opt), ", ", formatNumber(Out.resident.total()),
+        describeResident(Out.resident, O.optimizer), ", ", formatNumber(Out.resident.total()),
         " bytes), more than the accelerator's ", humanBytes(R.memoryBytes),
         "; give more --memory, or move the weights to the host with --algo offload-weights");
   R.memoryBytes -= Out.resident.total();
@@ -180,11 +178,6 @@ static bool checkSlotsAsked(const PartitionOptions &O) {
   return !V.empty() && V != "0";
 }
 
-std::string defaultLimitNote(const PartitionOptions &O) {
-  return "time limit: " + formatNumber(O.timeLimitSeconds) +
-         " s, the default (--time-limit SECONDS to change)";
-}
-
 /// Issue 38, item 3: rotor's schedule for B, with Note added.
 static Expected<Plan> rotorPlan(const Chain &C, const Budget &B, const std::string &Note, double RotorMs) {
   Budget Rotor = B;
@@ -235,7 +228,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
                           "seed 001's DP did not run",
                       RotorMs);
         // Issue 20: a searching algorithm says which limit it ran under.
-        if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+        if (Pl && O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
         return Pl;
       }
       B->remat.upperBoundMs = RotorMs * (AtBound ? 1 + 1e-12 : 1 - 1e-12);
@@ -254,7 +247,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
                       " states): offloading cannot improve on rotor here; rotor's schedule",
                   RotorMs);
     if (Pl) Pl->stats["dp_states"] = double(R->statesExplored);
-    if (Pl && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+    if (Pl && O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
     return Pl;
   }
   if (Offload && R && R->stoppedByDeadline) {
@@ -279,7 +272,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
     Pl->notes.push_back("the time limit stopped seed 001's DP after " + std::to_string(R->statesExplored) +
                         " states; returning rotor's schedule (rematerialization, no offloading)");
     Pl->stats["stopped_by_time_limit"] = 1;
-    if (!O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+    if (O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
     return Pl;
   }
   const double Makespan = R && R->feasible ? R->makespanMs : NAN;
@@ -289,7 +282,7 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
   if (Pl && std::isfinite(Makespan) && checkSlotsAsked(O))
     noteDiscretization(C, *Pl, *B, Makespan, Planner, PlanSeconds);
   // Issue 20: a searching algorithm always runs under a limit; say which.
-  if (Pl && Offload && !O.timeLimitGiven) Pl->notes.push_back(defaultLimitNote(O));
+  if (Pl && Offload && O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
   return Pl;
 }
 

@@ -216,7 +216,7 @@ std::optional<OffloadSchedule> onnxp::scheduleBestCut(const OffloadInstance &I, 
   std::optional<OffloadSchedule> Best;
   int Cuts = O.allCuts ? numCutPoints(S) : 1;
   for (int C = 0; C < Cuts; ++C) {
-    if (Best && Deadline(O.deadline).expired()) {
+    if (Best && O.deadline.expired()) {
       if (Stopped) *Stopped = true;
       break;
     }

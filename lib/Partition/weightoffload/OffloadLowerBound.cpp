@@ -120,15 +120,9 @@ Expected<OffloadBound> onnxp::offloadLowerBound(const OffloadInstance &I, const 
   }
 
   MilpOptions SO;
-  SO.timeLimitSeconds = Opt.timeLimitSeconds;
-  if (Opt.deadline) {
-    // CBC's own limit leaves a reserve before the run's deadline, where it
-    // is stopped from outside (issue 20).
-    double Left = std::max(
-        0.0, std::chrono::duration<double>(*Opt.deadline - std::chrono::steady_clock::now()).count());
-    SO.timeLimitSeconds = std::max(0.5, std::min(SO.timeLimitSeconds, Left - std::min(5.0, 0.2 * Left)));
-    SO.deadline = Opt.deadline;
-  }
+  // CBC's own limit leaves a reserve before the run's deadline
+  // (cbcSecondsFor), where it is stopped from outside (issue 20).
+  SO.deadline = Opt.deadline;
   SO.relativeGap = Opt.relativeGap;
   SO.verbose = Opt.verbose;
   Expected<MilpResult> R = solveMilp(M, SO);

@@ -76,15 +76,14 @@ static OffloadSelection allUsefulChoices(const OffloadInstance &I) {
 }
 
 static Expected<OffloadPlan> planGreedyFamily(const OffloadInstance &I, bool Discount, bool Margins,
-                                              const char *Name,
-                                              std::optional<std::chrono::steady_clock::time_point> Deadline) {
+                                              const char *Name, const Deadline &Until) {
   ONNXP_RETURN_IF_ERROR(checkOffloadFeasible(I));
   OffloadScheduleOptions O;
   O.discount = Discount;
-  O.deadline = Deadline;
+  O.deadline = Until;
   // Issue 20: every candidate after the first is optional; on 500 blocks
   // the nine take about 3 s.
-  auto Passed = [&] { return onnxp::Deadline(Deadline).expired(); };
+  auto Passed = [&] { return Until.expired(); };
   // Candidate selections: Algorithm 1 at M_GPU, then (with Margins) at
   // M_GPU - j max|w| for j = 1..3 and finally every useful choice. Algorithm 1
   // makes the op peaks fit and nothing more, so Algorithm 2 may find no room
@@ -147,16 +146,14 @@ static Expected<OffloadPlan> planGreedyFamily(const OffloadInstance &I, bool Dis
   return Out;
 }
 
-Expected<OffloadPlan>
-onnxp::planGreedyOffload(const OffloadInstance &I, bool Margins,
-                         std::optional<std::chrono::steady_clock::time_point> Deadline) {
-  return planGreedyFamily(I, /*Discount=*/true, Margins, Margins ? "greedy" : "greedy-paper", Deadline);
+Expected<OffloadPlan> onnxp::planGreedyOffload(const OffloadInstance &I, bool Margins,
+                                               const Deadline &Until) {
+  return planGreedyFamily(I, /*Discount=*/true, Margins, Margins ? "greedy" : "greedy-paper", Until);
 }
 
-Expected<OffloadPlan>
-onnxp::planGreedyStarOffload(const OffloadInstance &I, bool Margins,
-                             std::optional<std::chrono::steady_clock::time_point> Deadline) {
-  return planGreedyFamily(I, /*Discount=*/false, Margins, Margins ? "greedy*" : "greedy*-paper", Deadline);
+Expected<OffloadPlan> onnxp::planGreedyStarOffload(const OffloadInstance &I, bool Margins,
+                                                   const Deadline &Until) {
+  return planGreedyFamily(I, /*Discount=*/false, Margins, Margins ? "greedy*" : "greedy*-paper", Until);
 }
 
 Expected<OffloadPlan> onnxp::planL2LOffload(const OffloadInstance &I) {

@@ -18,6 +18,8 @@
 #include "onnx-partition/Partition/WeightOffloadSimulator.h"
 #include "onnx-partition/Support/ChromeTrace.h"
 
+#include <utility>
+
 using namespace onnxp;
 
 namespace onnxp {
@@ -34,6 +36,37 @@ static Expected<OffloadSchedule> replayOf(const Plan &Pl, int L) {
   return S->replay;
 }
 
+namespace {
+/// --offload-planner's values, parsed once (the option's names; not --algo
+/// names, which only the registry compares).
+enum class OffloadPlanner { Greedy, GreedyPaper, GreedyStar, L2L, Exhaustive };
+constexpr std::pair<const char *, OffloadPlanner> kOffloadPlanners[] = {
+    {"greedy", OffloadPlanner::Greedy},          {"greedy-paper", OffloadPlanner::GreedyPaper},
+    {"greedy-star", OffloadPlanner::GreedyStar}, {"l2l", OffloadPlanner::L2L},
+    {"exhaustive", OffloadPlanner::Exhaustive},
+};
+
+Expected<OffloadPlanner> parseOffloadPlanner(const std::string &Name) {
+  for (const auto &[Spelling, Kind] : kOffloadPlanners)
+    if (Name == Spelling) return Kind;
+  return makeUsageError("--offload-planner must be greedy, greedy-paper, greedy-star, l2l or "
+                        "exhaustive, not '",
+                        Name, "'");
+}
+
+Expected<OffloadPlan> runOffloadPlanner(OffloadPlanner Which, const OffloadInstance &I,
+                                        const Deadline &Until) {
+  switch (Which) {
+  case OffloadPlanner::Greedy: return planGreedyOffload(I, /*Margins=*/true, Until);
+  case OffloadPlanner::GreedyPaper: return planGreedyOffload(I, /*Margins=*/false, Until);
+  case OffloadPlanner::GreedyStar: return planGreedyStarOffload(I, /*Margins=*/true, Until);
+  case OffloadPlanner::L2L: return planL2LOffload(I);
+  case OffloadPlanner::Exhaustive: return planExhaustiveOffload(I);
+  }
+  return makeInternalError("unknown offload planner");
+}
+} // namespace
+
 static Expected<OffloadInstance> instanceFor(const Chain &C, const Platform &P) {
   // Platform bandwidths are bytes per second; the chain's times are ms.
   return makeOffloadInstance(C, P.accMemory(), P.hostLinkBandwidth / 1000);
@@ -42,23 +75,15 @@ static Expected<OffloadInstance> instanceFor(const Chain &C, const Platform &P) 
 Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P, const PartitionOptions &O) {
   Expected<OffloadInstance> I = instanceFor(C, P);
   if (!I) return I.takeError();
-  std::string Which = O.paramString("offload-planner", "greedy");
-  Expected<OffloadPlan> Pl =
-      makeUsageError("--offload-planner must be greedy, greedy-paper, greedy-star, l2l or "
-                     "exhaustive, not '",
-                     Which, "'");
-  if (Which == "greedy") Pl = planGreedyOffload(*I, /*Margins=*/true, O.deadline);
-  else if (Which == "greedy-paper") Pl = planGreedyOffload(*I, /*Margins=*/false, O.deadline);
-  else if (Which == "greedy-star") Pl = planGreedyStarOffload(*I, /*Margins=*/true, O.deadline);
-  else if (Which == "l2l") Pl = planL2LOffload(*I);
-  else if (Which == "exhaustive") Pl = planExhaustiveOffload(*I);
+  Expected<OffloadPlanner> Which = parseOffloadPlanner(O.paramString("offload-planner", "greedy"));
+  if (!Which) return Which.takeError();
+  Expected<OffloadPlan> Pl = runOffloadPlanner(*Which, *I, O.deadline);
   if (!Pl) return Pl.takeError();
   Expected<long long> WantBound = O.paramInt("offload-bound", 0);
   if (!WantBound) return WantBound.takeError();
   std::optional<OffloadBound> Bound;
   if (*WantBound) {
     OffloadBoundOptions BO;
-    BO.timeLimitSeconds = O.timeLimitSeconds;
     BO.deadline = O.deadline;
     BO.relativeGap = O.relativeGap;
     Expected<OffloadBound> B = offloadLowerBound(*I, BO);
@@ -87,9 +112,7 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
                         std::to_string(Pl->candidatesTried) + " of its " + std::to_string(Pl->candidates) +
                         " candidate selections were scheduled at every cut point: the plan is the best "
                         "schedule found; give a larger --time-limit for all of them");
-  if (Bound && !O.timeLimitGiven)
-    Out.notes.push_back("time limit: " + formatNumber(O.timeLimitSeconds) +
-                        " s, the default (--time-limit SECONDS to change)");
+  if (Bound && O.deadline.isDefaultLimit()) Out.notes.push_back(defaultTimeLimitNote(O.deadline));
   Out.schedule = weightOffloadScheduleOf(*I, *Pl, Bound ? &*Bound : nullptr);
   int Chosen = Pl->selection.count(), Layers = 0;
   for (int K = 1; K <= I->L; ++K) Layers += Pl->selection.any(K);

@@ -44,8 +44,7 @@ std::string joinFirst(const std::vector<std::string> &Names, size_t Max) {
 Error priceGraph(PassContext &Ctx) {
   const PipelineOptions &O = Ctx.options;
   const OnnxModel &M = *Ctx.model;
-  Expected<OptimizerKind> Opt = parseOptimizer(O.optimizer);
-  if (!Opt) return Opt.takeError();
+  const OptimizerKind Opt = O.optimizer; // parsed once, by the option parser
   const Precision Prec = O.precision;
   if (Prec != Precision::Model && O.costModel != CostModelKind::Analytical)
     return makeUsageError("--precision prices the analytical cost model; --cost-model is ",
@@ -70,10 +69,10 @@ Error priceGraph(PassContext &Ctx) {
     // (tensor cores for matrix ops) and mixed-precision model states.
     applyPrecisionBytes(Ctx.graph, M, Prec);
     AnalyticalSummary S = applyAnalyticalCosts(Ctx.graph, M, Ctx.platform, Prec);
-    accountMemory(Ctx.graph, &M, *Opt, Ctx.options.partition.memoryModel == MemoryModel::Liveness);
-    applyPrecisionMemory(Ctx.graph, M, Prec, *Opt);
+    accountMemory(Ctx.graph, &M, Opt, Ctx.options.partition.memoryModel == MemoryModel::Liveness);
+    applyPrecisionMemory(Ctx.graph, M, Prec, Opt);
     if (Prec != Precision::Model)
-      Ctx.notes.push_back(precisionNote(Prec, Ctx.platform, *Opt, Ctx.graph.isTraining()));
+      Ctx.notes.push_back(precisionNote(Prec, Ctx.platform, Opt, Ctx.graph.isTraining()));
     if (!S.fallbackOps.empty())
       Ctx.notes.push_back(std::to_string(S.fallbackNodes) +
                           " nodes priced by the fallback rule (no cost rule for op " +

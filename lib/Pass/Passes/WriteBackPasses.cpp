@@ -361,7 +361,7 @@ public:
       const std::vector<DeviceMemory> Mem =
           Periodic ? planMemoryByTerm(Ctx.graph, Ctx.platform, Pl) : planLivenessMemory(Ctx.graph, Pl, D);
       EO.pipeline.schedule = pipelineScheduleKind(Pl);
-      EO.pipeline.named = !Pl.pipelineSchedule.empty();
+      EO.pipeline.named = Pl.pipelineSchedule != PipelineScheduleKind::None;
       EO.pipeline.microbatches = pipelineMicrobatches(Pl);
       for (int Dev = 0; Dev < D; ++Dev)
         if (Pos[Dev] >= 0)

@@ -29,8 +29,7 @@ std::string usageMessage(const Error &E) {
 TEST(CompileOptions, TimeLimitsOutOfRangeAreUsageErrorsBeforeAnyConversion) {
   for (double Bad : {std::nan(""), std::numeric_limits<double>::infinity(), 1e300, -1.0, 0.0}) {
     CompileOptions O;
-    O.partition.timeLimitSeconds = Bad;
-    O.partition.timeLimitGiven = true;
+    O.timeLimit = Bad;
     std::string M = usageMessage(checkRequest(O));
     EXPECT_EQ(M, checkTimeLimit(Bad, "--time-limit").message());
     // compile() checks before it reads the input: no file is needed.
@@ -39,7 +38,7 @@ TEST(CompileOptions, TimeLimitsOutOfRangeAreUsageErrorsBeforeAnyConversion) {
     EXPECT_EQ(R.takeError().message(), M);
   }
   CompileOptions Good;
-  Good.partition.timeLimitSeconds = 30;
+  Good.timeLimit = 30;
   EXPECT_FALSE(checkRequest(Good));
 }
 
@@ -97,10 +96,11 @@ TEST(CompileOptions, PythonsParserIsTheTools) {
   EXPECT_EQ(O.platform.devices, 2);
   EXPECT_EQ(O.algorithm, "dp");
   EXPECT_EQ(O.dims, std::vector<std::string>{"N=8"});
-  EXPECT_EQ(O.outputs.schedule, "1f1b");
+  EXPECT_EQ(O.outputs.schedule, PipelineScheduleKind::OneFOneB);
   EXPECT_EQ(O.outputs.microbatches, 8);
-  EXPECT_EQ(O.partition.timeLimitSeconds, 20);
-  EXPECT_TRUE(O.partition.timeLimitGiven);
+  ASSERT_TRUE(O.timeLimit.has_value());
+  EXPECT_EQ(*O.timeLimit, 20);
+  EXPECT_FALSE(O.partition.deadline.isSet()) << "compile() makes the run's deadline, not the parser";
   // The option strings are parsed once, into enums.
   EXPECT_EQ(O.costModel, CostModelKind::Placeholder);
   EXPECT_EQ(O.profileDevice, MeasuredDevice::Cpu);

@@ -33,7 +33,7 @@ CompileOptions twoDevices() {
   O.platform.platform = "a100";
   O.platform.devices = 2;
   O.platform.cpus = 1;
-  O.partition.timeLimitSeconds = 30;
+  O.timeLimit = 30;
   O.annotate = true; // the annotated model in memory (off by default, as in the tool)
   return O;
 }
@@ -70,6 +70,10 @@ TEST(Compiler, RunsTheWholePipelineOnASharedModel) {
   bool Counted = false;
   for (const Statistic &S : R->statistics) Counted |= S.pass == "verify-output" && S.value >= 2;
   EXPECT_TRUE(Counted) << "verify-output should have checked the model and its stages";
+  // Issue 32: compile() made the run's one Deadline from the request's seconds.
+  EXPECT_TRUE(R->deadline.isSet());
+  EXPECT_EQ(R->deadline.limitSeconds(), 30);
+  EXPECT_TRUE(R->deadline.limitGiven());
 }
 
 TEST(Compiler, ErrorsAreValues) {

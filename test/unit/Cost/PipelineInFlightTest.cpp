@@ -90,7 +90,7 @@ TEST(PipelineInFlight, ThreeStagesByHand) {
   // GPipe, 4 micro-batches: every stage holds all 4, i.e. 3 more copies of
   // its saved activations (10, 20, 30 bytes).
   Pl.iterationMicrobatches = 4;
-  Pl.pipelineSchedule = "gpipe";
+  Pl.pipelineSchedule = PipelineScheduleKind::Gpipe;
   EXPECT_EQ(inFlightMicrobatches(G, Pl, 3), (std::vector<int>{4, 4, 4}));
   std::vector<DeviceMemory> Gp = planLivenessMemory(G, Pl, 3);
   EXPECT_DOUBLE_EQ(Gp[2].inFlight, 3 * 10);
@@ -100,17 +100,17 @@ TEST(PipelineInFlight, ThreeStagesByHand) {
   EXPECT_DOUBLE_EQ(Gp[1].inFlight, 3 * 30);
   EXPECT_DOUBLE_EQ(Gp[1].peak, 50 + 90);
   // 1F1B: stage s of 3 holds 3 - s (position 0 on device 2, 1 on device 0).
-  Pl.pipelineSchedule = "1f1b";
+  Pl.pipelineSchedule = PipelineScheduleKind::OneFOneB;
   EXPECT_EQ(inFlightMicrobatches(G, Pl, 3), (std::vector<int>{2, 1, 3}));
   std::vector<DeviceMemory> Ob = planLivenessMemory(G, Pl, 3);
   EXPECT_DOUBLE_EQ(Ob[2].peak, 415 + 2 * 10);
   EXPECT_DOUBLE_EQ(Ob[0].peak, 30 + 1 * 20);
   EXPECT_DOUBLE_EQ(Ob[1].peak, 50);
   // No schedule named: counted as 1F1B.
-  Pl.pipelineSchedule.clear();
+  Pl.pipelineSchedule = PipelineScheduleKind::None;
   EXPECT_EQ(inFlightMicrobatches(G, Pl, 3), (std::vector<int>{2, 1, 3}));
   // 1F1B with 2 micro-batches: no stage holds more than 2.
-  Pl.pipelineSchedule = "1f1b";
+  Pl.pipelineSchedule = PipelineScheduleKind::OneFOneB;
   Pl.iterationMicrobatches = 2;
   EXPECT_EQ(inFlightMicrobatches(G, Pl, 3), (std::vector<int>{2, 1, 2}));
 
@@ -119,7 +119,7 @@ TEST(PipelineInFlight, ThreeStagesByHand) {
   Platform P;
   P.accelerators = 3;
   P.accelerator.memoryBytes = 445;
-  Pl.pipelineSchedule = "gpipe";
+  Pl.pipelineSchedule = PipelineScheduleKind::Gpipe;
   Pl.iterationMicrobatches = 4;
   EXPECT_FALSE(static_cast<bool>(validatePlan(G, P, Pl)));
   P.accelerator.memoryBytes = 444;
@@ -164,7 +164,7 @@ TEST(PipelineInFlight, CountsEqualTheSimulatorsStash) {
     std::vector<int> Gpu(S);
     std::iota(Gpu.begin(), Gpu.end(), 0);
     const std::vector<int> Pos = pipelinePositions(G, Pl.device, {}, S);
-    for (const char *Sched : {"gpipe", "1f1b"}) {
+    for (PipelineScheduleKind Sched : {PipelineScheduleKind::Gpipe, PipelineScheduleKind::OneFOneB}) {
       const int M = Uni(1, 6);
       Pl.pipelineSchedule = Sched;
       Pl.iterationMicrobatches = M;
@@ -172,14 +172,15 @@ TEST(PipelineInFlight, CountsEqualTheSimulatorsStash) {
       // runs (1F1B with a flush), replayed by the same engine.
       GpipeSimOptions SO;
       SO.microbatches = M;
-      SO.order = std::string(Sched) == "gpipe" ? StagedOrder::Gpipe : StagedOrder::OneFOneBFlush;
+      SO.order = Sched == PipelineScheduleKind::Gpipe ? StagedOrder::Gpipe : StagedOrder::OneFOneBFlush;
       Expected<GpipeSimResult> Sim = simulateGpipe(PipelineTasks(*C, 1e6), Gpu, S, SO);
       ASSERT_EXPECTED(Sim);
       const std::vector<int> K = inFlightMicrobatches(G, Pl, S);
       const std::vector<DeviceMemory> Mem = planLivenessMemory(G, Pl, S);
       for (int D = 0; D < S; ++D) {
-        SCOPED_TRACE("trial " + std::to_string(Trial) + " " + Sched + " M=" + std::to_string(M) + " device " +
-                     std::to_string(D) + " at stage " + std::to_string(Pos[D]) + " of " + std::to_string(S));
+        SCOPED_TRACE("trial " + std::to_string(Trial) + " " + pipelineScheduleName(Sched) +
+                     " M=" + std::to_string(M) + " device " + std::to_string(D) + " at stage " +
+                     std::to_string(Pos[D]) + " of " + std::to_string(S));
         EXPECT_EQ(K[D], Sim->gpus[Pos[D]].maxStashedMicrobatches);
         double Saved = 0;
         for (size_t V = 0; V < G.numNodes(); ++V)

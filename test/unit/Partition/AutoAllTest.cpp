@@ -150,8 +150,7 @@ TEST(IpWarmStart, NeverWorseThanTheCheapPlans) {
   Expected<Plan> Dp = runPartitioner("dp", G, P, O);
   ASSERT_TRUE(Greedy && Dp);
   ASSERT_GT(Greedy->objective, 2 * Dp->objective) << "the instance must make greedy bad and dp good";
-  O.timeLimitSeconds = 1;
-  O.timeLimitGiven = true;
+  O.deadline = Deadline::after(1); // a limit asked for: limitGiven()
   Expected<Plan> Ip = runPartitioner("ip", G, P, O);
   ASSERT_EXPECTED(Ip);
   for (const char *Cheap : {"dp", "dpl", "pipedream", "greedy", "single"}) {

@@ -29,7 +29,7 @@ namespace {
 PartitionOptions exactOptions() {
   PartitionOptions O;
   O.relativeGap = 0;
-  O.timeLimitSeconds = 60;
+  O.deadline = Deadline::forRun(SteadyClock::now(), 60, /*Given=*/false); // a limit the user did not choose
   return O;
 }
 

@@ -144,7 +144,7 @@ TEST(ParDNNProperty, AcceptedPlansFitTheEmulatedMemory) {
     double Memory = Single * (0.25 + 0.25 * (Seed % 4));
     Platform P = makePlatform(K, 0, Memory);
     PartitionOptions O;
-    O.memoryHeuristic = Seed % 5 == 0 ? "balance" : "knapsack";
+    O.memoryHeuristic = Seed % 5 == 0 ? ParDNNMemoryHeuristic::Balance : ParDNNMemoryHeuristic::Knapsack;
     Expected<Plan> Pl = runPartitioner("pardnn", G, P, O);
     if (!Pl) {
       ++Refused;

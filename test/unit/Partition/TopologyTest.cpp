@@ -151,7 +151,7 @@ TEST(Topology, PeerBandwidthPricesEveryGraphPlanner) {
     if (Info.input != PlannerInput::CostGraph) continue;
     std::string Name = Info.name;
     PartitionOptions O;
-    O.timeLimitSeconds = 20;
+    O.deadline = Deadline::forRun(SteadyClock::now(), 20, /*Given=*/false); // a limit the user did not choose
     Expected<Plan> PS = runPartitioner(Name, G, Slow, O);
     Expected<Plan> PF = runPartitioner(Name, G, Fast, O);
     ASSERT_EXPECTED(PS) << Name;

@@ -35,7 +35,7 @@ PipelineIlpOptions searchOptions(int P, double Mem) {
   O.memoryBytes = Mem;
   O.exactBlocks = 0;   // always the search
   O.maxLnsRounds = 20; // deterministic: rounds, not seconds
-  O.timeLimitSeconds = 600;
+  O.deadline = Deadline::after(600);
   return O;
 }
 
@@ -121,7 +121,7 @@ TEST(AllocationSearch, BoundNeverExceedsTheExactOptimum) {
       PipelineIlpOptions O;
       O.numGpus = 2;
       O.memoryBytes = std::floor(One * Frac);
-      O.timeLimitSeconds = 600;
+      O.deadline = Deadline::after(600);
       Expected<PipelinePlan> Exact = planPipelineIlp(Tasks, O);
       if (!Exact) {
         (void)Exact.takeError();

@@ -101,7 +101,7 @@ TEST(StagedSchedule, OneFOneBTwoMicrobatches) {
   // Load 3 ms (each GPU 1 + 2, the link 2 x 1). The pattern: F1 0-1, link
   // 1-2, F2 2-3, B2 3-5, link 5-6, and B1 at 7-9: at 6 it would overlap F1
   // of the next minibatch (6-7). Minibatch 1 runs 3 ms later: ends at 12.
-  Expected<StagedSchedulePrice> S = priceStagedSchedule(C, {0, 1}, 100000, "1f1b", 2);
+  Expected<StagedSchedulePrice> S = priceStagedSchedule(C, {0, 1}, 100000, PipelineScheduleKind::OneFOneB, 2);
   ASSERT_EXPECTED(S);
   EXPECT_DOUBLE_EQ(S->period, 3);
   EXPECT_NEAR(S->iterationTime, 12, 1e-9);
@@ -111,7 +111,7 @@ TEST(StagedSchedule, OneFOneBTwoMicrobatches) {
   // GPU 1: F2(0) 2, B2(0) 3, F2(1) 5, B2(1) 6: one a_1 at a time: at B2
   // 200 + 100 + 200; GPipe needed 700 there.
   EXPECT_NEAR(S->gpus[1].peak, 500, 1e-9);
-  Expected<StagedSchedulePrice> G = priceStagedSchedule(C, {0, 1}, 100000, "gpipe", 2);
+  Expected<StagedSchedulePrice> G = priceStagedSchedule(C, {0, 1}, 100000, PipelineScheduleKind::Gpipe, 2);
   ASSERT_EXPECTED(G);
   EXPECT_DOUBLE_EQ(G->iterationTime, 11);
   EXPECT_DOUBLE_EQ(G->period, 0);
@@ -120,12 +120,13 @@ TEST(StagedSchedule, OneFOneBTwoMicrobatches) {
 TEST(StagedSchedule, ManyMicrobatchesApproachThePeriod) {
   // 1F1B: iteration = (M - 1) T + one minibatch's span (9 ms).
   Chain C = twoBlocks();
-  Expected<StagedSchedulePrice> S = priceStagedSchedule(C, {0, 1}, 100000, "1f1b", 16);
+  Expected<StagedSchedulePrice> S =
+      priceStagedSchedule(C, {0, 1}, 100000, PipelineScheduleKind::OneFOneB, 16);
   ASSERT_EXPECTED(S);
   EXPECT_NEAR(S->iterationTime, 15 * 3 + 9, 1e-9);
   // GPipe with M micro-batches: GPU 1 is busy 3 M ms after F2(0) starts at
   // 2, and B1(0) follows its last gradient: 2 + 3 M + 1 + 2 = 3 M + 5.
-  Expected<StagedSchedulePrice> G = priceStagedSchedule(C, {0, 1}, 100000, "gpipe", 16);
+  Expected<StagedSchedulePrice> G = priceStagedSchedule(C, {0, 1}, 100000, PipelineScheduleKind::Gpipe, 16);
   ASSERT_EXPECTED(G);
   EXPECT_NEAR(G->iterationTime, 3 * 16 + 5, 1e-9);
   // The GPipe stash grows with M (16 a_0 on GPU 0), 1F1B's does not.
@@ -135,10 +136,11 @@ TEST(StagedSchedule, ManyMicrobatchesApproachThePeriod) {
 
 TEST(StagedSchedule, UsageErrors) {
   Chain C = twoBlocks();
-  EXPECT_FALSE(static_cast<bool>(priceStagedSchedule(C, {0, 1}, 100000, "zb", 2)));
-  EXPECT_FALSE(static_cast<bool>(priceStagedSchedule(C, {0, 1}, 100000, "gpipe", 0)));
+  EXPECT_FALSE(parsePipelineSchedule("zb").has_value()); // not a kind: --schedule refuses it when parsing
+  EXPECT_FALSE(static_cast<bool>(priceStagedSchedule(C, {0, 1}, 100000, PipelineScheduleKind::Gpipe, 0)));
   C.blocks.push_back(C.blocks[1]);
-  Expected<StagedSchedulePrice> S = priceStagedSchedule(C, {0, 1, 0}, 100000, "1f1b", 2);
+  Expected<StagedSchedulePrice> S =
+      priceStagedSchedule(C, {0, 1, 0}, 100000, PipelineScheduleKind::OneFOneB, 2);
   ASSERT_FALSE(static_cast<bool>(S));
   EXPECT_NE(S.takeError().message().find("contiguous"), std::string::npos);
 }

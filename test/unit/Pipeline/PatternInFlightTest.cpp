@@ -127,7 +127,7 @@ TEST(PatternInFlight, IlpPlansToo) {
     PipelineTasks Tasks(C, 200.0);
     PipelineIlpOptions O;
     O.numGpus = 2 + Case % 2;
-    O.timeLimitSeconds = 5;
+    O.deadline = Deadline::after(5);
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
     ASSERT_EXPECTED(Plan);
     expectModelEqualsSimulator(Tasks, *Plan, "ilp case " + std::to_string(Case));

@@ -158,6 +158,7 @@ TEST(PipelineBruteForce, TwoBlocksTwoGpusMatchesTheIlp) {
       S.allocation({0, 1});
       if (Frac > 100) Unlimited = S.Best;
       PipelineIlpOptions O;
+      O.deadline = Deadline::after(60); // the limit these options had by default
       O.numGpus = 2;
       O.memoryBytes = Mem;
       O.warmStart = Case % 2 == 0; // half the cases without the warm start

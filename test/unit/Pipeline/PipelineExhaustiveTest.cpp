@@ -79,7 +79,7 @@ Tally compareOnRandomChains(unsigned Seed, int L, int P, int Cases, std::vector<
       O.numGpus = P;
       O.memoryBytes = Mem;
       O.warmStart = Case % 2 == 0; // half the cases without the warm start
-      O.timeLimitSeconds = IlpSeconds;
+      O.deadline = Deadline::after(IlpSeconds);
       Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
       // Informative only (no timed assertion): where the minutes go.
       std::printf(

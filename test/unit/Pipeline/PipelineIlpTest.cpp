@@ -43,6 +43,7 @@ TEST(PipelineIlp, Vgg16EightBlocksUnlimitedMemory) {
     EXPECT_NEAR(bruteForceLoad(Tasks, 2, /*Contiguous=*/true), 381.063, 1e-6);
     EXPECT_NEAR(bruteForceLoad(Tasks, 2, /*Contiguous=*/false), 343.472, 1e-6);
     PipelineIlpOptions O;
+    O.deadline = Deadline::after(60); // the limit these options had by default
     O.numGpus = 2;
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
     ASSERT_EXPECTED(Plan);
@@ -58,6 +59,7 @@ TEST(PipelineIlp, Vgg16EightBlocksUnlimitedMemory) {
   for (int P : {2, 3, 4}) {
     PipelineTasks Tasks(C, 1e9);
     PipelineIlpOptions O;
+    O.deadline = Deadline::after(60); // the limit these options had by default
     O.numGpus = P;
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
     ASSERT_EXPECTED(Plan);
@@ -73,6 +75,7 @@ TEST(PipelineIlp, AgreesWithBruteForceWithoutMemoryLimit) {
     Chain C = test::randomChain(Rng, L);
     PipelineTasks Tasks(C, 100000); // 100 bytes per ms: links matter
     PipelineIlpOptions O;
+    O.deadline = Deadline::after(60); // the limit these options had by default
     O.numGpus = P;
     Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
     ASSERT_EXPECTED(Plan);
@@ -93,6 +96,7 @@ TEST(PipelineIlp, MemoryLimitedPlansAreReplayedAndBeatTheAllocationsBruteForce) 
     for (double Frac : {0.6, 0.8, 1.0}) {
       double Mem = std::floor(One * Frac);
       PipelineIlpOptions O;
+      O.deadline = Deadline::after(60); // the limit these options had by default
       O.numGpus = P;
       O.memoryBytes = Mem;
       double Brute = bruteForceWithin(Tasks, P, Mem);
@@ -120,7 +124,7 @@ TEST(PipelineIlp, NeverWorseThanPipeDreamAtItsMemory) {
   PipelineIlpOptions O;
   O.numGpus = 2;
   O.memoryBytes = Base->peakMemory();
-  O.timeLimitSeconds = 20;
+  O.deadline = Deadline::after(20);
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
   ASSERT_EXPECTED(Plan);
   EXPECT_LE(Plan->period(), Base->period() + 1e-6);

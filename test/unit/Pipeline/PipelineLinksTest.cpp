@@ -137,7 +137,7 @@ TEST(PipelineLinks, RegisteredPlannersPriceByLink) {
   Chain C = fiveBlocks();
   Platform P = twoNodes();
   PartitionOptions O;
-  O.timeLimitSeconds = 20;
+  O.deadline = Deadline::after(20);
   double PipeDream = NAN;
   for (const char *Name : {"pipeline-pipedream", "pipeline-ilp"}) {
     Expected<const PartitionerInfo *> Info = findPartitioner(Name);
@@ -170,11 +170,11 @@ TEST(PipelineLinks, StagedScheduleCrossesTheNetwork) {
   C.blocks[0].outputBytes = C.blocks[0].storedBytes = 0.1e6;
   Platform P = twoNodes();
   Expected<StagedSchedulePrice> Across =
-      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {1, 2}), "1f1b", 8);
+      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {1, 2}), PipelineScheduleKind::OneFOneB, 8);
   ASSERT_EXPECTED(Across);
   EXPECT_NEAR(Across->period, 2.2, 1e-6);
   Expected<StagedSchedulePrice> Inside =
-      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {0, 1}), "1f1b", 8);
+      priceStagedSchedule(C, {0, 1}, PipelineLinks::of(P, {0, 1}), PipelineScheduleKind::OneFOneB, 8);
   ASSERT_EXPECTED(Inside);
   EXPECT_NEAR(Inside->period, 2, 1e-6);
 }
@@ -260,7 +260,7 @@ TEST(PipelineLinks, SearchRotatesStagesOntoNodes) {
   O.numGpus = 4;
   O.exactBlocks = 0; // the allocation search, not the ILP
   O.maxLnsRounds = 5;
-  O.timeLimitSeconds = 600;
+  O.deadline = Deadline::after(600);
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
   ASSERT_EXPECTED(Plan);
   EXPECT_NEAR(Plan->period(), 2, 1e-6);
@@ -292,6 +292,7 @@ TEST(PipelineLinks, IlpPricesEachCutByItsLink) {
   PipelineTasks Tasks(C, PipelineLinks::of(P));
   EXPECT_NEAR(2 * Tasks.commDuration(0), 0.22, 1e-12); // the relaxation's price
   PipelineIlpOptions O;
+  O.deadline = Deadline::after(60); // the limit these options had by default
   O.numGpus = 2;
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
   ASSERT_EXPECTED(Plan);
@@ -323,6 +324,7 @@ TEST(PipelineLinks, IlpByLinkMatchesBruteForceOverAllocations) {
     else (void)Pl.takeError();
   }
   PipelineIlpOptions O;
+  O.deadline = Deadline::after(60); // the limit these options had by default
   O.numGpus = 4;
   Expected<PipelinePlan> Plan = planPipelineIlp(Tasks, O);
   ASSERT_EXPECTED(Plan);

@@ -24,7 +24,7 @@ TEST(PipelineRegistry, PipeDreamAndIlpPlansArePricedFromTheirSchedule) {
   P.accelerators = 2;
   P.peerLinkBandwidth = 1e10;
   PartitionOptions O;
-  O.timeLimitSeconds = 60;
+  O.deadline = Deadline::forRun(SteadyClock::now(), 60, /*Given=*/false); // a limit the user did not choose
   for (const char *Name : {"pipeline-pipedream", "pipeline-ilp"}) {
     Expected<const PartitionerInfo *> Info = findPartitioner(Name);
     ASSERT_EXPECTED(Info);

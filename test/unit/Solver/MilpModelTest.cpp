@@ -78,7 +78,7 @@ TEST(MilpModel, KnapsacksMatchBruteForce) {
   for (int Trial = 0; Trial < 8; ++Trial) {
     Knapsack K = randomKnapsack(Rng, 12);
     MilpModel M = buildKnapsack(K);
-    Expected<MilpResult> R = solveMilp(M, {.timeLimitSeconds = 60, .relativeGap = 0});
+    Expected<MilpResult> R = solveMilp(M, {.deadline = Deadline::after(60), .relativeGap = 0});
     ASSERT_EXPECTED(R);
     ASSERT_EQ(R->status, MilpStatus::Optimal) << "trial " << Trial;
     EXPECT_NEAR(-R->objective, bruteForce(K), 1e-6) << "trial " << Trial;
@@ -179,7 +179,7 @@ TEST(MilpModel, TimeLimitStopsWithAnIncumbentAndAGap) {
     Start.push_back(0);
   }
   M.setMipStart(Start);
-  Expected<MilpResult> R = solveMilp(M, {.timeLimitSeconds = 1, .relativeGap = 0});
+  Expected<MilpResult> R = solveMilp(M, {.deadline = Deadline::after(1), .relativeGap = 0});
   ASSERT_EXPECTED(R);
   EXPECT_TRUE(R->startAccepted);
   ASSERT_EQ(R->status, MilpStatus::Feasible) << "objective " << R->objective;

@@ -42,7 +42,7 @@ TEST(SolverProcess, SameAnswerInAndOutOfProcess) {
   EXPECT_DOUBLE_EQ(A->objective, -9); // a and b
   EXPECT_DOUBLE_EQ(B->objective, -9);
   EXPECT_EQ(A->values, B->values);
-  EXPECT_TRUE(B->interrupted.empty());
+  EXPECT_EQ(B->stop, MilpStop::None);
 }
 
 TEST(SolverProcess, PastDeadlineKeepsTheStart) {
@@ -50,10 +50,10 @@ TEST(SolverProcess, PastDeadlineKeepsTheStart) {
   M.setMipStart(
       {1, 0, 1}); // a and c: weight 3, value 8 (the optimum is 9, a and b; CBC never gets to find it)
   MilpOptions O;
-  O.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  O.deadline = Deadline(std::chrono::steady_clock::now() - std::chrono::seconds(1));
   Expected<MilpResult> R = solveMilp(M, O);
   ASSERT_EXPECTED(R);
-  EXPECT_EQ(R->interrupted, "the deadline");
+  EXPECT_EQ(R->stop, MilpStop::Deadline);
   EXPECT_EQ(R->status, MilpStatus::Feasible);
   EXPECT_DOUBLE_EQ(R->objective, -8);
   EXPECT_EQ(R->values, (std::vector<double>{1, 0, 1}));
@@ -63,7 +63,7 @@ TEST(SolverProcess, PastDeadlineKeepsTheStart) {
 TEST(SolverProcess, PastDeadlineWithoutStartHasNoSolution) {
   MilpModel M = knapsack();
   MilpOptions O;
-  O.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  O.deadline = Deadline(std::chrono::steady_clock::now() - std::chrono::seconds(1));
   Expected<MilpResult> R = solveMilp(M, O);
   ASSERT_EXPECTED(R);
   EXPECT_EQ(R->status, MilpStatus::NoSolution);
@@ -104,7 +104,7 @@ TEST(SolverProcess, StoppedSolveKeepsAPreprocessedIncumbent) {
   std::vector<int> Fixed;
   MilpModel M = preprocessedKnapsack(Fixed);
   MilpOptions O;
-  O.timeLimitSeconds = MilpModel::Inf;
+  O.deadline = Deadline::never();
   int Partial = 0;
   O.completeIncumbent = [&](const std::vector<double> &X) {
     ++Partial;
@@ -121,7 +121,7 @@ TEST(SolverProcess, StoppedSolveKeepsAPreprocessedIncumbent) {
   Expected<MilpResult> R = solveMilp(M, O);
   ASSERT_EXPECTED(R);
   ASSERT_GT(Partial, 0) << "CBC streamed no incumbent from its preprocessed space";
-  EXPECT_EQ(R->interrupted, "the caller");
+  EXPECT_EQ(R->stop, MilpStop::Caller);
   ASSERT_EQ(R->status, MilpStatus::Feasible);
   EXPECT_LE(M.maxViolation(R->values), 1e-6);
   EXPECT_DOUBLE_EQ(R->objective, Stopped);
@@ -133,16 +133,16 @@ TEST(SolverProcess, PartialIncumbentsWithoutCompletionAreDropped) {
   std::vector<int> Fixed;
   MilpModel M = preprocessedKnapsack(Fixed);
   MilpOptions O;
-  O.timeLimitSeconds = MilpModel::Inf;
+  O.deadline = Deadline::never();
   // Stop at the first incumbent kept: without completeIncumbent, none from
   // the preprocessed space is, and the solve ends by itself.
   O.stopOnIncumbent = [](double) { return true; };
   Expected<MilpResult> R = solveMilp(M, O);
   ASSERT_EXPECTED(R);
-  if (!R->interrupted.empty()) {
+  if (R->stop != MilpStop::None) {
     // A complete incumbent (found before preprocessing) may stop it: it
     // must still be a checked solution.
-    EXPECT_EQ(R->interrupted, "the caller");
+    EXPECT_EQ(R->stop, MilpStop::Caller);
     EXPECT_LE(M.maxViolation(R->values), 1e-6);
   } else {
     EXPECT_EQ(R->status, MilpStatus::Optimal);

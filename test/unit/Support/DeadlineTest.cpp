@@ -6,6 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Support/Deadline.h"
+#include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Partition/PipelineIlp.h"
+#include "onnx-partition/Partition/WeightOffload.h"
+#include "onnx-partition/Solver/MilpModel.h"
 #include "onnx-partition/Support/Progress.h"
 
 #include <gtest/gtest.h>
@@ -43,6 +47,79 @@ TEST(Deadline, ClampsInsteadOfOverflowing) {
   EXPECT_EQ(Past.secondsLeft(), 0);
   // within() never moves a deadline later.
   EXPECT_EQ(*Past.within(100).at(), *Past.at());
+}
+
+// Issue 32: "time left" was computed in five places that disagreed when no
+// deadline was set (the IPs' warm starts and the allocation search answered
+// the option's 600 or 60 s, the chain planners made a deadline of their own,
+// the candidate runs none). Now every option struct holds a Deadline, and
+// one that is never set has +inf left everywhere.
+TEST(Deadline, NeverHasInfiniteTimeLeftEverywhere) {
+  const PartitionOptions PO;
+  const PipelineIlpOptions IO;
+  const OffloadBoundOptions BO;
+  const OffloadScheduleOptions SO;
+  const MilpOptions MO;
+  for (const Deadline *D : {&PO.deadline, &IO.deadline, &BO.deadline, &SO.deadline, &MO.deadline}) {
+    EXPECT_FALSE(D->isSet());
+    EXPECT_FALSE(D->expired());
+    EXPECT_TRUE(std::isinf(D->secondsLeft()));
+    EXPECT_FALSE(D->share(0.25).isSet());
+    EXPECT_FALSE(D->limitGiven());
+    EXPECT_FALSE(D->isDefaultLimit());
+    EXPECT_TRUE(std::isinf(D->limitSeconds()));
+  }
+  // No limit: CBC gets no -sec (reproducible), and no "default limit" note.
+  EXPECT_TRUE(std::isinf(cbcSecondsFor(Deadline::never())));
+  EXPECT_EQ(defaultTimeLimitNote(Deadline::never()), "");
+  // within() on never is a limit asked for from now.
+  const Deadline W = Deadline::never().within(5);
+  EXPECT_TRUE(W.isSet());
+  EXPECT_TRUE(W.limitGiven());
+  EXPECT_EQ(W.limitSeconds(), 5);
+  EXPECT_LE(W.secondsLeft(), 5);
+}
+
+TEST(Deadline, PartsOfARunKeepItsLimit) {
+  const SteadyClock::time_point Start = SteadyClock::now();
+  const Deadline Default = Deadline::forRun(Start, kDefaultTimeLimitSeconds, /*Given=*/false);
+  EXPECT_TRUE(Default.isDefaultLimit());
+  EXPECT_FALSE(Default.limitGiven());
+  EXPECT_EQ(*Default.at(), pointAfter(Start, kDefaultTimeLimitSeconds));
+  EXPECT_EQ(defaultTimeLimitNote(Default), "time limit: 600 s, the default (--time-limit SECONDS to change)");
+  for (const Deadline &Part :
+       {Default.share(0.5), Default.within(1), Default.endingAt(pointAfter(Start, 10))}) {
+    EXPECT_EQ(Part.limitSeconds(), kDefaultTimeLimitSeconds);
+    EXPECT_TRUE(Part.isDefaultLimit());
+    // A part never ends after the run.
+    EXPECT_LE(*Part.at(), *Default.at());
+  }
+  EXPECT_EQ(*Default.endingAt(pointAfter(Start, 10)).at(), pointAfter(Start, 10));
+  EXPECT_FALSE(Deadline::never().endingAt(Start).isSet());
+
+  const Deadline Given = Deadline::forRun(Start, 20, /*Given=*/true);
+  EXPECT_TRUE(Given.limitGiven());
+  EXPECT_FALSE(Given.isDefaultLimit());
+  EXPECT_EQ(defaultTimeLimitNote(Given), "");
+  EXPECT_TRUE(Given.share(0.1).limitGiven());
+  EXPECT_EQ(Given.share(0.1).limitSeconds(), 20);
+  // within() never moves a deadline later; share() takes at most all that is left.
+  EXPECT_EQ(*Given.within(1e6).at(), *Given.at());
+  EXPECT_LE(*Given.share(2.0).at(), *Given.at());
+  EXPECT_TRUE(std::isfinite(Given.secondsLeft()));
+  EXPECT_LE(Given.secondsLeft(), 20);
+}
+
+TEST(Deadline, SolverLimitComesFromTheDeadline) {
+  const Deadline Far = Deadline::after(1000);
+  // What is left less solverReserve (5 s of 1000), never more.
+  EXPECT_LE(cbcSecondsFor(Far), 1000 - solverReserve(1000));
+  EXPECT_GT(cbcSecondsFor(Far), kMinSolverSeconds);
+  // Past the deadline CBC still gets its minimum (the child is killed at the deadline anyway).
+  const Deadline Past(SteadyClock::now() - std::chrono::seconds(1));
+  EXPECT_EQ(cbcSecondsFor(Past), kMinSolverSeconds);
+  EXPECT_EQ(solverReserve(10), 2);
+  EXPECT_EQ(solverReserve(100), 5);
 }
 
 TEST(Deadline, Grace) {

@@ -85,14 +85,17 @@ TEST(ErrorCause, SolverStopIsAKindNotAText) {
   MilpResult R;
   R.status = MilpStatus::NoSolution;
   R.stop = MilpStop::Deadline;
-  R.interrupted = "the clock"; // the words are for notes only
   EXPECT_NE(solverStopNote(R).find("stopped CBC from outside"), std::string::npos) << solverStopNote(R);
   R.stop = MilpStop::Crashed;
-  R.interrupted = "the deadline";
-  EXPECT_NE(solverStopNote(R).find("the search ended early: the deadline"), std::string::npos)
+  R.crashDetail = "CBC died of signal 11"; // the words are for notes only
+  EXPECT_NE(solverStopNote(R).find("the search ended early: CBC died of signal 11"), std::string::npos)
+      << solverStopNote(R);
+  R.stop = MilpStop::Caller;
+  R.crashDetail.clear();
+  EXPECT_NE(solverStopNote(R).find(std::string("the search ended early: ") + milpStopName(MilpStop::Caller)),
+            std::string::npos)
       << solverStopNote(R);
   R.stop = MilpStop::None;
-  R.interrupted.clear();
   EXPECT_NE(solverStopNote(R).find("the time limit stopped the search"), std::string::npos);
 }
 
@@ -101,7 +104,7 @@ TEST(ErrorCause, PastDeadlineStopsTheSolve) {
   int A = M.addBinary(-5), B = M.addBinary(-4);
   M.addLe({{A, 2}, {B, 3}}, 4);
   MilpOptions O;
-  O.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  O.deadline = Deadline(std::chrono::steady_clock::now() - std::chrono::seconds(1));
   Expected<MilpResult> R = solveMilp(M, O);
   ASSERT_EXPECTED(R);
   EXPECT_EQ(R->stop, MilpStop::Deadline);

@@ -40,6 +40,7 @@ TEST(WeightOffloadRandom, PlannersAgainstExhaustiveAndBound) {
       ASSERT_EXPECTED(GS) << At;
       ASSERT_EXPECTED(L) << At;
       OffloadBoundOptions BO;
+      BO.deadline = Deadline::after(60); // the limit these options had by default
       BO.relativeGap = 0;
       Expected<OffloadBound> B = offloadLowerBound(*I, BO);
       ASSERT_EXPECTED(B) << At;

@@ -22,6 +22,7 @@ namespace {
 
 void expectBound(const OffloadInstance &I, double Want) {
   OffloadBoundOptions O;
+  O.deadline = Deadline::after(60); // the limit these options had by default
   O.relativeGap = 0;
   Expected<OffloadBound> B = offloadLowerBound(I, O);
   ASSERT_EXPECTED(B);

@@ -27,6 +27,11 @@ struct ValidationOptions {
 
 /// Returns the first violation found, naming the node and device.
 Error validatePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O = {});
+/// The same checks, failing with the rule Pl breaks on its own ("node 3 is
+/// on device 5 of 4"), without the algorithm's name: for a caller that words
+/// the failure itself (a plan over memory is the user's problem, a loaded
+/// plan the file's) rather than reading validatePlan's message.
+Error brokenPlanRule(const CostGraph &G, const Platform &P, const Plan &Pl, const ValidationOptions &O = {});
 
 /// Issue 22: re-prices, without the evaluator's helpers, the compute each
 /// device runs for a plan that replicates shared parameters (its nodes, a
