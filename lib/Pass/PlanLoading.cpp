@@ -80,6 +80,10 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
     P->pipelineSchedule = Ctx.options.partition.pipelineSchedule;
   if (Ctx.options.partition.iterationMicrobatches > 1 || !Ctx.options.partition.pipelineSchedule.empty())
     P->iterationMicrobatches = Ctx.options.partition.iterationMicrobatches;
+  // Issue 33: the global batch the iteration objectives price.
+  P->globalMicrobatches = Ctx.options.partition.globalMicrobatches;
+  P->microbatchSamples = Ctx.options.partition.microbatchSamples;
+  P->optimizerTraffic = Ctx.options.partition.optimizerTraffic;
   FinalizeOptions FO;
   FO.memoryIsUsersProblem = true;
   if (Error E = finalizePlan(Ctx.graph, Ctx.platform, *P, FO)) {

@@ -10,12 +10,14 @@
 //  - gpipe (Huang et al., NeurIPS'19): all its forwards in increasing m,
 //    then all its backwards in decreasing m, then the flush;
 //  - 1f1b (PipeDream-Flush, Narayanan et al. ICML'21 §2; Megatron-LM's
-//    non-interleaved schedule): replica runs F(m') before B(m) iff
-//    m' <= m + (P - s - 1). With d_s = 1 this is the usual warm-up of
-//    P - s - 1 forwards, then one forward and one backward in turn, then
-//    the cool-down; with d_s > 1 the window counts the global micro-batch
-//    index, so a stage keeps at most P - s micro-batches in flight over all
-//    its replicas (about (P - s) / d_s on each), as 1F1B bounds memory.
+//    non-interleaved schedule): a replica runs F(m') before B(m) iff
+//    m' <= m + W_s, W_s = sum_{t > s} d_t (the replicas of the later
+//    stages). With one replica per stage W_s = P - s - 1: the usual
+//    warm-up of P - s - 1 forwards, then one forward and one backward in
+//    turn, then the cool-down. With d replicas everywhere W_s = (P - s - 1) d
+//    on the global index, which is P - s - 1 of each replica's own
+//    micro-batches: the d replica chains each run plain 1F1B, and each
+//    replica holds at most P - s micro-batches in flight.
 // Both orders are sorted by a key that every dependency has a smaller
 // value of (F(s,m) after F(s-1,m); B(s,m) after B(s+1,m) and F(s,m)), so
 // the replicas never deadlock and one pass in key order is an exact replay:

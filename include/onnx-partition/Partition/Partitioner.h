@@ -51,6 +51,14 @@ struct PartitionOptions {
   /// run with ("gpipe", "1f1b"; empty: none named, counted as 1f1b). Memory
   /// checks add the micro-batches each stage holds (Cost/PipelineInFlight.h).
   std::string pipelineSchedule;
+  /// --global-batch B / --micro-batch b (issue 33): M = B / b micro-batches
+  /// of b samples per iteration for objectives iteration and throughput
+  /// (Plan::globalMicrobatches; 0: no global batch given).
+  int globalMicrobatches = 0;
+  int microbatchSamples = 1;
+  /// Bytes the optimizer step moves per gradient byte (--optimizer,
+  /// --precision; Plan::optimizerTraffic).
+  double optimizerTraffic = 0;
   size_t idealLimit = 2000000;   ///< dp: more ideals than this -> suggest dpl
   double timeLimitSeconds = 600; ///< ip*: solver time limit
   /// The user gave --time-limit: auto and all then include the IPs, and

@@ -42,14 +42,19 @@ struct Op {
 
 /// The ops of every stage in key order (see the header: every dependency
 /// has a smaller key, and per replica the keys give the schedule's order).
-std::vector<Op> orderedOps(int P, int M, const IterationRequest &R) {
+std::vector<Op> orderedOps(const std::vector<IterationStage> &Stages, int M, const IterationRequest &R) {
+  const int P = static_cast<int>(Stages.size());
   std::vector<Op> Ops;
   Ops.reserve(static_cast<size_t>(P) * M * (R.training ? 2 : 1));
   const bool Gpipe = R.schedule == IterationSchedule::Gpipe;
+  // W_s: the replicas of the later stages; strictly decreasing in s.
+  std::vector<long long> Window(P, 0);
+  for (int S = P - 2; S >= 0; --S)
+    Window[S] = Window[S + 1] + static_cast<long long>(Stages[S + 1].devices.size());
   for (int S = 0; S < P; ++S)
     for (int Mb = 0; Mb < M; ++Mb) {
-      // 1F1B: F(s, m') before B(s, m) iff m' <= m + P - s - 1.
-      Op F{Gpipe ? Mb : 2LL * (Mb - (P - S - 1)), S, S, Mb, false};
+      // 1F1B: F(s, m') before B(s, m) iff m' <= m + W_s.
+      Op F{Gpipe ? Mb : 2LL * (Mb - Window[S]), S, S, Mb, false};
       Ops.push_back(F);
       if (!R.training) continue;
       Op B{Gpipe ? 2LL * M - 1 - Mb : 2LL * Mb + 1, P - 1 - S, S, Mb, true};
@@ -97,7 +102,7 @@ Expected<IterationPrice> onnxp::simulateIteration(const std::vector<IterationSta
     Held[S].assign(D, 0);
     Peak[S].assign(D, 0);
   }
-  for (const Op &O : orderedOps(NS, M, R)) {
+  for (const Op &O : orderedOps(Stages, M, R)) {
     const int S = O.stage, Mb = O.micro;
     const size_t Rep = Mb % Stages[S].devices.size();
     double Ready = Free[S][Rep], Dur;

@@ -115,6 +115,25 @@ TEST(IterationSimulator, PurePipelineFreeLinks) {
       }
 }
 
+TEST(IterationSimulator, ReplicatedPipelineIsParallelPipelines) {
+  // P equal stages x d replicas, free links: d pipelines of M / d
+  // micro-batches each, (M / d + P - 1)(F + B); each replica of stage s
+  // holds P - s micro-batches at most under 1F1B.
+  const int NS = 3, D = 2, M = 12;
+  std::vector<IterationStage> S = stages(NS, D, 1.0, 2.0);
+  for (IterationStage &St : S) St.activationBytes = 1;
+  for (IterationSchedule Sch : {IterationSchedule::Gpipe, IterationSchedule::OneFOneB}) {
+    IterationRequest R;
+    R.microbatches = M;
+    R.schedule = Sch;
+    Expected<IterationPrice> PrE = simulateIteration(S, platform(NS * D), R);
+    ASSERT_EXPECTED(PrE);
+    EXPECT_NEAR(PrE->iterationMs, (M / D + NS - 1) * 3.0, 1e-9) << iterationScheduleName(Sch);
+    if (Sch == IterationSchedule::OneFOneB)
+      for (int St = 0; St < NS; ++St) EXPECT_EQ(PrE->stages[St].peakInFlight, NS - St);
+  }
+}
+
 TEST(IterationSimulator, OneFOneBHoldsFewerMicrobatchesThanGpipe) {
   std::vector<IterationStage> S = stages(4, 1, 1.0, 2.0);
   for (IterationStage &St : S) St.activationBytes = 1;
@@ -155,7 +174,7 @@ TEST(IterationSimulator, MemoryAndBadInput) {
 
 /// An independent replay: each replica's op list built explicitly (GPipe:
 /// forwards ascending, backwards descending; 1F1B: F(m') before B(m) iff
-/// m' <= m + P - s - 1), then rounds over the replicas running any op
+/// m' <= m + the replicas of the later stages), then rounds over the replicas running any op
 /// whose inputs are done, until every op ran.
 double bruteForce(const std::vector<IterationStage> &S, const Platform &P, int M, IterationSchedule Sch) {
   const int NS = static_cast<int>(S.size());
@@ -171,13 +190,15 @@ double bruteForce(const std::vector<IterationStage> &S, const Platform &P, int M
       std::vector<int> Mine;
       for (int Mb = R; Mb < M; Mb += D) Mine.push_back(Mb);
       std::vector<Task> &L = Lists[St][R];
+      int Window = 0; // the replicas of the later stages
+      for (int T = St + 1; T < NS; ++T) Window += static_cast<int>(S[T].devices.size());
       if (Sch == IterationSchedule::Gpipe) {
         for (int Mb : Mine) L.push_back({Mb, false});
         for (auto It = Mine.rbegin(); It != Mine.rend(); ++It) L.push_back({*It, true});
       } else {
         size_t NextF = 0;
         for (int Mb : Mine) {
-          while (NextF < Mine.size() && Mine[NextF] <= Mb + NS - St - 1) L.push_back({Mine[NextF++], false});
+          while (NextF < Mine.size() && Mine[NextF] <= Mb + Window) L.push_back({Mine[NextF++], false});
           L.push_back({Mb, true});
         }
       }
