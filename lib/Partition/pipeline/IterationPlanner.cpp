@@ -267,6 +267,7 @@ Expected<std::unique_ptr<LayoutSearch>> layoutSearch(const CostGraph &G, const P
   if (P.accelerators < 1) return makeUsageError("pipeline-dp plans on accelerators; the platform has none");
   Plan Probe;
   Probe.objectiveKind = *O.objective;
+  Probe.pipelineSchedule = O.pipelineSchedule;
   const IterationRequest Req = iterationRequest(G, Probe);
   Expected<BlockChain> C = linearized(G, P, O, Req.training);
   if (!C) return C.takeError();
@@ -311,6 +312,7 @@ Expected<Plan> onnxp::iterationBaseline(const CostGraph &G, const Platform &P, c
   ONNXP_RETURN_IF_ERROR(needsGlobalBatch(O));
   Plan Probe;
   Probe.objectiveKind = *O.objective;
+  Probe.pipelineSchedule = O.pipelineSchedule;
   const IterationRequest Req = iterationRequest(G, Probe);
   Expected<BlockChain> C = linearized(G, P, O, Req.training);
   if (!C) return C.takeError();
