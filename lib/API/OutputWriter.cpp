@@ -198,11 +198,12 @@ void printIterationSpeedup(std::ostream &OS, const PassContext &Ctx, const Plan 
       for (const IterationStagePrice &S : Price->stages)
         if (S.end > Last->end) Last = &S;
       OS << "  iteration (simulated): " << describeIterationLayout(*Stages, iterationRequest(Ctx.graph, P))
-         << " of " << P.microbatchSamples << " sample(s): " << formatNumber(Price->iterationMs) << " ms";
+         << " of " << P.microbatchSamples << " sample(s): " << formatNumber(Price->iterationMs) << " "
+         << Unit;
       if (iterationRequest(Ctx.graph, P).training)
-        OS << "; the last stage to finish ends its backward at " << formatNumber(Last->lastBackwardEnd)
-           << " ms, then all-reduce " << formatNumber(Last->allReduceMs) << " ms and optimizer step "
-           << formatNumber(Last->optimizerMs) << " ms";
+        OS << "; the last stage to finish ends its backward at " << formatNumber(Last->lastBackwardEnd) << " "
+           << Unit << ", then all-reduce " << formatNumber(Last->allReduceMs) << " and optimizer step "
+           << formatNumber(Last->optimizerMs) << " " << Unit;
       else
         OS << ", " << formatNumber(1e3 * P.globalMicrobatches * P.microbatchSamples / Price->iterationMs)
            << " samples/s";

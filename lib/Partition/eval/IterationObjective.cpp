@@ -16,6 +16,17 @@ bool onnxp::isIterationObjective(Objective O) {
   return O == Objective::Iteration || O == Objective::Throughput;
 }
 
+bool onnxp::hasParameterBytes(const CostGraph &G) {
+  for (const CostNode &N : G.nodes())
+    if (N.paramBytes > 0) return true;
+  return false;
+}
+
+double onnxp::iterationStateBytes(const CostNode &N, bool AnyParams, bool Training) {
+  if (!AnyParams) return N.memBytes;
+  return N.paramBytes + (Training ? N.gradBytes + N.optimizerBytes : 0);
+}
+
 IterationRequest onnxp::iterationRequest(const CostGraph &G, const Plan &Pl) {
   IterationRequest R;
   R.microbatches = std::max(1, Pl.globalMicrobatches);
@@ -30,6 +41,8 @@ Expected<std::vector<IterationStage>> onnxp::iterationStages(const CostGraph &G,
   Expected<Chain> C = stagesAsChain(G, P, Pl, &DeviceOfStage);
   if (!C) return C.takeError();
   std::vector<IterationStage> Stages(C->size());
+  const bool AnyParams = hasParameterBytes(G);
+  const bool Training = iterationRequest(G, Pl).training;
   for (size_t S = 0; S < C->size(); ++S) {
     const ChainBlock &B = C->blocks[S];
     IterationStage &St = Stages[S];
@@ -38,9 +51,9 @@ Expected<std::vector<IterationStage>> onnxp::iterationStages(const CostGraph &G,
     St.outputBytes = S + 1 < C->size() ? B.outputBytes : 0;
     for (int V : B.nodes) {
       const CostNode &N = G.node(V);
-      St.gradientBytes += N.gradBytes;
-      St.stateBytes += N.paramBytes + N.gradBytes + N.optimizerBytes;
-      St.activationBytes += N.savedBytes;
+      St.gradientBytes += Training ? N.gradBytes : 0;
+      St.stateBytes += iterationStateBytes(N, AnyParams, Training);
+      St.activationBytes += Training ? N.savedBytes : 0;
     }
     St.optimizerBytes = St.gradientBytes * Pl.optimizerTraffic;
     const int Dev = DeviceOfStage[S];

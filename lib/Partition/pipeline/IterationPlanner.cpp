@@ -42,12 +42,13 @@ Expected<BlockChain> linearized(const CostGraph &G, const Platform &P, const Par
   BlockChain C;
   C.size = static_cast<int>(L->chain.size());
   C.blockOf = L->blockOf;
+  const bool AnyParams = hasParameterBytes(G);
   std::vector<double> Time(C.size, 0), State(C.size, 0), Saved(C.size, 0), Diff(C.size + 2, 0);
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
     const int B = C.blockOf[V];
     if (Training || !N.isBackward()) Time[B] += P.nodeTimeMs(N, 0);
-    State[B] += N.paramBytes + (Training ? N.gradBytes + N.optimizerBytes : 0);
+    State[B] += iterationStateBytes(N, AnyParams, Training);
     Saved[B] += Training ? N.savedBytes : 0;
   }
   for (const CostEdge &E : G.edges()) {

@@ -11,6 +11,7 @@
 //                           (CostNode::gradBytes, in the precision priced)
 //   optimizer bytes         gradient bytes x Plan::optimizerTraffic
 //   state bytes             parameters + gradients + optimizer state
+//                           (memBytes for graphs without parameter bytes)
 //   activation bytes        saved activations (CostNode::savedBytes)
 //   output bytes            forward tensors leaving it for a later stage
 // and simulateIteration replays M = Plan::globalMicrobatches of them.
@@ -41,6 +42,13 @@
 namespace onnxp {
 
 bool isIterationObjective(Objective O); ///< iteration or throughput
+
+/// Bytes node V holds on every replica of its stage all iteration: its
+/// parameters, and in training their gradients and optimizer state; a graph
+/// without parameter bytes (JSON workloads) charges each node's memBytes
+/// (seed 004's m_v). AnyParams: hasParameterBytes(G), asked once.
+double iterationStateBytes(const CostNode &N, bool AnyParams, bool Training);
+bool hasParameterBytes(const CostGraph &G);
 
 /// The simulator's request for Pl (M, schedule, training or not).
 IterationRequest iterationRequest(const CostGraph &G, const Plan &Pl);
