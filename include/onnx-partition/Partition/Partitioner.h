@@ -164,6 +164,9 @@ struct AlgorithmFacts {
   /// With --replicate it cuts the profile's DAG (PipeDream's optimizer,
   /// issue 33): a PipeDream profile becomes a chain with edges by default.
   bool replicatesOnDag = false;
+  /// Plans one iteration of a global batch only (issue 33: pipeline-dp):
+  /// it needs --global-batch, and loops over every planner skip it without.
+  bool needsGlobalBatch = false;
 
   constexpr AlgorithmFacts nodeLimit(size_t N) const { return with(&AlgorithmFacts::sizeLimit, N); }
   constexpr AlgorithmFacts blockLimit(size_t N) const {
@@ -183,6 +186,7 @@ struct AlgorithmFacts {
   constexpr AlgorithmFacts startsPolish() const { return with(&AlgorithmFacts::polishStart, true); }
   constexpr AlgorithmFacts memorySweep() const { return with(&AlgorithmFacts::sweepsMemory, true); }
   constexpr AlgorithmFacts dagWhenReplicated() const { return with(&AlgorithmFacts::replicatesOnDag, true); }
+  constexpr AlgorithmFacts globalBatch() const { return with(&AlgorithmFacts::needsGlobalBatch, true); }
 
 private:
   template <typename T, typename V> constexpr AlgorithmFacts with(T AlgorithmFacts::*Field, V Value) const {
