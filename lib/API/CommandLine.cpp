@@ -148,6 +148,21 @@ void onnxp::addAlgorithmOptions(CLI::App &App, CompileOptions &O) {
                  "iteration-time")
       ->check(CLI::IsMember(objectiveNames()))
       ->group("Algorithm");
+  App.add_option(
+         "--global-batch", O.globalBatch,
+         "Samples per synchronous training iteration (issue 33): M = B / b micro-batches run through the "
+         "plan's pipeline stages and data-parallel replicas, then each stage's gradient all-reduce and "
+         "the optimizer step; the objective defaults to iteration (training) or throughput (inference) "
+         "and auto runs pipeline-dp")
+      ->type_name("B")
+      ->check(CLI::Range(1, kMaxGlobalBatch))
+      ->group("Algorithm");
+  App.add_option("--micro-batch", O.microBatch,
+                 "Samples per micro-batch b (default 1; --global-batch a multiple of it): binds the model's "
+                 "symbolic batch dim")
+      ->type_name("b")
+      ->check(CLI::Range(1, kMaxGlobalBatch))
+      ->group("Algorithm");
   App.add_flag("--replicate", O.partition.replicate,
                "dp, dpl: a stage may be replicated over several accelerators (seed 004 App. C.2); "
                "pipeline-pipedream: PipeDream's optimizer with replicated stages")

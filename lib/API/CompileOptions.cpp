@@ -38,6 +38,32 @@ Error checkMember(const char *Flag, const std::string &V, std::initializer_list<
   }
   return makeUsageError(Flag, " '", V, "' must be one of ", List);
 }
+/// Issue 33: --global-batch B and --micro-batch b, one message per mistake.
+Error checkGlobalBatch(const CompileOptions &O) {
+  ONNXP_RETURN_IF_ERROR(checkCount("--global-batch", O.globalBatch, 1, kMaxGlobalBatch, 0));
+  ONNXP_RETURN_IF_ERROR(checkCount("--micro-batch", O.microBatch, 1, kMaxGlobalBatch, 0));
+  const std::optional<Objective> Obj = parseObjective(O.objective);
+  const bool Wants = Obj && (*Obj == Objective::Iteration || *Obj == Objective::Throughput);
+  if (O.globalBatch == 0) {
+    if (O.microBatch > 0) return makeUsageError("--micro-batch ", O.microBatch, " needs --global-batch B");
+    if (Wants)
+      return makeUsageError("--objective ", O.objective,
+                            " prices one iteration of a global batch; give --global-batch B");
+    return Error::success();
+  }
+  const int B = O.globalBatch, Micro = std::max(1, O.microBatch);
+  if (B % Micro != 0)
+    return makeUsageError("--global-batch ", B, " is not a multiple of --micro-batch ", Micro,
+                          " (an iteration runs whole micro-batches)");
+  if (B / Micro > kMaxMicrobatches)
+    return makeUsageError("--global-batch ", B, " / --micro-batch ", Micro, " is ", B / Micro,
+                          " micro-batches; at most ", kMaxMicrobatches);
+  if (O.outputs.microbatches > 0 && O.outputs.microbatches != B / Micro)
+    return makeUsageError("--microbatches ", O.outputs.microbatches, " contradicts --global-batch ", B,
+                          " / --micro-batch ", Micro, " = ", B / Micro,
+                          " micro-batches; give one or the other");
+  return Error::success();
+}
 } // namespace
 
 Error onnxp::checkRequest(const CompileOptions &O) {
@@ -69,6 +95,7 @@ Error onnxp::checkRequest(const CompileOptions &O) {
     if (Info && (*Info)->input == PlannerInput::Chain)
       return makeUsageError("--microbatches requires --schedule with chain planner '", O.algorithm, "'");
   }
+  ONNXP_RETURN_IF_ERROR(checkGlobalBatch(O));
   Expected<const PartitionerInfo *> Sweeps = findPartitioner(O.algorithm);
   if (!O.outputs.memorySweep.empty() && !(Sweeps && (*Sweeps)->facts.sweepsMemory))
     return makeUsageError("--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give "
@@ -100,6 +127,7 @@ OutputOptions onnxp::outputOptionsFor(const CompileOptions &O) {
   R.algo = O.algorithm;
   R.partition = O.partition;
   R.passes = O.passes;
+  if (R.microbatches <= 0 && O.globalBatch > 0) R.microbatches = O.globalBatch / std::max(1, O.microBatch);
   if (R.microbatches <= 0) R.microbatches = 8;
   R.stats = O.stats;
   R.verbose = O.verbose;

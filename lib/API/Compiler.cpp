@@ -23,6 +23,32 @@ void phase(const CompileOptions &O, const std::string &What) {
   if (O.partition.progress) O.partition.progress(What);
 }
 
+/// Issue 33: --micro-batch b binds the model's batch dim -- the first dim
+/// of its first data input when that dim is symbolic -- unless --dim binds
+/// it to the same value; a fixed batch dim must equal b.
+Error bindMicroBatch(PassContext &Ctx, const CompileOptions &O) {
+  if (O.globalBatch <= 0 || !Ctx.model) return Error::success();
+  const int64_t Micro = std::max(1, O.microBatch);
+  for (const onnx::ValueInfoProto &In : Ctx.model->graph().input()) {
+    if (Ctx.model->isInitializer(In.name()) || !In.type().has_tensor_type()) continue;
+    const onnx::TensorShapeProto &Shape = In.type().tensor_type().shape();
+    if (Shape.dim_size() == 0) continue;
+    const onnx::TensorShapeProto_Dimension &D = Shape.dim(0);
+    if (D.has_dim_value()) {
+      if (D.dim_value() == Micro) return Error::success();
+      return makeUsageError("--micro-batch ", Micro, ": the model's batch dim (input '", In.name(),
+                            "', dim 0) is fixed at ", D.dim_value(), "; give --micro-batch ", D.dim_value());
+    }
+    if (!D.has_dim_param()) return Error::success();
+    auto [It, New] = Ctx.options.dimBindings.try_emplace(D.dim_param(), Micro);
+    if (!New && It->second != Micro)
+      return makeUsageError("--dim ", D.dim_param(), "=", It->second, " contradicts --micro-batch ", Micro,
+                            " (", D.dim_param(), " is the model's batch dim, input '", In.name(), "')");
+    return Error::success();
+  }
+  return Error::success();
+}
+
 /// Ctx with O's options and the platform resolved for In.
 Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   PassContext Ctx;
@@ -53,6 +79,14 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   }
   PO.partition.verbose = O.verbose;
   PO.partition.optimizer = O.optimizer;
+  // Issue 33: the global batch the objectives iteration and throughput price.
+  if (O.globalBatch > 0) {
+    const int Micro = std::max(1, O.microBatch);
+    PO.partition.globalMicrobatches = O.globalBatch / Micro;
+    PO.partition.microbatchSamples = Micro;
+    PO.partition.optimizerTraffic =
+        optimizerTrafficPerGradientByte(O.precision, O.optimizer, In.model ? modelFloatBytes(*In.model) : 4);
+  }
   // Issue 22, item 4: once-per-iteration costs per sample. Item 1: a graph
   // plan run as --schedule's pipeline (8 micro-batches unless told) holds
   // the saved activations of the micro-batches its stages keep in flight,
@@ -94,6 +128,7 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
                             "' is a JSON workload with its own costs");
   } else {
     Ctx.model = std::move(*In.model);
+    ONNXP_RETURN_IF_ERROR(bindMicroBatch(Ctx, O));
     if (!Ctx.model->missingExternalData.empty())
       Ctx.notes.push_back("external data absent for " +
                           std::to_string(Ctx.model->missingExternalData.size()) +

@@ -16,6 +16,8 @@
 #include "onnx-partition/Cost/EstimatedSizes.h"
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PipelineInFlight.h"
+#include "onnx-partition/Partition/IterationPlanner.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
 #include "onnx-partition/Partition/io/TopologySummary.h"
@@ -68,7 +70,7 @@ std::string pad(std::string S, size_t W) {
 double oneDeviceTime(const PassContext &Ctx, const Plan &P) {
   const CostGraph &G = Ctx.graph;
   if (Ctx.platform.accelerators < 1 || P.objectiveKind == Objective::PipelinePeriod ||
-      P.objectiveKind == Objective::IterationTime)
+      P.objectiveKind == Objective::IterationTime || isIterationObjective(P.objectiveKind))
     return NAN;
   double Total = 0;
   for (const CostNode &N : G.nodes()) {
@@ -176,12 +178,69 @@ void printDevices(std::ostream &OS, const PassContext &Ctx, const Plan &P, const
           "period transfers run on the links while the devices compute, so load can exceed the period)\n";
 }
 
+/// Issue 33: the iteration objectives' speed-up, against the same global
+/// batch, schedule and optimizer step on one accelerator -- or, when one
+/// cannot hold the model, on the pipeline of the fewest accelerators that
+/// can (iterationBaseline), priced by the same simulator. Then the layout.
+void printIterationSpeedup(std::ostream &OS, const PassContext &Ctx, const Plan &P, const std::string &Unit) {
+  PartitionOptions O = Ctx.options.partition;
+  O.objective = P.objectiveKind;
+  O.globalMicrobatches = P.globalMicrobatches;
+  O.microbatchSamples = P.microbatchSamples;
+  O.optimizerTraffic = P.optimizerTraffic;
+  O.pipelineSchedule = P.pipelineSchedule;
+  Expected<Plan> Base = iterationBaseline(Ctx.graph, Ctx.platform, O);
+  Expected<std::vector<IterationStage>> Stages = iterationStages(Ctx.graph, Ctx.platform, P);
+  if (Stages) {
+    Expected<IterationPrice> Price = simulateIteration(*Stages, Ctx.platform, iterationRequest(Ctx.graph, P));
+    if (Price) {
+      const IterationStagePrice *Last = &Price->stages.front();
+      for (const IterationStagePrice &S : Price->stages)
+        if (S.end > Last->end) Last = &S;
+      OS << "  iteration (simulated): " << describeIterationLayout(*Stages, iterationRequest(Ctx.graph, P))
+         << " of " << P.microbatchSamples << " sample(s): " << formatNumber(Price->iterationMs) << " "
+         << Unit;
+      if (iterationRequest(Ctx.graph, P).training)
+        OS << "; the last stage to finish ends its backward at " << formatNumber(Last->lastBackwardEnd) << " "
+           << Unit << ", then all-reduce " << formatNumber(Last->allReduceMs) << " and optimizer step "
+           << formatNumber(Last->optimizerMs) << " " << Unit;
+      else
+        OS << ", " << formatNumber(1e3 * P.globalMicrobatches * P.microbatchSamples / Price->iterationMs)
+           << " samples/s";
+      OS << "\n";
+    } else {
+      (void)Price.takeError();
+    }
+  } else {
+    (void)Stages.takeError();
+  }
+  if (!Base) {
+    OS << "  speed-up: none to report (" << Base.takeError().message() << ")\n";
+    return;
+  }
+  if (!(P.objective > 0)) return;
+  char Buf[64];
+  std::snprintf(Buf, sizeof(Buf), "%.2fx", Base->objective / P.objective);
+  int Used = 0;
+  for (int D : std::set<int>(Base->device.begin(), Base->device.end())) Used += Ctx.platform.isAccelerator(D);
+  if (Used == 1)
+    OS << "  speed-up over one device: " << Buf << " (" << formatNumber(Base->objective) << " " << Unit
+       << " on one accelerator, the same global batch, schedule and optimizer step)\n";
+  else
+    OS << "  speed-up over the smallest plan that fits (" << Used << " stages on " << Used
+       << " accelerators; one accelerator cannot hold the model): " << Buf << " ("
+       << formatNumber(Base->objective) << " " << Unit
+       << ", the same global batch, schedule and optimizer step)\n";
+}
+
 void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Plan &P,
                              const std::string &Unit) {
   const Platform &Pf = Ctx.platform;
   const double One = oneDeviceTime(Ctx, P);
   bool Warned = false;
-  if (std::isfinite(One) && P.objective > 0) {
+  if (isIterationObjective(P.objectiveKind)) {
+    printIterationSpeedup(OS, Ctx, P, Unit);
+  } else if (std::isfinite(One) && P.objective > 0) {
     char Buf[64];
     std::snprintf(Buf, sizeof(Buf), "%.2fx", One / P.objective);
     OS << "  speed-up over one device: " << Buf << " (" << formatNumber(One) << " " << Unit
@@ -192,7 +251,10 @@ void printSpeedupAndWarnings(std::ostream &OS, const PassContext &Ctx, const Pla
   }
   std::set<int> Used(P.device.begin(), P.device.end());
   int AccUsed = 0;
-  for (int D : Used) AccUsed += Pf.isAccelerator(D);
+  // Issue 33: a device's data-parallel replicas run on the accelerators lent to it.
+  for (int D : Used)
+    AccUsed +=
+        Pf.isAccelerator(D) ? (D < static_cast<int>(P.replicas.size()) ? std::max(1, P.replicas[D]) : 1) : 0;
   if (Pf.accelerators > 1 && AccUsed < Pf.accelerators && !Warned)
     OS << "  warning: the plan uses " << AccUsed << " of " << Pf.accelerators
        << " accelerators: more devices buy nothing for this graph (transfers cost more than they save)\n";

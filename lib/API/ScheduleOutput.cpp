@@ -6,6 +6,7 @@
 #include "onnx-partition/API/ScheduleOutput.h"
 
 #include "onnx-partition/Partition/StagedPlanChain.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,8 +14,42 @@
 
 using namespace onnxp;
 
+namespace {
+/// Issue 33: under the iteration objectives the schedule's iteration is the
+/// iteration simulator's (replicas, all-reduce and optimizer step
+/// included), so the line "schedule NAME, M micro-batches: iteration X ms"
+/// prints the objective; one row per stage, its busiest replica's memory.
+Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx) {
+  const Plan &Pl = *Ctx.plan;
+  Expected<std::vector<IterationStage>> Stages = iterationStages(Ctx.graph, Ctx.platform, Pl);
+  if (!Stages) return Stages.takeError().withContext("--schedule");
+  const IterationRequest Req = iterationRequest(Ctx.graph, Pl);
+  Expected<IterationPrice> Price = simulateIteration(*Stages, Ctx.platform, Req);
+  if (!Price) return Price.takeError().withContext("--schedule");
+  StagedSchedulePrice R;
+  R.schedule = Req.schedule;
+  R.microbatches = Req.microbatches;
+  R.iterationTime = Price->iterationMs;
+  for (size_t S = 0; S < Stages->size(); ++S) {
+    const IterationStage &St = (*Stages)[S];
+    std::string Name = "stage " + std::to_string(S) + " (" + Ctx.platform.deviceName(St.devices.front());
+    if (St.devices.size() > 1) Name += " x" + std::to_string(St.devices.size()) + " replicas";
+    R.gpuNames.push_back(Name + ")");
+    PipelineGpuMemory M;
+    M.blocks = 1;
+    M.peak = Price->stages[S].peakMemory;
+    M.weights = St.stateBytes;
+    M.maxStashedMicrobatches = Price->stages[S].peakInFlight;
+    R.gpus.push_back(M);
+    R.peakMemory = std::max(R.peakMemory, M.peak);
+  }
+  return R;
+}
+} // namespace
+
 Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                        ChromeTrace *Trace) {
+  if (isIterationObjective(Ctx.plan->objectiveKind)) return iterationSchedule(Ctx);
   std::vector<int> Devices;
   Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan, &Devices);
   if (!Stages) return Stages.takeError().withContext("--schedule");

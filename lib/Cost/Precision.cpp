@@ -82,6 +82,14 @@ ParameterBytes onnxp::trainingBytesPerParameter(Precision P, OptimizerKind Opt, 
   return B;
 }
 
+double onnxp::optimizerTrafficPerGradientByte(Precision P, OptimizerKind Opt, double ModelBytes) {
+  const ParameterBytes B = trainingBytesPerParameter(P, Opt, ModelBytes);
+  // Mixed precision keeps the master copy in the optimizer state; then the
+  // 2-byte weights are only written (cast from the master).
+  const bool Mixed = B.weights < 4;
+  return (B.gradients + 2 * B.optimizerState + (Mixed ? 1 : 2) * B.weights) / B.gradients;
+}
+
 double onnxp::modelFloatBytes(const OnnxModel &M) {
   std::map<double, int> Count;
   for (const onnx::TensorProto &T : M.graph().initializer()) {

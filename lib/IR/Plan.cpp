@@ -18,6 +18,8 @@ const std::pair<Objective, const char *> ObjectiveNames[] = {
     {Objective::Makespan, "makespan"},
     {Objective::PipelinePeriod, "pipeline-period"},
     {Objective::IterationTime, "iteration-time"},
+    {Objective::Iteration, "iteration"},
+    {Objective::Throughput, "throughput"},
 };
 const std::pair<PipelineScheduleKind, const char *> PipelineScheduleNames[] = {
     {PipelineScheduleKind::Gpipe, "gpipe"},
@@ -59,12 +61,20 @@ const char *onnxp::objectiveName(Objective O) {
 const char *onnxp::objectiveMeaning(Objective O) {
   switch (O) {
   case Objective::MaxLoad:
-    return "time per sample in a pipeline: the busiest device's compute plus its transfers in and out";
+    return "time per sample in the asynchronous steady state of a pipeline fed forever (seed 004): the "
+           "busiest "
+           "device's compute plus its transfers in and out";
   case Objective::Gpipe: return "the busiest device's forward load plus the busiest device's backward load";
   case Objective::Latency: return "time for one sample from input to output";
   case Objective::Makespan: return "emulated time of one iteration, devices running concurrently";
   case Objective::PipelinePeriod: return "period of the 1F1B pipeline: time between two mini-batches";
   case Objective::IterationTime: return "time of one training iteration with the planned transfers";
+  case Objective::Iteration:
+    return "wall time of one synchronous training iteration of the global batch: the pipeline schedule "
+           "with its bubble, each stage's gradient all-reduce, the optimizer step";
+  case Objective::Throughput:
+    return "ms per sample of the global batch pushed through the replicated pipeline (1000 / samples per "
+           "second)";
   }
   return "?";
 }

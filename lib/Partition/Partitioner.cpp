@@ -416,9 +416,17 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
   if (!Found) return Found.takeError();
   const PartitionerInfo &Info = **Found;
   ONNXP_RETURN_IF_ERROR(checkSizeHandled(Info, G.numNodes(), C ? C->size() : 0));
-  Expected<Objective> Obj = resolveObjective(Info, O);
+  // Issue 33: with a global batch, the objective users read (iteration
+  // for training, throughput for inference) is the default of the
+  // algorithms that price it.
+  PartitionOptions Defaulted = O;
+  if (!O.objective && O.globalMicrobatches > 0) {
+    const Objective Want = G.isTraining() ? Objective::Iteration : Objective::Throughput;
+    if (Info.optimises(Want)) Defaulted.objective = Want;
+  }
+  Expected<Objective> Obj = resolveObjective(Info, Defaulted);
   if (!Obj) return Obj.takeError();
-  PartitionOptions Resolved = O;
+  PartitionOptions Resolved = Defaulted;
   Resolved.objective = *Obj;
 
   FinalizeOptions FO = finalizeOptionsFor(Info);
@@ -467,6 +475,9 @@ Error finishGraphPlan(const PartitionerInfo &Info, const CostGraph &G, const Pla
   Pl.objectiveKind = *O.objective;
   Pl.iterationMicrobatches = std::max(1, O.iterationMicrobatches);
   Pl.pipelineSchedule = O.pipelineSchedule;
+  Pl.globalMicrobatches = O.globalMicrobatches;
+  Pl.microbatchSamples = O.microbatchSamples;
+  Pl.optimizerTraffic = O.optimizerTraffic;
   return finalizePlan(G, P, Pl, FO);
 }
 

@@ -79,6 +79,7 @@ REQUESTS = [
     ("chain-offload", THREE_BLOCKS, {"algo": "offload-weights", "offload_bound": 1, "memory": "10GB"}),
     ("workload-dp", DIAMOND, {"algo": "dp", "ideal_limit": 1000}),
     ("workload-replicate", TRAIN, {"algo": "dp", "replicate": True, "devices": 3}),
+    ("workload-global-batch", TRAIN, {"devices": 2, "global_batch": 8, "micro_batch": 2}),
     ("workload-ip", PATH4, {"algo": "ip-contig", "gap": 0, "threads": 1}),
     ("workload-latency", PATH4, {"algo": "latency-ip", "gap": 0, "subgraphs_per_device": 2}),
     ("workload-all", DIAMOND, {"algo": "all", "time_limit": 60}),
@@ -158,7 +159,8 @@ def test_the_table_covers_every_option_family():
                    "overlap_comm"], ["cost_model", "cost_table", "profile", "ort_optimizations",
                    "split_stateless_backward", "optimizer", "memory_model"], ["algo", "objective", "time_limit",
                    "replicate", "ideal_limit", "gap", "threads", "seed", "restarts", "subgraphs_per_device",
-                   "memory_headroom", "memory_heuristic", "load_plan"], ["passes", "granularity"],
+                   "memory_headroom", "memory_heuristic", "load_plan", "global_batch", "micro_batch"],
+                   ["passes", "granularity"],
                    ["schedule", "microbatches"]):
         for option in family:
             assert option in used, option

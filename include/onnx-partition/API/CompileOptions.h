@@ -34,9 +34,10 @@ namespace onnxp {
 
 /// The caps of the size options, shared by the command line's checks and
 /// checkRequest (issue 39, items 3 and 7: Python gets the tool's caps).
-constexpr int kMaxDevices = 4096;        ///< --devices, --cpus, --nodes
-constexpr int kMaxMicrobatches = 100000; ///< --microbatches
-constexpr double kMaxBatchSize = 1e6;    ///< --batch-size
+constexpr int kMaxDevices = 4096;          ///< --devices, --cpus, --nodes
+constexpr int kMaxMicrobatches = 100000;   ///< --microbatches
+constexpr double kMaxBatchSize = 1e6;      ///< --batch-size
+constexpr int kMaxGlobalBatch = 100000000; ///< --global-batch, --micro-batch (samples)
 
 struct CompileOptions {
   // Input.
@@ -74,6 +75,12 @@ struct CompileOptions {
   /// compile() from timeLimit; a program that sets it itself keeps its own.
   PartitionOptions partition;
   std::string loadPlan; ///< --load-plan FILE: read this plan instead of partitioning
+  /// --global-batch B and --micro-batch b, samples (issue 33; 0: not
+  /// given; b defaults to 1): one synchronous iteration runs M = B / b
+  /// micro-batches, the model's batch dim bound to b; training then
+  /// defaults to objective iteration, inference to throughput.
+  int globalBatch = 0;
+  int microBatch = 0;
 
   // Pipeline and instrumentation.
   std::string passes;                  ///< --passes; empty: the default for the request

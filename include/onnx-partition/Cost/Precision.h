@@ -57,6 +57,14 @@ struct ParameterBytes {
 /// ModelBytes: the model's bytes per parameter (its float type).
 ParameterBytes trainingBytesPerParameter(Precision P, OptimizerKind Opt, double ModelBytes = 4);
 
+/// Objective iteration (issue 33): bytes the optimizer step reads and writes
+/// per byte of gradient under P with Opt -- it reads the gradient, reads and
+/// writes the optimizer state (the fp32 master copy included under mixed
+/// precision) and writes the weights (read too when they are the master):
+/// g + 2 s + (mixed ? w : 2 w), over g. Adam: 28 bytes per parameter in
+/// fp32 (7 per gradient byte), 28 with bf16 (14 per 2-byte gradient).
+double optimizerTrafficPerGradientByte(Precision P, OptimizerKind Opt, double ModelBytes = 4);
+
 /// The model's floating-point element size: the commonest float type of
 /// its initializers (4 when it has none).
 double modelFloatBytes(const OnnxModel &M);

@@ -28,6 +28,13 @@ enum class Objective {
   Makespan,       ///< emulated makespan of one iteration (seed 003, eval/ScheduleEmulator.h)
   PipelinePeriod, ///< period of a periodic 1F1B schedule (seed 000), priced by the planner's simulator
   IterationTime,  ///< time of one training iteration with offloading/remat (seeds 001, 002)
+  /// Wall time of one synchronous training iteration of the global batch:
+  /// the schedule's pipeline, gradient all-reduce per stage, optimizer step
+  /// (issue 33; Partition/IterationSimulator.h).
+  Iteration,
+  /// Inference: ms per sample of the global batch pushed through the
+  /// replicated pipeline (1000 / samples per second; issue 33).
+  Throughput,
 };
 /// The kebab-case name ("max-load", "pipeline-period", ...), as on the
 /// command line and in reports.
@@ -130,6 +137,14 @@ struct Plan {
   /// named, counted as 1f1b): how many micro-batches' saved activations
   /// each device holds at once (issue 22, item 1; Cost/PipelineInFlight.h).
   PipelineScheduleKind pipelineSchedule = PipelineScheduleKind::None;
+  /// Objectives iteration and throughput (issue 33): the global batch's
+  /// micro-batches M = B / b (0: none given) and b, the samples of one
+  /// micro-batch (the model's batch dim).
+  int globalMicrobatches = 0;
+  int microbatchSamples = 1;
+  /// Objective iteration: bytes the optimizer step reads and writes per
+  /// byte of gradient (Cost/Precision.h optimizerTrafficPerGradientByte).
+  double optimizerTraffic = 0;
 
   double objective = NAN;
   /// The algorithm's own bound, valid only for the plans lowerBoundScope

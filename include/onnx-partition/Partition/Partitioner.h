@@ -60,6 +60,14 @@ struct PartitionOptions {
   /// run with (None: none named, counted as 1f1b). Memory checks add the
   /// micro-batches each stage holds (Cost/PipelineInFlight.h).
   PipelineScheduleKind pipelineSchedule = PipelineScheduleKind::None;
+  /// --global-batch B / --micro-batch b (issue 33): M = B / b micro-batches
+  /// of b samples per iteration for objectives iteration and throughput
+  /// (Plan::globalMicrobatches; 0: no global batch given).
+  int globalMicrobatches = 0;
+  int microbatchSamples = 1;
+  /// Bytes the optimizer step moves per gradient byte (--optimizer,
+  /// --precision; Plan::optimizerTraffic).
+  double optimizerTraffic = 0;
   size_t idealLimit = 2000000; ///< dp: more ideals than this -> suggest dpl
   /// When the run must end (compile() makes it from --time-limit, or the
   /// default limit, at the run's start); every searching phase asks it
@@ -168,6 +176,9 @@ struct AlgorithmFacts {
   /// With --replicate it cuts the profile's DAG (PipeDream's optimizer,
   /// issue 33): a PipeDream profile becomes a chain with edges by default.
   bool replicatesOnDag = false;
+  /// Plans one iteration of a global batch only (issue 33: pipeline-dp):
+  /// it needs --global-batch, and loops over every planner skip it without.
+  bool needsGlobalBatch = false;
 
   constexpr AlgorithmFacts nodeLimit(size_t N) const { return with(&AlgorithmFacts::sizeLimit, N); }
   constexpr AlgorithmFacts blockLimit(size_t N) const {
@@ -187,6 +198,7 @@ struct AlgorithmFacts {
   constexpr AlgorithmFacts startsPolish() const { return with(&AlgorithmFacts::polishStart, true); }
   constexpr AlgorithmFacts memorySweep() const { return with(&AlgorithmFacts::sweepsMemory, true); }
   constexpr AlgorithmFacts dagWhenReplicated() const { return with(&AlgorithmFacts::replicatesOnDag, true); }
+  constexpr AlgorithmFacts globalBatch() const { return with(&AlgorithmFacts::needsGlobalBatch, true); }
 
 private:
   template <typename T, typename V> constexpr AlgorithmFacts with(T AlgorithmFacts::*Field, V Value) const {

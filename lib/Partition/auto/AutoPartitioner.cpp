@@ -50,6 +50,15 @@ double onnxp::universalLowerBound(const CostGraph &G, const Platform &P, bool Re
 Expected<Plan> onnxp::partitionAuto(const CostGraph &G, const Platform &P, const PartitionOptions &O) {
   const Objective Obj = O.objective.value_or(Objective::MaxLoad);
   std::vector<CandidateRun> Runs;
+  // Issue 33: a global batch's iteration (or throughput) is planned by
+  // pipeline-dp, which prices every stages x replicas layout with the
+  // iteration simulator; the max-load planners do not price it.
+  if (Obj == Objective::Iteration || Obj == Objective::Throughput) {
+    Runs.push_back(runCandidate("pipeline-dp", G, P, O));
+    Expected<Plan> Out = pickBest(Runs, "auto", Obj);
+    if (Out) Out->solveSeconds = 0;
+    return Out;
+  }
   Runs.push_back(runCandidate("dp", G, P, O));
   // Issue 21: dp-polish moves classes off dp's busiest devices when dp is
   // more than kPolishGap above the universal bound, starting from dp's plan.

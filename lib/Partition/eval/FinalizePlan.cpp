@@ -10,6 +10,7 @@
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PipelineInFlight.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/LatencyEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
@@ -54,6 +55,23 @@ Error priceOnChain(const Platform &P, Plan &Pl, const FinalizeOptions &O) {
   Pl.scheduleReplayed = Block.scheduleReplayed;
   return Error::success();
 }
+/// Issue 33: the iteration simulator prices the plan; each stage's devices
+/// report its busiest replica's memory.
+Error priceIteration(const CostGraph &G, const Platform &P, Plan &Pl) {
+  Expected<std::vector<IterationStage>> Stages = iterationStages(G, P, Pl);
+  if (!Stages) return Stages.takeError();
+  if (Pl.globalMicrobatches < 1)
+    return makeUsageError(
+        "objective ", objectiveName(Pl.objectiveKind),
+        " prices one iteration of a global batch; give --global-batch B (and --micro-batch b)");
+  Expected<IterationPrice> Price = simulateIteration(*Stages, P, iterationRequest(G, Pl));
+  if (!Price) return Price.takeError();
+  Pl.objective = iterationObjectiveValue(Pl, *Price);
+  for (size_t S = 0; S < Stages->size(); ++S)
+    for (int D : (*Stages)[S].devices)
+      if (D < static_cast<int>(Pl.usage.size())) Pl.usage[D].memory = Price->stages[S].peakMemory;
+  return Error::success();
+}
 } // namespace
 
 Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const FinalizeOptions &O) {
@@ -82,6 +100,8 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
   }
   case Objective::PipelinePeriod:
   case Objective::IterationTime: ONNXP_RETURN_IF_ERROR(priceOnChain(P, Pl, O)); break;
+  case Objective::Iteration:
+  case Objective::Throughput: ONNXP_RETURN_IF_ERROR(priceIteration(G, P, Pl)); break;
   }
   if (Pl.memoryModel == MemoryModel::Peak) {
     // Report the memory the validator checked: the emulated peak per device.
@@ -100,7 +120,8 @@ Error onnxp::finalizePlan(const CostGraph &G, const Platform &P, Plan &Pl, const
   // A universal bound already on the plan (auto and all: the best of their
   // candidates') holds too.
   const double Known = Pl.universalBound;
-  Pl.universalBound = universalBound(G, P, Obj, !Pl.replicas.empty());
+  Pl.universalBound =
+      isIterationObjective(Obj) ? iterationBound(G, P, Pl) : universalBound(G, P, Obj, !Pl.replicas.empty());
   for (double B : {Known, Pl.lowerBoundScope == Plan::kAnyPlan ? Pl.lowerBound : NAN})
     if (std::isfinite(B))
       Pl.universalBound = std::isnan(Pl.universalBound) ? B : std::max(Pl.universalBound, B);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/eval/UniversalBound.h"
 #include "onnx-partition/IR/AcceleratorKinds.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
 
 #include <algorithm>
 #include <cmath>
@@ -89,7 +90,10 @@ double kindDualBound(const std::vector<std::vector<double>> &Time, const std::ve
 } // namespace
 
 double onnxp::universalBound(const CostGraph &G, const Platform &P, Objective Obj, bool Replicate) {
-  if (Obj == Objective::PipelinePeriod || Obj == Objective::IterationTime) return NAN;
+  // Iteration and throughput: iterationBound (eval/IterationObjective.h),
+  // which needs the plan's global batch.
+  if (Obj == Objective::PipelinePeriod || Obj == Objective::IterationTime || isIterationObjective(Obj))
+    return NAN;
   const int K = P.accelerators, L = P.cpus;
   if (K + L == 0 || G.numNodes() == 0) return 0;
   // Mixed platforms (issue 21): a node's fastest accelerator kind.
@@ -195,6 +199,8 @@ const char *onnxp::universalBoundDescription(Objective Obj) {
   case Objective::Latency:
     return "valid for any plan: max of total work / devices, the heaviest colocated unit and the "
            "critical path, transfers not counted";
+  case Objective::Iteration:
+  case Objective::Throughput: return iterationBoundDescription(Obj);
   default: return "no bound valid for any schedule of this objective";
   }
 }
