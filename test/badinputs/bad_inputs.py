@@ -132,6 +132,15 @@ def issue39_cases():
     for flag in ("-o", "--report", "--trace"):
         C.append(("option: %s names the model's external data" % flag, ext,
                   ["{d}/m.onnx", "--devices", "2", flag, "{d}/w.bin"]))
+    # Item 3: totals of a platform capped (each count alone was in range).
+    for name, body in [("nodes 4096 x acceleratorsPerNode 4096",
+                        json.dumps({"base": "dgx-a100", "nodes": 4096, "acceleratorsPerNode": 4096})),
+                       ("acceleratorKinds 4000 + 4000",
+                        json.dumps({"base": "a100", "acceleratorKinds": [{"count": 4000}, {"preset": "v100", "count": 4000}]}))]:
+        C.append(("platform: " + name, {"m.onnxtxt": GOOD_MODEL, "p.json": body},
+                  ["{d}/m.onnxtxt", "--platform", "{d}/p.json"]))
+    C.append(("option: --nodes 4096 of dgx-a100", {"m.onnxtxt": GOOD_MODEL},
+              ["{d}/m.onnxtxt", "--platform", "dgx-a100", "--nodes", "4096"]))
     C.append(("profile: -o and --emit-onnx one file", {"m.onnxtxt": GOOD_MODEL},
               ["profile", "{d}/m.onnxtxt", "-o", "{d}/x.json", "--emit-onnx", "{d}/./x.json"]))
     C.append(("calibrate: --measure names MODEL", {"m.onnxtxt": GOOD_MODEL},
