@@ -239,6 +239,10 @@ Error onnxp::checkExternalLocations(const onnx::ModelProto &M, const std::string
         if (!E2 && !isInside(Real, RealDir))
           Why = "it resolves (through a symbolic link) to '" + Real.string() + "'";
         else if (!E2 && !fs::is_regular_file(Real, E2)) Why = "it is not a regular file";
+        // Known as an input from the moment the model is read: no output of
+        // this run (-o, --report, --trace, a stage, stale-stage cleanup) may
+        // replace or delete the model's data (issue 39 item 4).
+        if (Why.empty()) noteInputFile(File.string());
       }
     }
     if (!Why.empty())

@@ -445,7 +445,35 @@ Expected<Platform> onnxp::parsePlatform(const std::string &Text, const std::stri
   return P;
 }
 
+Error onnxp::checkPlatformSizes(const Platform &P, const std::string &Where) {
+  // Issue 39 item 3: per-field caps (kMaxDevices each) still let nodes x
+  // acceleratorsPerNode or the kinds' counts reach millions of devices, which
+  // ran for minutes and ended in bad_alloc. The totals are capped here, before
+  // any planner sizes a per-device array, and the message states every cap.
+  auto Refuse = [&](const std::string &What) {
+    return makeUsageError(Where, ": ", What, "; onnx-partition accepts at most ", kMaxDevices,
+                          " accelerators in all (--devices, nodes x acceleratorsPerNode, the sum of 1 to ",
+                          kMaxAcceleratorKinds, " acceleratorKinds counts), ", kMaxDevices, " CPU cores and ",
+                          kMaxDevices, " nodes");
+  };
+  int64_t Kinds = 0;
+  for (const AcceleratorKind &K : P.acceleratorKinds) Kinds += K.count;
+  const int64_t PerNode = P.acceleratorsPerNode > 0 ? P.acceleratorsPerNode : 0;
+  const int64_t InNodes = static_cast<int64_t>(P.nodes) * PerNode;
+  if (P.accelerators > kMaxDevices) return Refuse(std::to_string(P.accelerators) + " accelerators");
+  if (InNodes > kMaxDevices && P.nodes > 1)
+    return Refuse(std::to_string(P.nodes) + " nodes x " + std::to_string(PerNode) +
+                  " accelerators = " + std::to_string(InNodes) + " accelerators");
+  if (Kinds > kMaxDevices) return Refuse("acceleratorKinds count " + std::to_string(Kinds) + " accelerators");
+  if (P.acceleratorKinds.size() > static_cast<size_t>(kMaxAcceleratorKinds))
+    return Refuse(std::to_string(P.acceleratorKinds.size()) + " acceleratorKinds");
+  if (P.cpus > kMaxDevices) return Refuse(std::to_string(P.cpus) + " CPU cores");
+  if (P.nodes > kMaxDevices) return Refuse(std::to_string(P.nodes) + " nodes");
+  return Error::success();
+}
+
 Error onnxp::checkTopology(Platform &P, const std::string &Where) {
+  ONNXP_RETURN_IF_ERROR(checkPlatformSizes(P, Where));
   if (P.nodes > 1 && P.acceleratorsPerNode <= 0) {
     if (P.accelerators % P.nodes != 0)
       return makeUsageError(Where, ": ", P.accelerators, " accelerators do not split evenly over ", P.nodes,
@@ -462,7 +490,7 @@ Error onnxp::checkTopology(Platform &P, const std::string &Where) {
       return makeUsageError(Where, ": acceleratorKinds count ", Sum, " accelerators but the platform has ",
                             P.accelerators);
   }
-  return Error::success();
+  return checkPlatformSizes(P, Where); // nodes may have grown above
 }
 
 Expected<double> onnxp::parseByteSize(const std::string &Text) {

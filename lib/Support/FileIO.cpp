@@ -4,10 +4,14 @@
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <mutex>
 #include <random>
+#include <regex>
 #include <vector>
 
 #include <fcntl.h>
@@ -120,10 +124,54 @@ Expected<OutputKind> onnxp::classifyOutput(const std::string &Path, const std::s
                      "write to it");
   // /dev/stdout, /proc/self/fd/N: links to whatever the shell opened; a
   // rename would replace the link (or the shell's file) -- write through it.
-  std::error_code EC;
-  std::string Abs = fs::absolute(Path, EC).lexically_normal().string();
-  if (Abs.rfind("/dev/", 0) == 0 || Abs.rfind("/proc/", 0) == 0) return OutputKind::InPlace;
+  // Any other regular file, under /dev/shm or wherever, is replaced
+  // atomically: written in place it would be appended to (issue 39 item 4).
+  if (namesADescriptor(Path)) return OutputKind::InPlace;
   return OutputKind::Replace;
+}
+
+bool onnxp::isCharDevice(const std::string &Path) {
+  struct stat St;
+  return stat(Path.c_str(), &St) == 0 && S_ISCHR(St.st_mode);
+}
+
+namespace {
+/// Walks Path's link chain by hand, checking each hop before it is followed
+/// (/proc/self/fd/1 reads as the redirected file's own path). Returns
+/// whether a hop names a descriptor, and in Fd the number when it is one of
+/// this process's own (else -1).
+bool walkToDescriptor(const std::string &Path, int &Fd) {
+  static const std::regex FdPath(R"(/dev/(stdin|stdout|stderr|fd/([0-9]+))|/proc/([^/]+)/fd/([0-9]+))");
+  Fd = -1;
+  std::string Cur = Path;
+  for (int Hop = 0; Hop < 40; ++Hop) {
+    std::error_code EC;
+    fs::path Abs = fs::absolute(Cur, EC).lexically_normal();
+    if (EC) return false;
+    std::smatch M;
+    std::string A = Abs.string();
+    if (std::regex_match(A, M, FdPath)) {
+      static const char *Std[] = {"stdin", "stdout", "stderr"};
+      for (int I = 0; I < 3; ++I)
+        if (M[1] == Std[I]) Fd = I;
+      if (M[2].matched) Fd = std::atoi(M[2].str().c_str());
+      if (M[3].matched && (M[3] == "self" || M[3] == std::to_string(getpid())))
+        Fd = std::atoi(M[4].str().c_str());
+      return true;
+    }
+    struct stat St;
+    if (lstat(Abs.c_str(), &St) != 0 || !S_ISLNK(St.st_mode)) return false;
+    fs::path Target = fs::read_symlink(Abs, EC);
+    if (EC) return false;
+    Cur = Target.is_absolute() ? Target.string() : (Abs.parent_path() / Target).string();
+  }
+  return false;
+}
+} // namespace
+
+bool onnxp::namesADescriptor(const std::string &Path) {
+  int Fd;
+  return walkToDescriptor(Path, Fd);
 }
 
 Expected<TempFile> onnxp::createTempBeside(const std::string &Target) {
@@ -155,6 +203,18 @@ bool onnxp::writeAll(int Fd, const char *Data, size_t Size) {
 }
 
 Error onnxp::writeInPlace(const std::string &Path, const std::string &Contents) {
+  // One of our own descriptors (/dev/stdout): written through it, after what
+  // the run printed there so far, so the shared offset keeps both in order;
+  // opened anew, the shell's non-append descriptor would later overwrite it.
+  int Own = -1;
+  if (walkToDescriptor(Path, Own) && Own >= 0 && fcntl(Own, F_GETFD) != -1) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    if (!writeAll(Own, Contents.data(), Contents.size()))
+      return makeError("cannot write '", Path, "': ", std::strerror(errno));
+    return Error::success();
+  }
   // No O_CREAT: the file exists; O_APPEND so /dev/stdout redirected to a
   // file adds to it rather than overwriting what the run printed.
   int Fd = open(Path.c_str(), O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);

@@ -1,22 +1,16 @@
 //===- Support/OutputPaths.cpp - Outputs never clobber inputs -----------===//
 #include "onnx-partition/Support/OutputPaths.h"
 
+#include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/OutputTransaction.h"
 
 #include <filesystem>
 #include <regex>
 
-#include <sys/stat.h>
-
 using namespace onnxp;
 namespace fs = std::filesystem;
 
 namespace {
-bool isCharDevice(const std::string &Path) {
-  struct stat St;
-  return stat(Path.c_str(), &St) == 0 && S_ISCHR(St.st_mode);
-}
-
 std::string describe(const NamedPath &P) {
   return P.flag == "the input" ? P.flag : P.flag + " '" + P.path + "'";
 }

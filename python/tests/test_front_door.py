@@ -208,6 +208,8 @@ def test_time_limit_out_of_range_is_the_tools_usage_error(value, text):
     ({"devices": 100000}, ["--devices", "100000"]),
     ({"microbatches": 1e9, "schedule": "1f1b"}, ["--microbatches", "1000000000", "--schedule", "1f1b"]),
     ({"nodes": 5000}, ["--nodes", "5000"]),
+    # Issue 39 item 3: 4096 nodes of 8 GPUs, each count in range, the total not.
+    ({"platform": "dgx-a100", "nodes": 4096}, ["--platform", "dgx-a100", "--nodes", "4096"]),
     ({"cpus": -2}, ["--cpus", "-2"]),
     ({"dim": {"N": 0}}, ["--dim", "N=0"]),
     ({"dim": {"N": -3}}, ["--dim", "N=-3"]),
@@ -218,6 +220,19 @@ def test_sizes_are_capped_as_the_tool_caps_them(keywords, args):
     code, message = tool_error(EXAMPLE, *args)
     assert e.value.exit_code == code == 2
     assert str(e.value) == message
+
+
+def test_a_platform_file_too_large_in_all_is_refused_at_once(tmp_path):
+    # Each field in range, 16.7 million accelerators in all: was 73 s and a
+    # bare bad_alloc; now the caps, in one message, before any allocation.
+    p = tmp_path / "p.json"
+    p.write_text('{"base": "dgx-a100", "nodes": 4096, "acceleratorsPerNode": 4096}')
+    with pytest.raises(op.PartitionError) as e:
+        op.partition(EXAMPLE, platform=str(p))
+    code, message = tool_error(EXAMPLE, "--platform", str(p))
+    assert e.value.exit_code == code == 2
+    assert str(e.value) == message
+    assert "at most 4096 accelerators in all" in message
 
 
 def test_unknown_keywords_and_wrong_types_are_errors():

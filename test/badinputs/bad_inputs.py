@@ -110,6 +110,48 @@ def issue25_cases():
     return C
 
 
+def external_model(location="w.bin"):
+    """GOOD_MODEL's shape with an external 2x3 float weight at LOCATION (24
+    bytes), as latin-1 text for the files table; built with the onnx module."""
+    import onnx
+    from onnx import TensorProto, helper
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[2, 3], data_location=TensorProto.EXTERNAL)
+    for k, v in (("location", location), ("offset", "0"), ("length", "24")):
+        w.external_data.add(key=k, value=v)
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3])
+    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+                          "g", [vi("x")], [vi("z")], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return m.SerializeToString().decode("latin-1")
+
+
+def issue39_cases():
+    """Hostile inputs, round 4 (issue 39): outputs that overwrite what they should not."""
+    C = []
+    ext = {"m.onnx": external_model(), "w.bin": "\x01" * 24}
+    for flag in ("-o", "--report", "--trace"):
+        C.append(("option: %s names the model's external data" % flag, ext,
+                  ["{d}/m.onnx", "--devices", "2", flag, "{d}/w.bin"]))
+    # Item 3: totals of a platform capped (each count alone was in range).
+    for name, body in [("nodes 4096 x acceleratorsPerNode 4096",
+                        json.dumps({"base": "dgx-a100", "nodes": 4096, "acceleratorsPerNode": 4096})),
+                       ("acceleratorKinds 4000 + 4000",
+                        json.dumps({"base": "a100", "acceleratorKinds": [{"count": 4000}, {"preset": "v100", "count": 4000}]}))]:
+        C.append(("platform: " + name, {"m.onnxtxt": GOOD_MODEL, "p.json": body},
+                  ["{d}/m.onnxtxt", "--platform", "{d}/p.json"]))
+    C.append(("option: --nodes 4096 of dgx-a100", {"m.onnxtxt": GOOD_MODEL},
+              ["{d}/m.onnxtxt", "--platform", "dgx-a100", "--nodes", "4096"]))
+    C.append(("profile: -o and --emit-onnx one file", {"m.onnxtxt": GOOD_MODEL},
+              ["profile", "{d}/m.onnxtxt", "-o", "{d}/x.json", "--emit-onnx", "{d}/./x.json"]))
+    C.append(("calibrate: --measure names MODEL", {"m.onnxtxt": GOOD_MODEL},
+              ["calibrate", "{d}/m.onnxtxt", "--measure", "{d}/m.onnxtxt", "-o", "{d}/p.json"]))
+    C.append(("calibrate: --measure names the model's external data", ext,
+              ["calibrate", "{d}/m.onnx", "--measure", "{d}/w.bin", "-o", "{d}/p.json"]))
+    C.append(("calibrate: --measure and -o one file", {"m.onnxtxt": GOOD_MODEL},
+              ["calibrate", "{d}/m.onnxtxt", "--measure", "{d}/p.json", "-o", "{d}/./p.json"]))
+    return C
+
+
 def cases():
     """(name, files {name: text}, argv with {d} for the temp dir)."""
     C = []
@@ -225,6 +267,7 @@ def cases():
     C.append(("option: --report names the input", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--report", "{d}/m.onnxtxt"]))
     C.append(("option: --emit-stages names -o", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "-o", "{d}/o", "--emit-stages", "{d}/o"]))
     C.extend(issue25_cases())
+    C.extend(issue39_cases())
     C.append(("option: no MODEL", {}, []))
     C.append(("option: --dim before MODEL, bad value", {"m.onnxtxt": GOOD_MODEL}, ["--dim", "n=x", "{d}/m.onnxtxt"]))
     C.append(("option: unknown flag", {"m.onnxtxt": GOOD_MODEL}, ["{d}/m.onnxtxt", "--frobnicate"]))
@@ -250,6 +293,16 @@ def run(tool, name, files, argv):
         if len(errors) != 1:
             problems.append("%d error: lines" % len(errors))
         left = set(os.listdir(d)) - before
+        # Issue 39 item 4: no case may change or delete any of its inputs.
+        for f, text in files.items():
+            if text is SPARSE_3G:
+                continue
+            try:
+                with open(os.path.join(d, f), encoding="latin-1") as h:
+                    if h.read() != text:
+                        problems.append("input changed: " + f)
+            except OSError:
+                problems.append("input gone: " + f)
         if left:
             problems.append("left files: " + ", ".join(sorted(left)))
         msg = errors[0] if errors else p.stderr.strip().splitlines()[-1:] or [""]

@@ -20,12 +20,15 @@
 #include "onnx-partition/Cost/RankCorrelation.h"
 #include "onnx-partition/Cost/Roofline.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/OutputTransaction.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+
+#include <unistd.h>
 
 using namespace onnxp;
 using namespace onnxp::tool;
@@ -97,8 +100,14 @@ int runCalibrate(int Argc, char **Argv) {
                                       "test/ort/profile.js wrote) and --measure PROFILE.json (run it now)"));
   if (O.outputs.output.empty()) return reportError(makeUsageError("calibrate needs -o platform.json"));
   if (Error E = checkWritable(O.outputs.output, "-o")) return reportError(E);
-  if (!Measure.empty())
+  if (!Measure.empty()) {
     if (Error E = checkWritable(Measure, "--measure")) return reportError(E);
+    // Issue 39 item 4: the profile ORT writes and the platform file are two
+    // outputs; one path would leave the profile behind a usage error.
+    if (samePath(Measure, O.outputs.output))
+      return reportError(makeUsageError("--measure '", Measure, "' and -o '", O.outputs.output,
+                                        "' are the same file; each output needs its own file"));
+  }
   O.ortOptimizations = OrtOptimizationLevel::None; // the profile measures every node as a kernel
 
   if (!Measure.empty()) {
@@ -107,10 +116,18 @@ int runCalibrate(int Argc, char **Argv) {
     if (!First) return reportError(First.takeError());
     if (!First->model)
       return reportError(makeUsageError("calibrate needs an ONNX model, not a JSON workload"));
+    // Now that the model (and its external data, platform, cost table) are
+    // known inputs: ORT's profile must not be written over any of them.
+    if (Expected<OutputKind> K = classifyOutput(Measure, "--measure"); !K) return reportError(K.takeError());
     if (Error E = runCompilePipeline(*First, O, /*WithPartition=*/false)) return reportError(E);
-    std::string Emitted = Measure + ".model.onnx";
-    if (Error E = emitNamedModel(*First, Emitted)) return reportError(E);
-    Error Run = runOrtProfileScript(Emitted, Measure, Runs, Warmup, Threads);
+    // The model ORT runs goes to a new file of our own (created exclusively),
+    // never over a user's file of a guessable name, and only ours is removed.
+    Expected<TempFile> Tmp = createTempBeside(Measure + ".model");
+    if (!Tmp) return reportError(Tmp.takeError());
+    close(Tmp->fd);
+    std::string Emitted = Tmp->path;
+    Error Emit = emitNamedModel(*First, Emitted);
+    Error Run = Emit ? std::move(Emit) : runOrtProfileScript(Emitted, Measure, Runs, Warmup, Threads);
     std::remove(Emitted.c_str());
     if (Run) return reportError(Run);
     O.profile = Measure;

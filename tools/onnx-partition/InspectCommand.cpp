@@ -86,8 +86,15 @@ int runInspect(int Argc, char **Argv) {
     J["optimizer_nodes"] = G.countRole(Role::Optimizer);
     J["parameters"] = Params.size();
     J["trainable_parameters"] = Trainable;
-    J["parameter_bytes"] = static_cast<int64_t>(ParamBytes);
-    J["activation_bytes"] = static_cast<int64_t>(ActivationBytes);
+    // Issue 39 item 9: a Constant of dims [2^31, 2^31] declares 2^64 bytes;
+    // a double at or past 2^63 does not convert to int64_t (undefined
+    // behaviour, INT64_MIN in Release). Such a size stays a JSON number.
+    auto Bytes = [](double B) -> nlohmann::json {
+      if (B >= 0 && B < 9223372036854775808.0) return static_cast<int64_t>(B);
+      return B;
+    };
+    J["parameter_bytes"] = Bytes(ParamBytes);
+    J["activation_bytes"] = Bytes(ActivationBytes);
     J["colocation_classes"] = G.numClasses();
     J["multi_node_classes"] = MultiClasses;
     J["unbound_dims"] = Unbound;

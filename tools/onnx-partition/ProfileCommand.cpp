@@ -25,6 +25,7 @@
 #include "onnx-partition/Cost/RankCorrelation.h"
 #include "onnx-partition/Cost/Roofline.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/OutputTransaction.h"
 
 #include <nlohmann/json.hpp>
 
@@ -270,6 +271,12 @@ int runProfile(int Argc, char **Argv) {
     if (Error E = checkWritable(O.outputs.output, "-o")) return reportError(E);
   if (!EmitOnnx.empty())
     if (Error E = checkWritable(EmitOnnx, "--emit-onnx")) return reportError(E);
+  // Issue 39 item 4: two outputs at one path would lose one silently
+  // (/dev/null, a character device, may take both).
+  if (!EmitOnnx.empty() && !O.outputs.output.empty() && samePath(EmitOnnx, O.outputs.output) &&
+      !isCharDevice(EmitOnnx))
+    return reportError(makeUsageError("--emit-onnx '", EmitOnnx, "' and -o '", O.outputs.output,
+                                      "' are the same file; each output needs its own file"));
 
   Expected<PassContext> Ctx = loadCompileContext(O);
   if (!Ctx) return reportError(Ctx.takeError());

@@ -183,7 +183,13 @@ Expected<Platform> resolvePlatform(const PlatformRequest &R, const Platform *Wor
 /// default platform name.
 Expected<Platform> parsePlatform(const std::string &Text, const std::string &Name);
 
-/// Completes and checks the topology: nodes without acceleratorsPerNode
+/// Refuses a platform larger than the caps (issue 39 item 3): kMaxDevices
+/// accelerators in all (also nodes x acceleratorsPerNode and the sum of the
+/// acceleratorKinds counts), kMaxDevices CPU cores and nodes,
+/// kMaxAcceleratorKinds kinds. One message states every cap.
+Error checkPlatformSizes(const Platform &P, const std::string &Where);
+
+/// Completes and checks the topology (checkPlatformSizes first and last): nodes without acceleratorsPerNode
 /// split the accelerators evenly; more accelerators than the nodes hold add
 /// nodes; mixed kinds must count every accelerator.
 Error checkTopology(Platform &P, const std::string &Where);

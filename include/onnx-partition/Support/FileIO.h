@@ -9,9 +9,10 @@
 //  - temporaries are created with O_CREAT|O_EXCL under unpredictable names
 //    (mkstemp) with the umask's mode, so a symlink planted at a temporary's
 //    name is never followed;
-//  - an output path that is a FIFO, a character device or under /dev or
-//    /proc (/dev/stdout) is written in place, never replaced by a rename;
-//    other non-regular files are refused.
+//  - an output path that is a FIFO, a character device or a descriptor's
+//    name (/dev/stdout, /proc/self/fd/N) is written in place, never replaced
+//    by a rename; other regular files (also under /dev/shm) are replaced
+//    (issue 39); other non-regular files are refused.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_SUPPORT_FILEIO_H
@@ -66,6 +67,15 @@ enum class OutputKind {
   Replace,
   InPlace, ///< opened and written directly (FIFO, character device, /dev/stdout)
 };
+/// True when Path (or a symbolic link on its way) names an open descriptor
+/// of the process: /dev/stdout, /dev/fd/N, /proc/PID/fd/N. Those are
+/// written in place; every other regular file is replaced by a rename.
+bool namesADescriptor(const std::string &Path);
+
+/// True when Path exists and is a character device (/dev/null), which may
+/// take several outputs of one run.
+bool isCharDevice(const std::string &Path);
+
 /// How Path is to be written, or an error for a directory, a block device,
 /// a socket, or an input of this run. Flag names the option for messages.
 Expected<OutputKind> classifyOutput(const std::string &Path, const std::string &Flag);
