@@ -131,6 +131,20 @@ struct CutSearch {
 /// First accelerator of each stage's replica group: packed (s d), or
 /// aligned to node boundaries (floor(A / d) groups per node of A); empty
 /// when the layout does not fit on the platform.
+/// The cut search for at most Stages stages of D replicas each under the
+/// request's schedule and the accelerator's memory.
+CutSearch cutSearch(const BlockChain &C, const Platform &P, const PartitionOptions &O,
+                    const IterationRequest &Req, int Stages, int D) {
+  return CutSearch{C,
+                   P,
+                   Stages,
+                   D,
+                   O.globalMicrobatches,
+                   Req.schedule == PipelineScheduleKind::Gpipe,
+                   Req.training,
+                   P.accMemory()};
+}
+
 std::vector<int> groupBases(const Platform &P, int Stages, int D, bool Aligned) {
   std::vector<int> Base(Stages);
   const int A = P.acceleratorsPerNode > 0 ? P.acceleratorsPerNode : P.accelerators;
@@ -214,14 +228,7 @@ struct LayoutSearch {
   /// into at most Stages stages with D replicas each; nullopt when none
   /// fits (Candidates, when set, gets every layout tried).
   std::optional<Plan> best(int Stages, int D, std::vector<IterationCandidate> *Candidates) {
-    CutSearch S{C,
-                P,
-                Stages,
-                D,
-                O.globalMicrobatches,
-                Req.schedule == PipelineScheduleKind::Gpipe,
-                Req.training,
-                P.accMemory()};
+    const CutSearch S = cutSearch(C, P, O, Req, Stages, D);
     const std::vector<int> Bounds = S.bestCut();
     IterationCandidate Cand;
     Cand.stages = Bounds.empty() ? Stages : static_cast<int>(Bounds.size()) - 1;
@@ -319,14 +326,7 @@ Expected<Plan> onnxp::iterationBaseline(const CostGraph &G, const Platform &P, c
   if (!C) return C.takeError();
   std::string Why;
   for (int Stages = 1; Stages <= std::min(P.accelerators, C->size); ++Stages) {
-    CutSearch S{*C,
-                P,
-                Stages,
-                1,
-                O.globalMicrobatches,
-                Req.schedule == PipelineScheduleKind::Gpipe,
-                Req.training,
-                P.accMemory()};
+    const CutSearch S = cutSearch(*C, P, O, Req, Stages, 1);
     const std::vector<int> Bounds = S.bestCut();
     if (Bounds.empty()) continue;
     const int Used = static_cast<int>(Bounds.size()) - 1;
