@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "CandidateRuns.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -22,8 +23,9 @@ AlgorithmOutcome onnxp::outcomeOf(const Plan &Pl) {
   R.universalBound = Pl.universalBound;
   R.lowerBound = Pl.lowerBound;
   R.lowerBoundScope = Pl.lowerBoundScope;
-  std::set<int> Devices(Pl.device.begin(), Pl.device.end());
-  R.devicesUsed = static_cast<int>(Devices.size());
+  // Issue 33: a device's data-parallel replicas are accelerators it uses.
+  for (int D : std::set<int>(Pl.device.begin(), Pl.device.end()))
+    R.devicesUsed += D >= 0 && D < static_cast<int>(Pl.replicas.size()) ? std::max(1, Pl.replicas[D]) : 1;
   std::set<int> Stages(Pl.stage.begin(), Pl.stage.end());
   R.stages = static_cast<int>(Stages.size());
   return R;
