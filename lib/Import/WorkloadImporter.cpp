@@ -16,7 +16,9 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
+#include <vector>
 
 using namespace onnxp;
 using nlohmann::json;
@@ -182,7 +184,23 @@ std::string onnxp::writeWorkload(const CostGraph &G, const Platform &P) {
   J["maxSizePerFPGA"] = P.accMemory() == kInfinity ? 1e300 : P.accMemory();
   J["maxFPGAs"] = P.accelerators;
   J["maxCPUs"] = P.cpus;
-  auto IdOf = [&](int V) { return G.node(V).externalId >= 0 ? G.node(V).externalId : (int64_t)V; };
+  // A node keeps its workload id when it has one (>= 0) not taken yet; the
+  // others (no id, a negative one, a duplicate) get the smallest ids not
+  // taken, so the file reads back (fuzz-workload: ids 1 and -2 were both
+  // written as 1).
+  std::vector<int64_t> Ids(G.numNodes(), -1);
+  std::set<int64_t> Taken;
+  for (size_t V = 0; V < G.numNodes(); ++V) {
+    const int64_t Id = G.node(V).externalId;
+    if (Id >= 0 && Taken.insert(Id).second) Ids[V] = Id;
+  }
+  int64_t Next = 0; // a graph without ids is written with its node indices, as before
+  for (int64_t &Id : Ids)
+    if (Id < 0) {
+      while (Taken.count(Next)) ++Next;
+      Taken.insert(Id = Next);
+    }
+  auto IdOf = [&](int V) { return Ids[V]; };
   J["nodes"] = json::array();
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);

@@ -45,6 +45,27 @@ TEST(WorkloadImporter, RoundTripsThroughWriter) {
   EXPECT_DOUBLE_EQ(Again->graph.edge(1).commTime, 0.25);
 }
 
+// fuzz-workload's finding: a negative id was written as the node's index,
+// which another node's id already held; the written file did not read back.
+TEST(WorkloadImporter, NegativeIdsGetFreeIdsWhenWritten) {
+  const char *Text = R"({"maxSizePerFPGA": 100, "maxFPGAs": 2, "maxCPUs": 0,
+    "nodes": [{"id": 1, "cpuLatency": 50, "fpgaLatency": 4},
+              {"id": -2, "cpuLatency": 50, "fpgaLatency": 2},
+              {"id": 0, "cpuLatency": 50, "fpgaLatency": 3}],
+    "edges": [{"sourceId": -2, "destId": 1, "cost": 0.5}]})";
+  Expected<Workload> W = parseWorkload(Text, "negative.json");
+  ASSERT_EXPECTED(W);
+  Expected<Workload> Again = parseWorkload(writeWorkload(W->graph, W->platform), "again.json");
+  ASSERT_EXPECTED(Again);
+  ASSERT_EQ(Again->graph.numNodes(), 3u);
+  EXPECT_EQ(Again->graph.node(0).externalId, 1);
+  EXPECT_EQ(Again->graph.node(1).externalId, 2); // the smallest id not taken (0 and 1 are)
+  EXPECT_EQ(Again->graph.node(2).externalId, 0);
+  ASSERT_EQ(Again->graph.numEdges(), 1u);
+  EXPECT_EQ(Again->graph.edge(0).src, 1);
+  EXPECT_EQ(Again->graph.edge(0).dst, 0);
+}
+
 TEST(WorkloadImporter, RejectsBadInputWithNamedField) {
   struct Case {
     const char *Text, *Expect;
