@@ -475,9 +475,7 @@ Error finishGraphPlan(const PartitionerInfo &Info, const CostGraph &G, const Pla
   Pl.objectiveKind = *O.objective;
   Pl.iterationMicrobatches = std::max(1, O.iterationMicrobatches);
   Pl.pipelineSchedule = O.pipelineSchedule;
-  Pl.globalMicrobatches = O.globalMicrobatches;
-  Pl.microbatchSamples = O.microbatchSamples;
-  Pl.optimizerTraffic = O.optimizerTraffic;
+  setIterationBatch(O, Pl);
   return finalizePlan(G, P, Pl, FO);
 }
 
@@ -624,3 +622,9 @@ Expected<Plan> runChainPlannerOnce(const std::string &Name, const Chain &C, cons
   return Pl;
 }
 } // namespace
+
+void onnxp::setIterationBatch(const PartitionOptions &O, Plan &Pl) {
+  Pl.globalMicrobatches = O.globalMicrobatches;
+  Pl.microbatchSamples = O.microbatchSamples;
+  Pl.optimizerTraffic = O.optimizerTraffic;
+}

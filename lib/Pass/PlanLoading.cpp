@@ -82,9 +82,7 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   if (Ctx.options.partition.iterationMicrobatches > 1 || Named)
     P->iterationMicrobatches = Ctx.options.partition.iterationMicrobatches;
   // Issue 33: the global batch the iteration objectives price.
-  P->globalMicrobatches = Ctx.options.partition.globalMicrobatches;
-  P->microbatchSamples = Ctx.options.partition.microbatchSamples;
-  P->optimizerTraffic = Ctx.options.partition.optimizerTraffic;
+  setIterationBatch(Ctx.options.partition, *P);
   // The validator reports a partitioner's invalid plan as a bug of ours;
   // a loaded plan that breaks a rule (colocation, a split tied weight,
   // contiguity) is the file's fault, and the user's to fix: the rules

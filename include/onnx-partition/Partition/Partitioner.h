@@ -251,6 +251,11 @@ Expected<Objective> resolveObjective(const PartitionerInfo &Info, const Partitio
 /// baselines that never look at memory, an internal error otherwise.
 FinalizeOptions finalizeOptionsFor(const PartitionerInfo &Info);
 
+/// Issue 33: the global batch the iteration objectives price a plan at
+/// (globalMicrobatches, microbatchSamples, optimizerTraffic), from the
+/// request into the plan; every planner and --load-plan set them the same way.
+void setIterationBatch(const PartitionOptions &O, Plan &Pl);
+
 /// Runs a partitioner by name, then validates and prices its plan with
 /// finalizePlan (the objective reported is always the evaluator's, never the
 /// algorithm's own). Chain planners need Chain (from the linearize pass); a

@@ -187,9 +187,7 @@ Plan layoutPlan(const CostGraph &G, const Platform &P, const PartitionOptions &O
   Pl.accelerators = P.accelerators;
   Pl.cpus = P.cpus;
   Pl.pipelineSchedule = O.pipelineSchedule;
-  Pl.globalMicrobatches = O.globalMicrobatches;
-  Pl.microbatchSamples = O.microbatchSamples;
-  Pl.optimizerTraffic = O.optimizerTraffic;
+  setIterationBatch(O, Pl);
   return Pl;
 }
 
