@@ -1,11 +1,11 @@
 #!/bin/bash
 # Builds the seed corpora from the repository's test inputs and runs every
-# libFuzzer harness for SECONDS each, one at a time (issue 16).
+# libFuzzer harness for SECONDS each, FUZZ_JOBS at a time (issue 16).
 #   test/fuzz/run_fuzzers.sh BUILD_DIR SECONDS [FUZZER...]
 # BUILD_DIR was configured with -DCMAKE_CXX_COMPILER=clang++ -DONNXP_FUZZ=ON
 # (-DONNXP_SANITIZE=ON for ASan+UBSan) and built with --target onnxp-fuzzers.
 # Prints, per fuzzer, libFuzzer's final line (executions, coverage). Exits
-# non-zero on the first finding; the crashing input is left in $OUT/crash-*.
+# non-zero on a finding; the crashing input is left in $OUT/crash-*.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 SECONDS_EACH=$2
@@ -47,13 +47,24 @@ if [ -d $SRC/../shared/workloads ]; then
   done
 fi
 
+# FUZZ_JOBS harnesses at once (default: the cores), each on its own corpus,
+# so CI's bounded run takes SECONDS x FUZZERS / FUZZ_JOBS of wall time.
+JOBS=${FUZZ_JOBS:-$(nproc)}
+run_one() {
+  mkdir -p $OUT/$1
+  (cd $OUT/$1 && "$BUILD/test/fuzz/fuzz-$1" -max_total_time=$SECONDS_EACH -print_final_stats=1 \
+     -rss_limit_mb=4096 -timeout=30 $C/$1 >$OUT/$1.log 2>&1) || true
+}
 for F in $FUZZERS; do
-  mkdir -p $OUT/$F
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+  run_one $F &
+done
+wait
+for F in $FUZZERS; do
   echo "== fuzz-$F (${SECONDS_EACH}s, seeds: $(ls $C/$F | wc -l))"
-  (cd $OUT/$F && "$BUILD/test/fuzz/fuzz-$F" -max_total_time=$SECONDS_EACH -print_final_stats=1 \
-     -rss_limit_mb=4096 -timeout=30 $C/$F 2>&1) | tee $OUT/$F.log | grep -E '^#[0-9]+ *DONE|^stat::number_of_executed_units|ERROR|SUMMARY' || true
+  grep -E '^#[0-9]+ *DONE|^stat::number_of_executed_units|ERROR|SUMMARY' $OUT/$F.log || true
   if [ -n "$(find $OUT/$F -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))" ]; then
-    echo "fuzz-$F: finding in $OUT/$F"; exit 1
+    tail -n 40 $OUT/$F.log; echo "fuzz-$F: finding in $OUT/$F"; exit 1
   fi
 done
 echo "corpora and logs in $OUT"
