@@ -80,12 +80,14 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   PO.partition.verbose = O.verbose;
   PO.partition.optimizer = O.optimizer;
   // Issue 33: the global batch the objectives iteration and throughput price.
+  // The optimizer's traffic also prices auto's implied global batch
+  // (Partitioner.cpp, impliedGlobalBatch).
+  PO.partition.optimizerTraffic =
+      optimizerTrafficPerGradientByte(O.precision, O.optimizer, In.model ? modelFloatBytes(*In.model) : 4);
   if (O.globalBatch > 0) {
     const int Micro = std::max(1, O.microBatch);
     PO.partition.globalMicrobatches = O.globalBatch / Micro;
     PO.partition.microbatchSamples = Micro;
-    PO.partition.optimizerTraffic =
-        optimizerTrafficPerGradientByte(O.precision, O.optimizer, In.model ? modelFloatBytes(*In.model) : 4);
   }
   // Issue 22, item 4: once-per-iteration costs per sample. Item 1: a graph
   // plan run as --schedule's pipeline (8 micro-batches unless told) holds

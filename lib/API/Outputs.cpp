@@ -12,8 +12,10 @@
 #include "onnx-partition/API/ScheduleOutput.h"
 #include "onnx-partition/API/WriteBack.h"
 #include "onnx-partition/Partition/ChainPlanTrace.h"
+#include "onnx-partition/Partition/IterationTrace.h"
 #include "onnx-partition/Partition/PipelineBaseline.h"
 #include "onnx-partition/Partition/StagedPlanChain.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Transforms/GraphDot.h"
 
 #include <nlohmann/json.hpp>
@@ -25,12 +27,21 @@ using namespace onnxp;
 namespace {
 /// --trace of a plan made on the cost graph: a chain planner's plan (it
 /// keeps its schedule) replayed by its simulator on the chain it was made on.
-/// Any other plan: its stages run as a 1F1B pipeline (traceStagedPlan).
+/// A plan priced by the iteration simulator (issue 33): its iteration's
+/// replay. Any other plan: its stages run as a 1F1B pipeline (traceStagedPlan).
 Expected<std::string> traceText(const PassContext &Ctx) {
   if (Ctx.chain && Ctx.plan->hasSchedule()) {
     Expected<ChromeTrace> T = traceChainPlan(*Ctx.chain, Ctx.platform, *Ctx.plan);
     if (!T) return T.takeError();
     return T->toJson();
+  }
+  if (isIterationObjective(Ctx.plan->objectiveKind) && Ctx.plan->globalMicrobatches > 0) {
+    Expected<std::vector<IterationStage>> S = iterationStages(Ctx.graph, Ctx.platform, *Ctx.plan);
+    if (!S) return S.takeError().withContext("--trace");
+    const IterationRequest Req = iterationRequest(Ctx.graph, *Ctx.plan);
+    Expected<IterationPrice> Price = simulateIteration(*S, Ctx.platform, Req);
+    if (!Price) return Price.takeError().withContext("--trace");
+    return traceIteration(*S, Ctx.platform, Req, *Price).toJson();
   }
   std::vector<int> Devices;
   Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan, &Devices);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/ScheduleOutput.h"
 
+#include "onnx-partition/Partition/IterationTrace.h"
 #include "onnx-partition/Partition/StagedPlanChain.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
 
@@ -18,14 +19,16 @@ namespace {
 /// Issue 33: under the iteration objectives the schedule's iteration is the
 /// iteration simulator's (replicas, all-reduce and optimizer step
 /// included), so the line "schedule NAME, M micro-batches: iteration X ms"
-/// prints the objective; one row per stage, its busiest replica's memory.
-Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx) {
+/// prints the objective; one row per stage, its busiest replica's memory;
+/// Trace, when set, gets the replay (IterationTrace.h).
+Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx, ChromeTrace *Trace) {
   const Plan &Pl = *Ctx.plan;
   Expected<std::vector<IterationStage>> Stages = iterationStages(Ctx.graph, Ctx.platform, Pl);
   if (!Stages) return Stages.takeError().withContext("--schedule");
   const IterationRequest Req = iterationRequest(Ctx.graph, Pl);
   Expected<IterationPrice> Price = simulateIteration(*Stages, Ctx.platform, Req);
   if (!Price) return Price.takeError().withContext("--schedule");
+  if (Trace) *Trace = traceIteration(*Stages, Ctx.platform, Req, *Price);
   StagedSchedulePrice R;
   R.schedule = Req.schedule;
   R.microbatches = Req.microbatches;
@@ -49,7 +52,7 @@ Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx) {
 
 Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                        ChromeTrace *Trace) {
-  if (isIterationObjective(Ctx.plan->objectiveKind)) return iterationSchedule(Ctx);
+  if (isIterationObjective(Ctx.plan->objectiveKind)) return iterationSchedule(Ctx, Trace);
   std::vector<int> Devices;
   Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan, &Devices);
   if (!Stages) return Stages.takeError().withContext("--schedule");

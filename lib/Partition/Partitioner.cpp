@@ -10,6 +10,7 @@
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include "MemoryFit.h"
@@ -342,6 +343,59 @@ struct Nested {
   bool outermost() const { return RunDepth == 1; }
 };
 
+/// Issue 33: `auto` on more than one accelerator plans what users run, a
+/// replicated pipeline, even without --global-batch: it prices an implied
+/// global batch (docs/cost-model.md, "Without --global-batch") of
+/// --schedule's or --microbatches' M when given, else
+/// kImpliedMicrobatchesPerAccelerator per accelerator, each micro-batch one
+/// run of the graph as bound. Not when the user named an objective, nor on
+/// platforms of mixed accelerators (the simulator's bound is per kind), nor
+/// on graphs without parameter bytes (seed 004's JSON workloads, whose
+/// objective is the max-load their tables report).
+constexpr int kImpliedMicrobatchesPerAccelerator = 4;
+bool impliedGlobalBatch(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
+                        PartitionOptions &O) {
+  if (std::string(Info.name) != "auto" || O.objective || O.globalMicrobatches > 0 || P.accelerators < 2 ||
+      P.mixed() || !hasParameterBytes(G))
+    return false;
+  O.globalMicrobatches = O.iterationMicrobatches > 1 ? O.iterationMicrobatches
+                                                     : kImpliedMicrobatchesPerAccelerator * P.accelerators;
+  O.microbatchSamples = 1;
+  return true;
+}
+
+/// Runs `auto` at the implied global batch (Implied); when no replicated
+/// pipeline fits there, plans max-load as before, saying why.
+Expected<Plan> runWithImpliedBatch(const std::string &Name, const CostGraph &G, const Platform &P,
+                                   const PartitionOptions &O, const PartitionOptions &Implied,
+                                   const Chain *C) {
+  const std::string Batch = std::to_string(Implied.globalMicrobatches) +
+                            " micro-batches of one run of the graph as bound (" +
+                            (O.iterationMicrobatches > 1
+                                 ? std::string("--schedule/--microbatches")
+                                 : std::to_string(kImpliedMicrobatchesPerAccelerator) + " per accelerator") +
+                            ")";
+  Expected<Plan> Pl = runPartitionerOnce(Name, G, P, Implied, C);
+  if (Pl) {
+    Pl->notes.push_back(
+        "auto: no --global-batch given: " + std::string(objectiveName(Pl->objectiveKind)) +
+        " priced at an implied global batch of " + Batch +
+        "; give --global-batch B (--micro-batch b) for yours, or --objective max-load for the "
+        "asynchronous steady state");
+    return Pl;
+  }
+  Error E = Pl.takeError();
+  if (E.kind() == Error::Kind::Internal) return E;
+  // max-load named: auto's own default, and no second implied batch.
+  PartitionOptions Steady = O;
+  Steady.objective = Objective::MaxLoad;
+  Expected<Plan> Max = runPartitionerOnce(Name, G, P, Steady, C);
+  if (Max)
+    Max->notes.push_back("auto: no replicated pipeline at an implied global batch of " + Batch + " (" +
+                         E.message() + "): planned max-load, the asynchronous steady state");
+  return Max;
+}
+
 /// Issue 22: a "does not fit" error says what would fit.
 Error explainMemoryFailure(Error E, const std::string &Name, const CostGraph &G, const Platform &P,
                            const PartitionOptions &O, const Chain *C, bool ChainInput) {
@@ -416,6 +470,8 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
   if (!Found) return Found.takeError();
   const PartitionerInfo &Info = **Found;
   ONNXP_RETURN_IF_ERROR(checkSizeHandled(Info, G.numNodes(), C ? C->size() : 0));
+  if (PartitionOptions Implied = O; impliedGlobalBatch(Info, G, P, Implied))
+    return runWithImpliedBatch(Name, G, P, O, Implied, C);
   // Issue 33: with a global batch, the objective users read (iteration
   // for training, throughput for inference) is the default of the
   // algorithms that price it.

@@ -81,8 +81,9 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
   if (Named) P->pipelineSchedule = Ctx.options.partition.pipelineSchedule;
   if (Ctx.options.partition.iterationMicrobatches > 1 || Named)
     P->iterationMicrobatches = Ctx.options.partition.iterationMicrobatches;
-  // Issue 33: the global batch the iteration objectives price.
-  setIterationBatch(Ctx.options.partition, *P);
+  // Issue 33: the global batch the iteration objectives price: the command
+  // line's, else the report's (global_batch).
+  if (Ctx.options.partition.globalMicrobatches > 0) setIterationBatch(Ctx.options.partition, *P);
   // The validator reports a partitioner's invalid plan as a bug of ours;
   // a loaded plan that breaks a rule (colocation, a split tied weight,
   // contiguity) is the file's fault, and the user's to fix: the rules

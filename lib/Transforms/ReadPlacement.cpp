@@ -315,6 +315,21 @@ Expected<Plan> onnxp::planFromAnnotatedModel(const onnx::ModelProto &Annotated, 
     if (J.is_object() && J.contains("memory_model") && J["memory_model"].is_string())
       if (std::optional<MemoryModel> MM = parseMemoryModel(J["memory_model"].get<std::string>()))
         Out.memoryModel = *MM;
+    // Issue 33: the global batch an iteration objective priced (the
+    // report's global_batch; PlanIO.cpp checks the --report form).
+    if (J.is_object() && J.contains("global_batch") && J["global_batch"].is_object()) {
+      const nlohmann::json &B = J["global_batch"];
+      auto Count = [&](const char *Key) {
+        return B.contains(Key) && B[Key].is_number_integer() ? B[Key].get<long long>() : 0;
+      };
+      if (Count("microbatches") >= 1 && Count("microbatches") <= 100000 && Count("micro_batch") >= 1 &&
+          Count("micro_batch") <= 100000) {
+        Out.globalMicrobatches = static_cast<int>(Count("microbatches"));
+        Out.microbatchSamples = static_cast<int>(Count("micro_batch"));
+        if (B.contains("optimizer_traffic") && B["optimizer_traffic"].is_number())
+          Out.optimizerTraffic = std::max(0.0, B["optimizer_traffic"].get<double>());
+      }
+    }
   }
   return Out;
 }

@@ -100,7 +100,12 @@ def test_python_m_behaves_like_the_binary(tmp_path):
 
 @pytest.mark.skipif(not os.path.exists(RESNET), reason="../shared/models absent")
 def test_acceptance_resnet50_four_devices():
-    r = op.partition(onnx.load(RESNET), devices=4)
+    # The stages of a pipeline (max-load); auto's default on 4 accelerators
+    # replicates the whole model at an implied global batch (issue 33).
+    r = op.partition(onnx.load(RESNET), devices=4, objective="max-load")
     onnx.checker.check_model(r.model)
     assert len(r.report["devices"]) >= 4
     assert len(r.stages) >= 2
+    default = op.partition(onnx.load(RESNET), devices=4)
+    assert default.report["objective_kind"] == "throughput"
+    assert default.report["global_batch"]["microbatches"] == 16

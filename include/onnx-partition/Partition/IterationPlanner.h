@@ -17,7 +17,10 @@
 // divides a node's accelerators or that layout is tried beside the packed
 // one, so the all-reduce stays inside a node where it can. Every candidate
 // is priced by the iteration simulator (eval/IterationObjective.h), the
-// best kept; a candidate that does not fit is skipped.
+// best kept; a candidate that does not fit is skipped. Beside these
+// uniform layouts, StageReplicaDP.h gives every stage its own number of
+// replicas (seed 004 App. C.2), one layout per number of accelerators
+// used, each priced by the simulator too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_ITERATIONPLANNER_H
@@ -36,8 +39,9 @@ namespace onnxp {
 
 /// One layout the planner priced.
 struct IterationCandidate {
-  int stages = 0;   ///< stages the cut made (at most the P asked for)
-  int replicas = 0; ///< d, every stage
+  int stages = 0;            ///< stages the cut made (at most the P asked for)
+  int replicas = 0;          ///< d, every stage (per-stage layouts: the most)
+  std::vector<int> perStage; ///< d_s of a per-stage layout (StageReplicaDP.h); empty: uniform
   bool aligned = false;
   double objective = 0; ///< the simulator's, under O.objective
   std::string status;   ///< empty when priced; else why not (does not fit, ...)

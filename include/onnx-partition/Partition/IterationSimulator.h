@@ -90,6 +90,10 @@ struct IterationStagePrice {
 struct IterationPrice {
   double iterationMs = 0; ///< max over stages of end
   std::vector<IterationStagePrice> stages;
+  /// End of F(s, m) and B(s, m), [stage][micro-batch] (B empty in
+  /// inference): the replay's timeline, which --trace draws
+  /// (IterationTrace.h); an op starts at its end minus its stage's time.
+  std::vector<std::vector<double>> forwardEnd, backwardEnd;
 };
 
 /// Replays one iteration (see the file comment). Errors on an empty

@@ -137,6 +137,8 @@ Expected<IterationPrice> onnxp::simulateIteration(const std::vector<IterationSta
             " (", humanBytes(St.stateBytes), " of weights, gradients and optimizer state, ", SP.peakInFlight,
             " micro-batches of saved activations in flight), which has ", humanBytes(P.memoryOf(D)));
   }
+  Price.forwardEnd = std::move(FEnd);
+  if (R.training) Price.backwardEnd = std::move(BEnd);
   return Price;
 }
 

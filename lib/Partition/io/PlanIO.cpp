@@ -21,6 +21,46 @@ using nlohmann::json;
 namespace {
 json num(double V) { return std::isfinite(V) ? json(V) : json(nullptr); }
 
+/// Issue 33: a report's "global_batch" {microbatches, micro_batch,
+/// optimizer_traffic} into P (the samples are their product).
+Error readGlobalBatch(const json &B, Plan &P) {
+  if (!B.is_object() || !B.contains("microbatches") || !B["microbatches"].is_number_integer() ||
+      !B.contains("micro_batch") || !B["micro_batch"].is_number_integer())
+    return makeError("global_batch must be an object with integers \"microbatches\" and \"micro_batch\"");
+  const long long M = B["microbatches"].get<long long>(), Micro = B["micro_batch"].get<long long>();
+  if (M < 1 || M > 100000) return makeError("global_batch.microbatches ", M, " is not in [1, 100000]");
+  if (Micro < 1 || Micro > 100000)
+    return makeError("global_batch.micro_batch ", Micro, " is not in [1, 100000]");
+  P.globalMicrobatches = static_cast<int>(M);
+  P.microbatchSamples = static_cast<int>(Micro);
+  if (B.contains("optimizer_traffic") && B["optimizer_traffic"].is_number()) {
+    const double T = B["optimizer_traffic"].get<double>();
+    if (!(T >= 0 && T < 1e6)) return makeError("global_batch.optimizer_traffic ", T, " is not a ratio");
+    P.optimizerTraffic = T;
+  }
+  return Error::success();
+}
+
+/// Issue 33: the data-parallel replicas a report lists per device
+/// (devices[].replicas, Plan::replicas), when it lists any.
+Error readReplicas(const json &Devices, const Platform &Pl, Plan &P) {
+  for (const json &Dev : Devices) {
+    if (!Dev.is_object() || !Dev.contains("replicas")) continue;
+    if (!Dev.contains("device") || !Dev["device"].is_string() || !Dev["replicas"].is_number_integer())
+      return makeError("a devices entry with \"replicas\" needs a \"device\" name and an integer count");
+    const std::string Name = Dev["device"].get<std::string>();
+    const int D = Pl.deviceIndex(Name);
+    if (D < 0) return makeError("devices lists ", Name, ", which this platform lacks");
+    const long long R = Dev["replicas"].get<long long>();
+    if (R < 0 || R > Pl.numDevices())
+      return makeError("device ", Name, " has ", R, " replicas; the platform has ", Pl.numDevices(),
+                       " devices");
+    if (P.replicas.empty()) P.replicas.assign(Pl.numDevices(), 1);
+    P.replicas[D] = static_cast<int>(R);
+  }
+  return Error::success();
+}
+
 int64_t idOf(const CostGraph &G, size_t V) {
   return G.node(V).externalId >= 0 ? G.node(V).externalId : static_cast<int64_t>(V);
 }
@@ -101,6 +141,13 @@ json onnxp::planToReportJson(const CostGraph &G, const Platform &P, const Plan &
                      {"microbatches", pipelineMicrobatches(Pl)},
                      {"in_flight", InFlight}};
   }
+  // Issue 33: the global batch an iteration objective priced (read back by
+  // --load-plan when the command line gives none).
+  if (Pl.globalMicrobatches > 0)
+    J["global_batch"] = {{"samples", static_cast<long long>(Pl.globalMicrobatches) * Pl.microbatchSamples},
+                         {"micro_batch", Pl.microbatchSamples},
+                         {"microbatches", Pl.globalMicrobatches},
+                         {"optimizer_traffic", Pl.optimizerTraffic}};
   J["devices"] = json::array();
   // Issue 22, item 5: memory by term (Cost/MemoryAccounting.h).
   const std::vector<DeviceMemory> Terms = planMemoryByTerm(G, P, Pl);
@@ -277,6 +324,7 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
       P.pipelineSchedule = *K;
     }
   }
+  if (J.contains("global_batch")) ONNXP_RETURN_IF_ERROR(readGlobalBatch(J["global_batch"], P));
   P.device.assign(G.numNodes(), -1);
   P.stage.assign(G.numNodes(), -1);
   for (const auto &A : J["assignment"]) {
@@ -311,5 +359,7 @@ Expected<Plan> onnxp::planFromReportJson(const std::string &Text, const CostGrap
       P.stage.clear();
       break;
     }
+  if (J.contains("devices") && J["devices"].is_array())
+    ONNXP_RETURN_IF_ERROR(readReplicas(J["devices"], Pl, P));
   return P;
 }

@@ -8,11 +8,13 @@
 #include "onnx-partition/Partition/IterationPlanner.h"
 
 #include "onnx-partition/Coarsen/Linearize.h"
+#include "onnx-partition/Partition/StageReplicaDP.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -28,6 +30,7 @@ struct BlockChain {
   std::vector<double> time, state, saved; ///< prefix sums, size + 1 entries
   std::vector<double> cut;                ///< size + 1 entries, 0 at both ends
   std::vector<int> blockOf;               ///< per cost-graph node
+  StageChain stages;                      ///< the same blocks for StageReplicaDP.h
   double span(const std::vector<double> &Prefix, int I, int J) const { return Prefix[J] - Prefix[I]; }
 };
 
@@ -44,12 +47,15 @@ Expected<BlockChain> linearized(const CostGraph &G, const Platform &P, const Par
   C.blockOf = L->blockOf;
   const bool AnyParams = hasParameterBytes(G);
   std::vector<double> Time(C.size, 0), State(C.size, 0), Saved(C.size, 0), Diff(C.size + 2, 0);
+  std::vector<double> Forward(C.size, 0), Backward(C.size, 0), Gradient(C.size, 0);
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
     const int B = C.blockOf[V];
     if (Training || !N.isBackward()) Time[B] += P.nodeTimeMs(N, 0);
+    if (Training || !N.isBackward()) (N.isBackward() ? Backward : Forward)[B] += P.nodeTimeMs(N, 0);
     State[B] += iterationStateBytes(N, AnyParams, Training);
     Saved[B] += Training ? N.savedBytes : 0;
+    Gradient[B] += Training ? N.gradBytes : 0;
   }
   for (const CostEdge &E : G.edges()) {
     if (!G.node(E.src).isForwardSide() || !G.node(E.dst).isForwardSide()) continue;
@@ -67,6 +73,17 @@ Expected<BlockChain> linearized(const CostGraph &G, const Platform &P, const Par
     C.saved[B + 1] = C.saved[B] + Saved[B];
   }
   for (int K = 1; K < C.size; ++K) C.cut[K] = (Running += Diff[K]);
+  StageChain &S = C.stages;
+  S.size = C.size;
+  S.forward.assign(C.size + 1, 0);
+  S.backward = S.gradient = S.forward;
+  S.state = C.state;
+  S.saved = C.saved;
+  for (int B = 0; B < C.size; ++B) {
+    S.forward[B + 1] = S.forward[B] + Forward[B];
+    S.backward[B + 1] = S.backward[B] + Backward[B];
+    S.gradient[B + 1] = S.gradient[B] + Gradient[B];
+  }
   return C;
 }
 
@@ -162,8 +179,10 @@ std::vector<int> groupBases(const Platform &P, int Stages, int D, bool Aligned) 
   return Base;
 }
 
+/// Stage s = blocks [Bounds[s], Bounds[s + 1]) on Reps[s] accelerators
+/// from Base[s] on.
 Plan layoutPlan(const CostGraph &G, const Platform &P, const PartitionOptions &O, const BlockChain &C,
-                const std::vector<int> &Bounds, const std::vector<int> &Base, int D) {
+                const std::vector<int> &Bounds, const std::vector<int> &Base, const std::vector<int> &Reps) {
   Plan Pl;
   const int Stages = static_cast<int>(Bounds.size()) - 1;
   std::vector<int> StageOfBlock(C.size, 0);
@@ -175,11 +194,11 @@ Plan layoutPlan(const CostGraph &G, const Platform &P, const PartitionOptions &O
     Pl.stage[V] = StageOfBlock[C.blockOf[V]];
     Pl.device[V] = Base[Pl.stage[V]];
   }
-  if (D > 1) {
+  if (*std::max_element(Reps.begin(), Reps.end()) > 1) {
     Pl.replicas.assign(P.numDevices(), 1);
-    for (int B : Base) {
-      Pl.replicas[B] = D;
-      for (int R = 1; R < D; ++R) Pl.replicas[B + R] = 0;
+    for (int S = 0; S < Stages; ++S) {
+      Pl.replicas[Base[S]] = Reps[S];
+      for (int R = 1; R < Reps[S]; ++R) Pl.replicas[Base[S] + R] = 0;
     }
   }
   Pl.memoryModel = MemoryModel::Schedule;
@@ -218,7 +237,7 @@ struct LayoutSearch {
   const PartitionOptions &O;
   BlockChain C;
   IterationRequest Req;
-  std::set<std::tuple<std::vector<int>, std::vector<int>, int>> Seen; // (bounds, bases, d)
+  std::set<std::tuple<std::vector<int>, std::vector<int>, std::vector<int>>> Seen; // (bounds, bases, d_s)
   int Priced = 0;
   std::string LastFailure;
 
@@ -239,8 +258,9 @@ struct LayoutSearch {
     std::optional<Plan> Best;
     for (bool Aligned : {false, true}) {
       const std::vector<int> Base = groupBases(P, Cand.stages, D, Aligned);
-      if (Base.empty() || !Seen.insert({Bounds, Base, D}).second) continue;
-      Plan Pl = layoutPlan(G, P, O, C, Bounds, Base, D);
+      const std::vector<int> Reps(Cand.stages, D);
+      if (Base.empty() || !Seen.insert({Bounds, Base, Reps}).second) continue;
+      Plan Pl = layoutPlan(G, P, O, C, Bounds, Base, Reps);
       Cand.aligned = Aligned;
       ++Priced;
       if (!priceLayout(G, P, Pl, Cand.status)) {
@@ -262,6 +282,44 @@ struct LayoutSearch {
                     "priced"};
         Best = std::move(Pl);
       }
+    }
+    return Best;
+  }
+
+  /// The layouts of StageReplicaDP.h, one per number of accelerators
+  /// used, each priced by the simulator (Candidates gets them); the best.
+  std::optional<Plan> perStage(std::vector<IterationCandidate> *Candidates) {
+    StageReplicaRequest R;
+    R.microbatches = O.globalMicrobatches;
+    R.gpipe = Req.schedule == PipelineScheduleKind::Gpipe;
+    R.training = Req.training;
+    R.memory = P.accMemory();
+    R.optimizerTraffic = O.optimizerTraffic;
+    std::optional<Plan> Best;
+    for (const std::optional<StageReplicaLayout> &L : stageReplicaLayouts(C.stages, P, R)) {
+      if (!L || !Seen.insert({L->bounds, L->base, L->replicas}).second) continue;
+      IterationCandidate Cand;
+      Cand.stages = static_cast<int>(L->replicas.size());
+      Cand.replicas = *std::max_element(L->replicas.begin(), L->replicas.end());
+      Cand.perStage = L->replicas;
+      Plan Pl = layoutPlan(G, P, O, C, L->bounds, L->base, L->replicas);
+      ++Priced;
+      const bool Ok = priceLayout(G, P, Pl, Cand.status);
+      if (Ok) Cand.objective = Pl.objective;
+      else LastFailure = Cand.status;
+      if (Candidates) Candidates->push_back(Cand);
+      if (!Ok || (Best && !(Pl.objective < Best->objective * (1 - 1e-12)))) continue;
+      std::string Reps;
+      for (int D : L->replicas) Reps += (Reps.empty() ? "" : ",") + std::to_string(D);
+      const int Used = std::accumulate(L->replicas.begin(), L->replicas.end(), 0);
+      Pl.notes = {"pipeline-dp: " + std::to_string(Cand.stages) + " stage(s) x [" + Reps + "] replicas on " +
+                  std::to_string(Used) + " of " + std::to_string(P.accelerators) + " accelerators, " +
+                  std::to_string(O.globalMicrobatches) + " micro-batches of " +
+                  std::to_string(O.microbatchSamples) + " sample(s) per iteration (" +
+                  pipelineScheduleName(Req.schedule) +
+                  "); each stage's replicas chosen by the per-stage search (seed 004 App. C.2), the best "
+                  "of the layouts the iteration simulator priced"};
+      Best = std::move(Pl);
     }
     return Best;
   }
@@ -292,6 +350,9 @@ Expected<Plan> onnxp::planIteration(const CostGraph &G, const Platform &P, const
     for (int D = 1; Stages * D <= N && D <= M; ++D)
       if (std::optional<Plan> Pl = L.best(Stages, D, Candidates))
         if (!Best || Pl->objective < Best->objective * (1 - 1e-12)) Best = std::move(Pl);
+  // Issue 33 item 3: stages of different degrees, kept only when better.
+  if (std::optional<Plan> Pl = L.perStage(Candidates))
+    if (!Best || Pl->objective < Best->objective * (1 - 1e-12)) Best = std::move(Pl);
   if (!Best)
     return makeDoesNotFitError("pipeline-dp: no layout of stages x replicas on ", N, " accelerators fits",
                                L.LastFailure.empty() ? std::string() : " (" + L.LastFailure + ")");
@@ -328,7 +389,7 @@ Expected<Plan> onnxp::iterationBaseline(const CostGraph &G, const Platform &P, c
     const std::vector<int> Bounds = S.bestCut();
     if (Bounds.empty()) continue;
     const int Used = static_cast<int>(Bounds.size()) - 1;
-    Plan Pl = layoutPlan(G, P, O, *C, Bounds, groupBases(P, Used, 1, false), 1);
+    Plan Pl = layoutPlan(G, P, O, *C, Bounds, groupBases(P, Used, 1, false), std::vector<int>(Used, 1));
     if (priceLayout(G, P, Pl, Why)) return Pl;
   }
   return makeDoesNotFitError("no pipeline of the accelerators fits without replicas",
