@@ -125,9 +125,27 @@ def external_model(location="w.bin"):
     return m.SerializeToString().decode("latin-1")
 
 
+def short_constant_model():
+    """A Constant float[64, 64] with 126 bytes of raw_data read by a Relu
+    (issue 39, item 1: `print` crashed on it, partitioning accepted it), as
+    latin-1 text for the files table."""
+    import onnx
+    from onnx import TensorProto, helper
+    value = TensorProto(name="c", data_type=TensorProto.FLOAT, dims=[64, 64], raw_data=b"\x01" * 126)
+    g = helper.make_graph([helper.make_node("Constant", [], ["c"], value=value), helper.make_node("Relu", ["c"], ["y"])],
+                          "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return m.SerializeToString().decode("latin-1")
+
+
 def issue39_cases():
     """Hostile inputs, round 4 (issue 39): outputs that overwrite what they should not."""
     C = []
+    # Item 1: a tensor's data shorter than its dims.
+    C.append(("model: Constant with 126 bytes for 64 x 64 floats, print", {"m.onnx": short_constant_model()},
+              ["print", "{d}/m.onnx"]))
+    C.append(("model: Constant with 126 bytes for 64 x 64 floats", {"m.onnx": short_constant_model()},
+              ["{d}/m.onnx", "--devices", "2", "-o", "{d}/o.onnx"]))
     ext = {"m.onnx": external_model(), "w.bin": "\x01" * 24}
     for flag in ("-o", "--report", "--trace"):
         C.append(("option: %s names the model's external data" % flag, ext,
