@@ -146,6 +146,10 @@ def issue39_cases():
               ["print", "{d}/m.onnx"]))
     C.append(("model: Constant with 126 bytes for 64 x 64 floats", {"m.onnx": short_constant_model()},
               ["{d}/m.onnx", "--devices", "2", "-o", "{d}/o.onnx"]))
+    # Item 2: --memory-sweep runs pipeline-ilp at every point: its size limit.
+    C.append(("chain: 10,001 blocks, --memory-sweep", {"c.json": json.dumps({"format": "onnx-partition-chain", "version": 1,
+              "blocks": [{"forwardTime": 1, "backwardTime": 2, "outputBytes": 1000, "weightBytes": 1000}] * 10001})},
+              ["{d}/c.json", "--algo", "pipeline-ilp", "--devices", "4", "--memory-sweep", "{d}/s.svg", "--time-limit", "10"]))
     ext = {"m.onnx": external_model(), "w.bin": "\x01" * 24}
     for flag in ("-o", "--report", "--trace"):
         C.append(("option: %s names the model's external data" % flag, ext,
