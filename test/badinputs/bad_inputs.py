@@ -150,6 +150,15 @@ def issue39_cases():
     C.append(("chain: 10,001 blocks, --memory-sweep", {"c.json": json.dumps({"format": "onnx-partition-chain", "version": 1,
               "blocks": [{"forwardTime": 1, "backwardTime": 2, "outputBytes": 1000, "weightBytes": 1000}] * 10001})},
               ["{d}/c.json", "--algo", "pipeline-ilp", "--devices", "4", "--memory-sweep", "{d}/s.svg", "--time-limit", "10"]))
+    # Item 6: options that mean nothing where they are given.
+    C.append(("option: --chain-recipe with a graph planner", {"m.onnxtxt": GOOD_MODEL},
+              ["{d}/m.onnxtxt", "--algo", "dp", "--chain-recipe", "layers"]))
+    C.append(("chain: --chain-recipe", {"c.json": chain()}, ["{d}/c.json", "--algo", "rotor", "--chain-recipe", "layers"]))
+    C.append(("chain: --split-stateless-backward", {"c.json": chain()},
+              ["{d}/c.json", "--algo", "pipeline-pipedream", "--split-stateless-backward"]))
+    C.append(("workload: --split-stateless-backward", {"w.json": workload()}, ["{d}/w.json", "--split-stateless-backward"]))
+    C.append(("option: --nodes 2 of a one-GPU preset", {"m.onnxtxt": GOOD_MODEL},
+              ["{d}/m.onnxtxt", "--platform", "a100", "--nodes", "2"]))
     ext = {"m.onnx": external_model(), "w.bin": "\x01" * 24}
     for flag in ("-o", "--report", "--trace"):
         C.append(("option: %s names the model's external data" % flag, ext,
