@@ -95,6 +95,14 @@ Error onnxp::checkRequest(const CompileOptions &O) {
     if (Info && (*Info)->input == PlannerInput::Chain)
       return makeUsageError("--microbatches requires --schedule with chain planner '", O.algorithm, "'");
   }
+  // Issue 39, item 6: --chain-recipe shapes the chain a chain planner plans
+  // on; a graph planner makes no chain, so it would be silently ignored.
+  if (O.chainRecipe && O.passes.empty()) {
+    Expected<const PartitionerInfo *> Info = findPartitioner(O.algorithm);
+    if (Info && (*Info)->input == PlannerInput::CostGraph && !(*Info)->facts.runsCandidates)
+      return makeUsageError("--chain-recipe shapes the chain of the chain planners; --algo ", O.algorithm,
+                            " plans on the graph and makes no chain");
+  }
   ONNXP_RETURN_IF_ERROR(checkGlobalBatch(O));
   Expected<const PartitionerInfo *> Sweeps = findPartitioner(O.algorithm);
   if (!O.outputs.memorySweep.empty() && !(Sweeps && (*Sweeps)->facts.sweepsMemory))

@@ -119,6 +119,13 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
     if (O.training || !O.dims.empty() || !O.profile.empty() || !O.costTable.empty())
       return makeUsageError("--training, --dim, --profile and --cost-table apply to ONNX models; '", O.input,
                             "' is a chain (", In.kind, ") with its own costs");
+    // Issue 39, item 6: options that mean nothing on a chain are usage
+    // errors, not silently ignored (a PipeDream profile takes a recipe).
+    if (O.splitStatelessBackward || (O.chainRecipe && In.kind != "pipedream-profile"))
+      return makeUsageError(O.splitStatelessBackward ? "--split-stateless-backward" : "--chain-recipe",
+                            " applies to ONNX models",
+                            O.splitStatelessBackward ? "" : " and PipeDream profiles", "; '", O.input,
+                            "' is already a chain (", In.kind, ")");
   } else if (In.workload) {
     Ctx.graph = std::move(In.workload->graph);
     Ctx.hasGraph = true;
@@ -128,6 +135,11 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
     if (!O.profile.empty() || !O.costTable.empty())
       return makeUsageError("--profile and --cost-table price ONNX models; '", O.input,
                             "' is a JSON workload with its own costs");
+    // Issue 39, item 6: which forward nodes read no parameter is known on
+    // an ONNX model only; a workload's colorClass fixes its colocations.
+    if (O.splitStatelessBackward)
+      return makeUsageError("--split-stateless-backward applies to ONNX training models; '", O.input,
+                            "' is a JSON workload whose colorClass fields fix the colocations");
   } else {
     Ctx.model = std::move(*In.model);
     ONNXP_RETURN_IF_ERROR(bindMicroBatch(Ctx, O));

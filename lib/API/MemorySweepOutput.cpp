@@ -42,10 +42,19 @@ Expected<std::string> onnxp::memorySweepChart(const Chain &C, const Platform &P,
   if (!Info || !(*Info)->facts.sweepsMemory)
     return makeUsageError(
         "--memory-sweep compares pipeline-ilp with PipeDream's pipelines; give --algo pipeline-ilp");
+  // Issue 39, item 2: every point runs pipeline-ilp, so the sweep takes the
+  // chains it takes (its size limit, Partitioners.def), checked before any work.
+  if (const size_t Limit = (*Info)->facts.sizeLimit; Limit > 0 && C.size() > Limit)
+    return makeUsageError("--memory-sweep runs --algo ", (*Info)->name,
+                          " at every point, which handles chains of at most ", Limit,
+                          " blocks; this input has ", C.size(),
+                          " (merge consecutive blocks, or coarsen the model with --granularity)");
   ONNXP_RETURN_IF_ERROR(checkChainOnPlatform(C, P));
   if (!(P.peerLinkBandwidth > 0)) return makeError("--memory-sweep needs a positive peer link bandwidth");
   PipelineTasks Tasks(C, PipelineLinks::of(P)); // by link on several nodes (issue 21)
-  Expected<PipelinePlan> Base = pipeDreamBaseline(Tasks, P.accelerators);
+  const Deadline &RunEnd = O.partition.deadline;
+  Expected<PipelinePlan> Base =
+      pipeDreamBaseline(Tasks, P.accelerators, [&RunEnd] { return RunEnd.expired(); });
   if (!Base) return Base.takeError().withContext("--memory-sweep");
   std::vector<double> Limits =
       memoryLimits(0.5 * Base->peakMemory(), 1.25 * Base->peakMemory(), O.sweepPoints);

@@ -552,8 +552,14 @@ Expected<Platform> onnxp::resolvePlatform(const PlatformRequest &R, const Platfo
   }
   if (R.overlapComm) Out.overlapComm = true;
   if (Out.numDevices() == 0) return makeUsageError("--devices and --cpus leave no device to place nodes on");
+  // Issue 39, item 6: say where the too few accelerators come from (a
+  // one-GPU preset) and what to give instead.
   if (R.nodes >= 1 && Out.accelerators < R.nodes)
-    return makeUsageError("--nodes ", R.nodes, " needs at least one accelerator per node");
+    return makeUsageError("--nodes ", R.nodes, " needs at least one accelerator per node, but ",
+                          R.devices >= 0 ? "--devices gives " : "platform '" + Out.name + "' describes ",
+                          Out.accelerators, " accelerator", Out.accelerators == 1 ? "" : "s",
+                          " in all; give --devices N with N a multiple of ", R.nodes,
+                          ", or a machine preset such as dgx-a100 (8 GPUs per node)");
   ONNXP_RETURN_IF_ERROR(checkTopology(Out, "platform '" + Out.name + "'"));
   return Out;
 }

@@ -13,6 +13,7 @@
 #include "onnx-partition/IR/SafeShapeInference.h"
 
 #include "ExtraShapeRules.h"
+#include "OpInferenceChecks.h"
 #include "ShapeDataPropagation.h"
 #include "onnx-partition/IR/OrtSchemas.h"
 
@@ -127,6 +128,8 @@ class StaticValidator {
 public:
   StaticValidator(const onnx::ModelProto &M, const std::string &Path) : M(M), Path(Path) {
     for (const auto &F : M.functions()) Functions[functionId(F.domain(), F.name())] = &F;
+    for (const auto &O : M.opset_import())
+      if (O.domain().empty() || O.domain() == "ai.onnx") Opset = static_cast<int>(O.version());
   }
 
   Error run() {
@@ -141,6 +144,8 @@ private:
   Error walkGraph(const onnx::GraphProto &G, int Depth, const std::string &Scope) {
     if (Depth > kMaxGraphNesting)
       return makeError(Path, ": subgraphs nest deeper than ", kMaxGraphNesting, " levels (in ", Scope, ")");
+    for (const auto &I : G.initializer())
+      ONNXP_RETURN_IF_ERROR(checkInlineTensorData(I, Path + ": initializer '" + I.name() + "'"));
     return walkNodes(G.node(), Depth, Scope);
   }
 
@@ -148,7 +153,11 @@ private:
     int Index = 0;
     for (const onnx::NodeProto &N : Nodes) {
       ONNXP_RETURN_IF_ERROR(checkConvPoolAttributes(N, Index, -1, Path));
+      ONNXP_RETURN_IF_ERROR(checkOpAttributes(N, Opset, Path + ": " + nodeLabel(N, Index)));
       for (const auto &A : N.attribute()) {
+        std::string What = Path + ": " + nodeLabel(N, Index) + ": attribute '" + A.name() + "'";
+        if (A.has_t()) ONNXP_RETURN_IF_ERROR(checkInlineTensorData(A.t(), What));
+        for (const auto &T : A.tensors()) ONNXP_RETURN_IF_ERROR(checkInlineTensorData(T, What));
         std::string Inner = Scope + " > " + nodeLabel(N, Index) + "." + A.name();
         if (A.has_g()) ONNXP_RETURN_IF_ERROR(walkGraph(A.g(), Depth + 1, Inner));
         for (const auto &G : A.graphs()) ONNXP_RETURN_IF_ERROR(walkGraph(G, Depth + 1, Inner));
@@ -218,6 +227,7 @@ private:
 
   const onnx::ModelProto &M;
   const std::string &Path;
+  int Opset = 17; // the default domain's; Scan's inputs changed at 9
   std::unordered_map<std::string, const onnx::FunctionProto *> Functions;
 };
 
@@ -226,7 +236,7 @@ private:
 bool containsConvPool(const onnx::GraphProto &G, int Depth = 0) {
   if (Depth > kMaxGraphNesting) return true;
   for (const auto &N : G.node()) {
-    if (isConvPoolFamily(N)) return true;
+    if (isConvPoolFamily(N) || needsRankChecks(N)) return true;
     for (const auto &A : N.attribute()) {
       if (A.has_g() && containsConvPool(A.g(), Depth + 1)) return true;
       for (const auto &S : A.graphs())
@@ -318,6 +328,16 @@ Error onnxp::checkTextNesting(const std::string &Text, const std::string &Path) 
 
 Error onnxp::validateForShapeInference(const onnx::ModelProto &M, const std::string &Path) {
   return StaticValidator(M, Path).run();
+}
+
+bool onnxp::subgraphsNeedRankChecks(const onnx::ModelProto &M) {
+  for (const auto &N : M.graph().node())
+    for (const auto &A : N.attribute()) {
+      if (A.has_g() && containsConvPool(A.g())) return true;
+      for (const auto &S : A.graphs())
+        if (containsConvPool(S)) return true;
+    }
+  return std::any_of(M.functions().begin(), M.functions().end(), functionContainsConvPool);
 }
 
 bool onnxp::sortNodesTopologically(onnx::GraphProto &G) {
@@ -500,6 +520,14 @@ void SafeInference::applyContribTypeRule(const onnx::NodeProto &N) {
 }
 
 Error SafeInference::checkConvPoolRanks(const onnx::NodeProto &N, int Index) {
+  ONNXP_RETURN_IF_ERROR(checkOpInputRanks(
+      N,
+      [&](int I) -> int64_t {
+        if (I < 0 || I >= N.input_size() || N.input(I).empty()) return -1;
+        auto It = TypePtrs.find(N.input(I));
+        return It == TypePtrs.end() ? -1 : rankOf(It->second);
+      },
+      Path + ": " + nodeLabel(N, Index)));
   if (!isConvPoolFamily(N)) return Error::success();
   int64_t Rank = N.input_size() > 0 && TypePtrs.count(N.input(0)) ? rankOf(TypePtrs[N.input(0)]) : -1;
   ONNXP_RETURN_IF_ERROR(checkConvPoolAttributes(N, Index, Rank, Path));

@@ -27,6 +27,9 @@ Expected<LoadedInput> onnxp::loadInput(const std::string &Path, const InputLoadO
       readFile(Path, kMaxModelFileBytes,
                "MODEL (an ONNX model is at most 2 GiB; larger ones keep weights in external data)");
   if (!Text) return Text.takeError();
+  // A UTF-8 byte order mark before a JSON or text input (issue 39, item 6);
+  // no ONNX protobuf starts with 0xEF (wire type 7 does not exist).
+  if (Text->rfind("\xEF\xBB\xBF", 0) == 0) Text->erase(0, 3);
   LoadedInput L;
   if (looksLikeChainJson(*Text)) {
     Expected<Chain> C = parseChainJson(*Text, Path);

@@ -41,6 +41,10 @@ Error onnxp::loadPlanInto(PassContext &Ctx, const std::string &File) {
     return makeUsageError("--load-plan needs a cost graph; include build-cost-graph in --passes");
   Expected<std::string> Text = readFile(File, kMaxModelFileBytes, "a plan (JSON or annotated ONNX model)");
   if (!Text) return Text.takeError();
+  // A UTF-8 byte order mark (Windows editors write one) before the JSON
+  // (issue 39, item 6: it was "not an ONNX model"); no protobuf starts with
+  // 0xEF (wire type 7 does not exist).
+  if (Text->rfind("\xEF\xBB\xBF", 0) == 0) Text->erase(0, 3);
   Expected<Plan> P = makeError("unreachable");
   if (looksLikeJson(*Text)) {
     // Issues 21/23: a plan may still name the folded nodes the cost graph

@@ -12,6 +12,7 @@
 
 #include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/IR/SafeShapeInference.h"
 #include "onnx-partition/Transforms/OrtLayerAssignment.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 
@@ -33,12 +34,16 @@ namespace {
 std::map<std::string, onnx::TypeProto> inferTypes(const onnx::ModelProto &M) {
   // External initializers as typed inputs: ONNX cannot read their data.
   onnx::ModelProto Copy = withoutExternalData(M);
-  try {
-    onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
-                                        /*enable_data_propagation=*/false);
-    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
-  } catch (const std::exception &) {
-    // Types then come from the declared value_info and the fallback.
+  // Issue 39, item 1: ONNX would infer subgraphs without the import's rank
+  // checks; types then come from the declared value_info and the fallback.
+  if (!subgraphsNeedRankChecks(Copy)) {
+    try {
+      onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
+                                          /*enable_data_propagation=*/false);
+      onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
+    } catch (const std::exception &) {
+      // Types then come from the declared value_info and the fallback.
+    }
   }
   std::map<std::string, onnx::TypeProto> Types;
   const onnx::GraphProto &G = Copy.graph();

@@ -96,10 +96,34 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
     if (Live >= 0) Home[I] = Live;
     else Home[I] = Need[I].empty() ? Fallback : *Need[I].begin();
   }
-  // The name of folded tensor T as read on device D.
-  auto Version = [&](int F, const std::string &T, int D) {
-    return D == Home[F] ? T : T + kFoldedCopyTag + P.deviceNames[D];
+  // The name of folded tensor T's copy on device D: T + the tag + D's name,
+  // made unique with "_2", "_3"... when the model already has a tensor of
+  // that name (issue 39, item 5: a tensor 'C/folded_copy_acc1' in the model
+  // became a second producer of the copy's name, "the graph has a cycle").
+  std::unordered_set<std::string> Taken;
+  auto Take = [&](const std::string &Name) {
+    if (!Name.empty()) Taken.insert(Name);
   };
+  for (const auto &VI : OG.input()) Take(VI.name());
+  for (const auto &VI : OG.output()) Take(VI.name());
+  for (const auto &VI : OG.value_info()) Take(VI.name());
+  for (const auto &T : OG.initializer()) Take(T.name());
+  for (const auto &Node : OG.node())
+    for (const std::string &O : Node.output()) Take(O);
+  std::map<std::pair<std::string, int>, std::string> CopyNames;
+  auto CopyName = [&](const std::string &T, int D) -> std::string {
+    auto [It, New] = CopyNames.try_emplace({T, D});
+    if (New) {
+      const std::string Base = T + kFoldedCopyTag + P.deviceNames[D];
+      std::string Name = Base;
+      for (int K = 2; Taken.count(Name); ++K) Name = Base + "_" + std::to_string(K);
+      Taken.insert(Name);
+      It->second = Name;
+    }
+    return It->second;
+  };
+  // The name of folded tensor T as read on device D.
+  auto Version = [&](int F, const std::string &T, int D) { return D == Home[F] ? T : CopyName(T, D); };
   auto Rewire = [&](onnx::NodeProto &Node, int D) {
     for (int J = 0; J < Node.input_size(); ++J) {
       auto It = Producer.find(Node.input(J));
@@ -158,11 +182,11 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
         T->set_data_type(onnx::TensorProto::INT64);
         T->add_dims(static_cast<int64_t>(V->size()));
         for (int64_t X : *V) T->add_int64_data(X);
-        Copy.add_output(ON.output(0) + Suffix);
+        Copy.add_output(CopyName(ON.output(0), C));
       } else {
         Copy = ON;
         for (int J = 0; J < Copy.output_size(); ++J)
-          if (!Copy.output(J).empty()) Copy.set_output(J, Copy.output(J) + Suffix);
+          if (!Copy.output(J).empty()) Copy.set_output(J, CopyName(Copy.output(J), C));
         Rewire(Copy, C);
       }
       Copy.set_name(nodeDisplayName(OG, I) + Suffix);

@@ -12,6 +12,7 @@
 #include "onnx-partition/IR/IrVersion.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/OrtSchemas.h"
+#include "onnx-partition/IR/SafeShapeInference.h"
 #include "onnx-partition/Transforms/InsertTransfers.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
 #include "onnx-partition/Transforms/ReadPlacement.h"
@@ -76,6 +77,10 @@ Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) 
   try {
     onnx::checker::check_model(ForChecker);
   } catch (const std::exception &Ex) { return makeError(What, ": ONNX checker: ", oneLine(Ex.what())); }
+  // ONNX infers subgraphs and functions without the rank checks the import
+  // ran on the main graph (SafeShapeInference.h): such a model keeps the
+  // checker's verdict alone rather than crash here.
+  if (subgraphsNeedRankChecks(Checked)) return Error::success();
   try {
     onnx::ModelProto Copy = Checked;
     onnx::ShapeInferenceOptions Options(/*check_type=*/true, /*error_mode=*/1,

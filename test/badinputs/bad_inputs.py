@@ -125,9 +125,40 @@ def external_model(location="w.bin"):
     return m.SerializeToString().decode("latin-1")
 
 
+def short_constant_model():
+    """A Constant float[64, 64] with 126 bytes of raw_data read by a Relu
+    (issue 39, item 1: `print` crashed on it, partitioning accepted it), as
+    latin-1 text for the files table."""
+    import onnx
+    from onnx import TensorProto, helper
+    value = TensorProto(name="c", data_type=TensorProto.FLOAT, dims=[64, 64], raw_data=b"\x01" * 126)
+    g = helper.make_graph([helper.make_node("Constant", [], ["c"], value=value), helper.make_node("Relu", ["c"], ["y"])],
+                          "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return m.SerializeToString().decode("latin-1")
+
+
 def issue39_cases():
     """Hostile inputs, round 4 (issue 39): outputs that overwrite what they should not."""
     C = []
+    # Item 1: a tensor's data shorter than its dims.
+    C.append(("model: Constant with 126 bytes for 64 x 64 floats, print", {"m.onnx": short_constant_model()},
+              ["print", "{d}/m.onnx"]))
+    C.append(("model: Constant with 126 bytes for 64 x 64 floats", {"m.onnx": short_constant_model()},
+              ["{d}/m.onnx", "--devices", "2", "-o", "{d}/o.onnx"]))
+    # Item 2: --memory-sweep runs pipeline-ilp at every point: its size limit.
+    C.append(("chain: 10,001 blocks, --memory-sweep", {"c.json": json.dumps({"format": "onnx-partition-chain", "version": 1,
+              "blocks": [{"forwardTime": 1, "backwardTime": 2, "outputBytes": 1000, "weightBytes": 1000}] * 10001})},
+              ["{d}/c.json", "--algo", "pipeline-ilp", "--devices", "4", "--memory-sweep", "{d}/s.svg", "--time-limit", "10"]))
+    # Item 6: options that mean nothing where they are given.
+    C.append(("option: --chain-recipe with a graph planner", {"m.onnxtxt": GOOD_MODEL},
+              ["{d}/m.onnxtxt", "--algo", "dp", "--chain-recipe", "layers"]))
+    C.append(("chain: --chain-recipe", {"c.json": chain()}, ["{d}/c.json", "--algo", "rotor", "--chain-recipe", "layers"]))
+    C.append(("chain: --split-stateless-backward", {"c.json": chain()},
+              ["{d}/c.json", "--algo", "pipeline-pipedream", "--split-stateless-backward"]))
+    C.append(("workload: --split-stateless-backward", {"w.json": workload()}, ["{d}/w.json", "--split-stateless-backward"]))
+    C.append(("option: --nodes 2 of a one-GPU preset", {"m.onnxtxt": GOOD_MODEL},
+              ["{d}/m.onnxtxt", "--platform", "a100", "--nodes", "2"]))
     ext = {"m.onnx": external_model(), "w.bin": "\x01" * 24}
     for flag in ("-o", "--report", "--trace"):
         C.append(("option: %s names the model's external data" % flag, ext,

@@ -20,7 +20,10 @@ mkdir -p $C/{onnx-binary,onnx-text,workload,platform,cost-table,ort-profile,plan
 # never into the repository).
 I=$SRC/test/lit/Inputs
 cp $(find $I -name '*.onnxtxt') $C/onnx-text/
-for T in $(find $I -name '*.onnxtxt'); do
+# One valid model per op whose ONNX 1.12 inference crashed on extreme
+# attributes or ranks (issue 39, item 1), for the fuzzer to mutate.
+cp $SRC/test/fuzz/seeds/onnx-text/*.onnxtxt $C/onnx-text/
+for T in $(find $I $SRC/test/fuzz/seeds/onnx-text -name '*.onnxtxt'); do
   "$BUILD/tools/onnx-partition" print "$T" --binary "$C/onnx-binary/$(basename "$T" .onnxtxt).onnx" \
     >/dev/null 2>&1 || true
 done

@@ -37,6 +37,14 @@ Error checkTextNesting(const std::string &Text, const std::string &Path);
 /// with. Errors name the file and the node.
 Error validateForShapeInference(const onnx::ModelProto &M, const std::string &Path);
 
+/// Whether a subgraph of M (an If, Loop or Scan body at any depth) or a
+/// model-local function holds a node whose ONNX 1.12 inference needs the rank
+/// checks inferShapesSafely runs only on the main graph's nodes (convolution
+/// and pooling, OpInferenceChecks' ops). ONNX's own whole-model inference
+/// must not run on such a model (issue 39, item 1: an STFT of a scalar in an
+/// If branch crashed the writer's strict check).
+bool subgraphsNeedRankChecks(const onnx::ModelProto &M);
+
 /// Reorders the graph's nodes topologically, keeping the original order
 /// wherever it is already valid (Kahn's algorithm with the smallest original
 /// index first). Returns whether anything moved; leaves a cyclic or dangling

@@ -76,8 +76,10 @@ Expected<PipelinePlan> pipeDreamBaseline(const PipelineTasks &Tasks, int NumGpus
 
 /// The best contiguous plan that fits in Memory bytes per GPU among
 /// PipeDream's straight pipelines of 1..NumGpus stages; an error when none
-/// fits. The ILP warm-starts from it.
-Expected<PipelinePlan> bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory);
+/// fits. The ILP warm-starts from it. TimeUp, when set, stops the stage
+/// counts after the first (a count's DP stopped early gives fewer stages).
+Expected<PipelinePlan> bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory,
+                                            const std::function<bool()> &TimeUp = {});
 
 /// A memory-aware contiguous plan for the ILP's warm start: PipeDream's
 /// straight pipelines optimise time and ignore memory, so at a tight limit

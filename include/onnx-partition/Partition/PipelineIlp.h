@@ -65,7 +65,13 @@ struct MemoryAwareBound {
   bool withinOnePercent = false; ///< bound >= 99% of the incumbent: nothing 1% better exists
   int probes = 0;                ///< relaxations solved
   double solverSeconds = 0;
+  bool tooLarge =
+      false; ///< the relaxation's memory rows were too large to build: bound is max(total / P, largest block)
 };
+/// Memory rows of the relaxation hold about blocks^2 x GPUs / 2 terms: above
+/// this many none is built (issue 39, item 2: 10,000 blocks on 4 GPUs made
+/// 2 x 10^8 terms, minutes past the time limit before CBC started).
+constexpr double kMaxBoundRelaxationTerms = 2e7;
 /// max(total / P, largest block) raised by bisection on T between it and
 /// Incumbent: T is a bound when the relaxation of the file comment of
 /// AllocationSearch.cpp is proven infeasible at T. Stops at O's deadline.

@@ -269,22 +269,38 @@ Error OffloadReplay::replayInstant(const std::vector<Event> &Events, size_t G, s
     if (Events[Q].kind == Ev::TransferEnd) TrStarted[Events[Q].index] = 1;
   for (size_t Q = G; Q < H; ++Q)
     if (Events[Q].kind == Ev::TransferStart) TrStarted[Events[Q].index] = 0;
-  auto PendingOpOfLayer = [&](int K) {
+  // RunningOnly: only an op of layer K that has started and ends here.
+  auto PendingOpOfLayer = [&](int K, bool RunningOnly) {
+    for (size_t Q = G; Q < H; ++Q) {
+      const Event &E = Events[Q];
+      if (Done[Q - G] || (E.kind != Ev::OpStart && E.kind != Ev::OpEnd) || I.opLayer(E.index) != K) continue;
+      if (!RunningOnly || (E.kind == Ev::OpEnd && OpStarted[E.index])) return true;
+    }
+    return false;
+  };
+  auto PendingPrefetchOfLayer = [&](int K) {
     for (size_t Q = G; Q < H; ++Q)
-      if (!Done[Q - G] && (Events[Q].kind == Ev::OpStart || Events[Q].kind == Ev::OpEnd) &&
-          I.opLayer(Events[Q].index) == K)
+      if (!Done[Q - G] && Events[Q].kind == Ev::TransferStart &&
+          S.transfers[Events[Q].index].kind == TransferKind::Prefetch && layerOf(Events[Q]) == K)
         return true;
     return false;
   };
   auto Eligible = [&](const Event &E) {
     switch (E.kind) {
-    case Ev::OpStart: return E.index == 0 || OpEnded[E.index - 1];
+    case Ev::OpStart:
+      return (E.index == 0 || OpEnded[E.index - 1]) && !PendingPrefetchOfLayer(I.opLayer(E.index));
     case Ev::OpEnd: return (bool)OpStarted[E.index];
     case Ev::TransferEnd:
       return TrStarted[E.index] &&
-             (S.transfers[E.index].kind == TransferKind::Prefetch || !PendingOpOfLayer(layerOf(E)));
-    case Ev::Drop:
-    case Ev::TransferStart: return !PendingOpOfLayer(layerOf(E));
+             (S.transfers[E.index].kind == TransferKind::Prefetch || !PendingOpOfLayer(layerOf(E), false));
+    case Ev::TransferStart:
+      // A prefetch serves its layer's next op: it starts before an op of
+      // the layer that starts in the same instant (issue 39, item 5: a
+      // prefetch of 1e-6 ms before B131 on Llama-2 waited for B131, "w131 is
+      // not on the GPU"), after one running until it.
+      if (S.transfers[E.index].kind == TransferKind::Prefetch) return !PendingOpOfLayer(layerOf(E), true);
+      return !PendingOpOfLayer(layerOf(E), false);
+    case Ev::Drop: return !PendingOpOfLayer(layerOf(E), false);
     }
     return false;
   };

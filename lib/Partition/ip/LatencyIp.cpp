@@ -586,10 +586,17 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
     Pl.stats["seconds_to_incumbent"] = R->secondsToIncumbent;
     Pl.stats["proven_optimal"] = R->status == MilpStatus::Optimal ? 1 : 0;
     if (R->status != MilpStatus::Optimal) Pl.notes.push_back(solverStopNote(*R));
+  } else if (R->status == MilpStatus::Infeasible && Warm) {
+    // The warm start is a valid plan, so the IP is feasible: CBC's verdict
+    // comes from its tolerances when times span more than a double's
+    // precision (issue 39, item 5: a link of 1e-300 B/s makes a transfer
+    // 1e300 times a kernel, the big-M rows meaningless).
+    Pl = *Warm;
+    Pl.objectiveKind = Objective::Latency;
+    Pl.notes.push_back("latency-ip: CBC called the IP infeasible although the warm start from '" +
+                       Warm->algorithm + "' is a valid plan (its latency " + formatNumber(WarmSched.latency) +
+                       " is beyond the solver's numeric range); returning the warm start");
   } else if (R->status == MilpStatus::Infeasible) {
-    if (Warm)
-      return makeInternalError("latency IP infeasible although the warm start from '", Warm->algorithm,
-                               "' is a valid plan");
     return makeDoesNotFitError("no placement with ", Q,
                                " contiguous subgraph(s) per accelerator fits "
                                "the memory (",
@@ -618,7 +625,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
                        ipFeasibility(G, P, false, WithinQ));
     }
   }
-  Pl.lowerBound = std::isfinite(R->bound) ? R->bound : NAN;
+  Pl.lowerBound = std::isfinite(R->bound) && R->status != MilpStatus::Infeasible ? R->bound : NAN;
   Pl.lowerBoundScope = "plans of q contiguous subgraphs per accelerator (CBC's bound)";
   Pl.stats["solver_seconds"] = R->seconds;
   Pl.stats["solver_nodes"] = (double)R->nodes;

@@ -353,6 +353,11 @@ Expected<MemoryAwareBound> onnxp::memoryAwareBound(const PipelineTasks &Tasks, i
   Out.bound = std::max(Total / P, MaxBlock);
   // Bisection on T (feasibility is monotone: a larger T loosens every row);
   // the first probe is 1% below the incumbent, which settles "none within 1%".
+  if (std::isfinite(Memory) && 0.5 * double(L) * double(L) * P > kMaxBoundRelaxationTerms) {
+    Out.tooLarge = true;
+    Out.withinOnePercent = Out.bound >= 0.99 * Incumbent * (1 - 1e-12);
+    return Out;
+  }
   double Lo = Out.bound, Hi = Incumbent;
   double Probe = 0.99 * Incumbent;
   while (Probe > Lo * (1 + 1e-4) && Hi > Lo * (1 + 1e-3)) {

@@ -141,16 +141,17 @@ Expected<PipelinePlan> onnxp::memoryAwareContiguousWithin(const PipelineTasks &T
                                                           const std::function<bool()> &TimeUp) {
   SplitSearch Search(Tasks, NumGpus, Memory, MaxEvaluations);
   Search.TimeUp = TimeUp;
-  Expected<PipelinePlan> Straight = bestContiguousWithin(Tasks, NumGpus, Memory);
+  Expected<PipelinePlan> Straight = bestContiguousWithin(Tasks, NumGpus, Memory, TimeUp);
   if (Straight) Search.Best = std::move(*Straight);
   else (void)Straight.takeError();
   const int L = Tasks.numBlocks();
   for (int S = 2; S <= std::min(NumGpus, L); ++S) {
+    if (TimeUp && TimeUp()) break; // issue 39, item 2: what was found is the warm start
     if (choose(L - 1, S - 1, ExhaustiveSplits) <= ExhaustiveSplits) {
       Search.enumerate(S);
       continue;
     }
-    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S);
+    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S, TimeUp);
     if (!SP) return SP.takeError();
     std::vector<int> Bounds;
     for (int B = 1; B < L; ++B)

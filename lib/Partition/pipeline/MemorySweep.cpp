@@ -29,17 +29,19 @@ onnxp::memorySweep(const PipelineTasks &Tasks, const std::vector<double> &Limits
     const double M = Limits[I];
     MemorySweepPoint Pt;
     Pt.memoryBytes = M;
-    Expected<PipelinePlan> Base = bestContiguousWithin(Tasks, O.numGpus, M);
+    PipelineIlpOptions IO = O;
+    IO.memoryBytes = M;
+    // Issue 20: the sweep's budget is shared evenly by the points left;
+    // issue 39, item 2: the baseline's DPs (O(P L^2)) stop at that share too.
+    IO.deadline = O.deadline.share(1.0 / double(Limits.size() - I));
+    Expected<PipelinePlan> Base =
+        bestContiguousWithin(Tasks, O.numGpus, M, [&IO] { return IO.deadline.expired(); });
     if (Base) {
       Pt.baselinePeriod = Base->period();
       Pt.baselinePeakMemory = Base->peakMemory();
       Pt.baselineStages = Base->pattern.usedGpus();
       Pt.baselineInFlight = patternInFlight(Tasks, Base->pattern);
     }
-    PipelineIlpOptions IO = O;
-    IO.memoryBytes = M;
-    // Issue 20: the sweep's budget is shared evenly by the points left.
-    IO.deadline = O.deadline.share(1.0 / double(Limits.size() - I));
     Expected<PipelinePlan> Ilp = planPipelineIlp(Tasks, IO);
     if (Ilp) {
       Pt.ilpPeriod = Ilp->period();

@@ -162,11 +162,15 @@ Expected<PipelinePlan> onnxp::pipeDreamBaseline(const PipelineTasks &Tasks, int 
   return Plan;
 }
 
-Expected<PipelinePlan> onnxp::bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory) {
+Expected<PipelinePlan> onnxp::bestContiguousWithin(const PipelineTasks &Tasks, int NumGpus, double Memory,
+                                                   const std::function<bool()> &TimeUp) {
   Expected<PipelinePlan> Best = makeDoesNotFitError("no straight pipeline of 1..", NumGpus,
                                                     " stages fits in ", Memory, " bytes per GPU");
   for (int S = 1; S <= std::min(NumGpus, Tasks.numBlocks()); ++S) {
-    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S);
+    // Issue 39, item 2: each count is an O(S L^2) DP (minutes on 10,000
+    // blocks); one stage, O(L), always runs so there is a plan to return.
+    if (S > 1 && TimeUp && TimeUp()) break;
+    Expected<StraightPipeline> SP = pipeDreamStraightPipeline(Tasks, S, S > 1 ? TimeUp : nullptr);
     if (!SP) return SP.takeError();
     Expected<PipelinePlan> Plan = priceAllocation(Tasks, SP->stageOfBlock, NumGpus, "pipedream");
     if (!Plan) return Plan.takeError();

@@ -538,6 +538,7 @@ Expected<PipelinePlan> planPipelineSearch(const PipelineTasks &Tasks, const Pipe
                                                             [&O] { return O.deadline.expired(); });
   if (!Warm) return Warm.takeError();
   const double WarmPeriod = Warm->period();
+  const bool WarmStopped = O.deadline.expired();
   // The LNS until (1 - boundShare) of what is left has passed, then the bound.
   PipelineIlpOptions SearchO = O;
   SearchO.deadline = O.deadline.share(1 - O.boundShare);
@@ -560,6 +561,13 @@ Expected<PipelinePlan> planPipelineSearch(const PipelineTasks &Tasks, const Pipe
   Plan->notes.push_back("searched allocations for the time limit (" + std::to_string(Tasks.numBlocks()) +
                         " blocks, more than " + std::to_string(O.exactBlocks) +
                         " for the exact ILP); gap to the memory-aware bound " + std::to_string(Gap));
+  if (Bound->tooLarge)
+    Plan->notes.push_back(
+        "the memory-aware bound's relaxation was not built (" + std::to_string(Tasks.numBlocks()) +
+        " blocks: its memory rows grow with blocks^2 x GPUs); the bound is total work / GPUs");
+  if (WarmStopped)
+    Plan->notes.push_back("the time limit ran out during the contiguous warm start (PipeDream's straight "
+                          "pipelines, O(stages x blocks^2)): the plan is the best split found by then");
   // The plan the search kept was replayed when priced; replay it once more
   // here, as the exact path does, and check its memory.
   Expected<PipelineSimResult> Sim = simulatePipeline(Tasks, Plan->pattern);

@@ -23,7 +23,9 @@
 #include "onnx-partition/Partition/Remat.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
+#include <optional>
 
 using namespace onnxp;
 using namespace onnxp::remat;
@@ -54,7 +56,10 @@ public:
     What.assign(size_t(MMax + 1) * N * N, 0);
   }
 
-  void solve() {
+  /// Fills the table; false when Deadline passed first (issue 39, item 9:
+  /// O(L^3 M) is minutes on 1,200 blocks), with Done the diagonals finished.
+  bool solve(const std::optional<std::chrono::steady_clock::time_point> &Deadline, int &Done) {
+    Done = 0;
     int Last = N - 1; // the loss block
     for (int I = 0; I <= Last; ++I) {
       // F_all(I) holds delta_{I+1}'s place and xbar_{I+1}; B(I) holds delta_{I+1},
@@ -70,6 +75,8 @@ public:
     const size_t Row = size_t(MMax) + 1;
     for (int D = 1; D <= Last; ++D) {
       for (int I = 0; I + D <= Last; ++I) {
+        // One (i, j) costs O(D M): the clock is read per pair.
+        if (Deadline && std::chrono::steady_clock::now() >= *Deadline) return false;
         int J = I + D;
         int MMin = Cw[J + 1] + Cw[I + 1] + Ftmp[I];
         for (int K = I + 1; K < J; ++K) MMin = std::max(MMin, Cw[J + 1] + Cw[K] + Cw[K + 1] + Ftmp[K]);
@@ -105,7 +112,9 @@ public:
           }
         }
       }
+      Done = D;
     }
+    return true;
   }
 
   double value(int M, int I, int J) const { return M < 0 ? Inf : Opt[idx(M, I, J)]; }
@@ -165,7 +174,12 @@ Expected<RematPlan> onnxp::planRotor(const Chain &C, const RematOptions &Options
   P.budgetSlots = S->budget;
   P.offload = false;
   RotorTable T(*S);
-  T.solve();
+  int Diagonals = 0;
+  if (!T.solve(O.deadline, Diagonals))
+    return makeError("rotor: the time limit stopped its DP after ", Diagonals, " of ", S->L,
+                     " diagonals of its table (", S->L, " blocks x ", S->budget + 1,
+                     " memory slots), before any schedule was complete: give a larger --time-limit, fewer "
+                     "--memory-steps, or merge consecutive blocks");
   int M = S->budget - S->a[0];
   double V = M < 0 ? std::numeric_limits<double>::infinity() : T.value(M, 0, S->L);
   P.statesExplored = size_t(S->budget + 1) * (S->L + 1) * (S->L + 2) / 2;

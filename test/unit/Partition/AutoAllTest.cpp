@@ -25,6 +25,7 @@
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/eval/UniversalBound.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 using namespace onnxp;
@@ -153,12 +154,22 @@ TEST(IpWarmStart, NeverWorseThanTheCheapPlans) {
   O.deadline = Deadline::after(1); // a limit asked for: limitGiven()
   Expected<Plan> Ip = runPartitioner("ip", G, P, O);
   ASSERT_EXPECTED(Ip);
+  // Issue 39, item 2: every warm start runs under the run's deadline; one
+  // the clock stopped (a loaded machine) says so, and only the ones that
+  // completed bound the IP's plan.
+  auto Stopped = [&](const std::string &Name) {
+    const std::string Cut = "warm start '" + Name + "' was stopped by the time limit",
+                      Failed = "warm start '" + Name + "' unavailable: ";
+    return std::any_of(Ip->notes.begin(), Ip->notes.end(), [&](const std::string &N) {
+      return N.rfind(Cut, 0) == 0 || (N.rfind(Failed, 0) == 0 && N.find("time limit") != std::string::npos);
+    });
+  };
   for (const char *Cheap : {"dp", "dpl", "pipedream", "greedy", "single"}) {
     Expected<Plan> C = runPartitioner(Cheap, G, P, PartitionOptions());
-    if (!C) continue;
+    if (!C || Stopped(Cheap)) continue;
     EXPECT_LE(Ip->objective, C->objective * (1 + 1e-9)) << "ip worse than " << Cheap;
   }
-  EXPECT_LE(Ip->stats["warm_start_plan_objective"], Dp->objective * (1 + 1e-9));
+  if (!Stopped("dp")) EXPECT_LE(Ip->stats["warm_start_plan_objective"], Dp->objective * (1 + 1e-9));
   // Its LP bound holds for any plan: the universal bound takes it.
   EXPECT_EQ(Ip->lowerBoundScope, Plan::kAnyPlan);
   EXPECT_GE(Ip->universalBound, universalBound(G, P, Objective::MaxLoad, false));
