@@ -11,12 +11,16 @@
 // getDataParallelResyncCost). The objective is the largest stage's time
 // per sample. Seed 004's DP is its case d = t = 1 with one TMPC per layer.
 //
-// Our implementation keeps, for each (ideal, k), only the staircase of s at
-// which the optimum drops (Piper's dpDrops, stored sparsely instead of a
-// dense [ideal][k][s] table), skips k whose sub-ideal staircase did not
-// change (the same candidates are inherited from k - 1), and drops every
-// value above the PipeDream-2BW baseline's time per sample (no optimal plan
-// has a stage slower than a feasible plan), which leaves the optimum exact.
+// Our implementation searches the optimum's value T instead of tabulating
+// dp[ideal][k][s] (1.5 GB at 2048 devices in Piper): "is there a plan whose
+// every stage runs at most T?" is monotone in T and is the same DP with
+// feasibility for the min-max, whose table per ideal is the Pareto set of
+// (devices, summed d) points -- a few points, not k x s values. A
+// bisection between a lower bound (the least t p summed over the layers, over
+// K) and the 2BW baseline's value, each feasible answer's plan value
+// becoming the upper end, ends when no plan is strictly faster than the best
+// found: the DP's optimum, with its plan. Stage values V(y) are computed once
+// and shared by every step.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_PIPER_PIPERPLANNER_H
@@ -48,7 +52,7 @@ struct PiperOptions {
   PiperKnapsack knapsack = PiperKnapsack::Auto;
   bool dataParallel = true;   ///< d > 1 allowed
   bool tensorParallel = true; ///< t > 1 allowed
-  /// Prune with the 2BW baseline's value (exactness is kept; off for tests).
+  /// Start the search from the 2BW baseline's value (exactness is kept).
   bool pruneWithBaseline = true;
   size_t idealLimit = 40000; ///< Piper's IDEALS_LIMIT
   /// A known bound on the optimum (values above it are dropped); +inf: none.
