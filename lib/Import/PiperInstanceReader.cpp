@@ -169,12 +169,11 @@ Error onnxp::insertPiperTransformerLayers(PiperInstance &I, int Count) {
         Prev[E.to] = E.from;
         Next[E.from] = E.to;
       }
+    // Piper's choice (an unordered_set's first match) copies, in effect, the
+    // last middle layer: every copy lands right before the last transformer.
     int V = -1;
     for (int W : piperTopologicalOrder(I))
-      if (I.layers[W].name == Name && Prev[W] >= 0 && Next[W] >= 0) {
-        V = W;
-        break;
-      }
+      if (I.layers[W].name == Name && Prev[W] >= 0 && Next[W] >= 0) V = W;
     if (V < 0) return makeError("no transformer layer with a transformer before and after it to copy");
     const int S = Next[V], New = N;
     PiperLayer Copy = I.layers[V];

@@ -21,9 +21,10 @@ namespace onnxp {
 Expected<PiperInstance> parsePiperInstance(const std::string &Text, const std::string &Source);
 
 /// Adds `Count` transformer layers as Piper's readBERTA100(32 + Count) does
-/// (algo.cpp, Instance::insertTransformerLayer): a copy of the first
+/// (algo.cpp, Instance::insertTransformerLayer): a copy of the last
 /// "ParallelTransformerLayer" (in topological order) that has one before and
-/// one after it, spliced in after it, with only the chain edge in and out.
+/// one after it, spliced in after it, with only the chain edge in and out
+/// (the copies are alike, so this is Piper's instance up to their order).
 Error insertPiperTransformerLayers(PiperInstance &I, int Count);
 
 } // namespace onnxp
