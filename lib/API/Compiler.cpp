@@ -11,6 +11,7 @@
 #include "onnx-partition/Pass/PassManager.h"
 #include "onnx-partition/Support/FileIO.h"
 
+#include "onnx-partition/API/PiperOutput.h"
 #include "onnx-partition/API/WriteBack.h"
 
 #include <iomanip>
@@ -112,10 +113,15 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
                             : "no --devices given: " + std::to_string(Ctx.platform.accelerators) +
                                   " accelerators from platform '" + Ctx.platform.name + "'");
 
-  if (In.chain) {
+  if (In.piper || !In.piperError.empty()) {
+    if (In.piper) Ctx.piper = std::move(*In.piper);
+    Ctx.piperError = In.piperError;
+    Ctx.chainError = In.chainError;
+  }
+  if (In.chain || In.piper) {
     // A chain file: the chain planners plan on it directly; there is no
     // cost graph and no model to write back.
-    Ctx.chain = std::move(*In.chain);
+    if (In.chain) Ctx.chain = std::move(*In.chain);
     if (O.training || !O.dims.empty() || !O.profile.empty() || !O.costTable.empty())
       return makeUsageError("--training, --dim, --profile and --cost-table apply to ONNX models; '", O.input,
                             "' is a chain (", In.kind, ") with its own costs");
@@ -215,6 +221,15 @@ Expected<CompileResult> compileChain(PassContext &Ctx, const CompileOptions &O, 
 /// The run on a loaded context: the chain planner on a chain, else the
 /// pipeline, the model files and the outputs.
 Expected<CompileResult> compileContext(PassContext &Ctx, const CompileOptions &O, OutputTransaction *Files) {
+  // Issue 34: a planner of Piper's problem on a Piper input read whole.
+  Expected<const PartitionerInfo *> Info = findPartitioner(O.algorithm);
+  if (Info && (*Info)->input == PlannerInput::Piper) {
+    if (!Ctx.piper)
+      return makeUsageError("--algo ", O.algorithm, " plans on a Piper planner input (JSON nodes with TMPCs)",
+                            Ctx.piperError.empty() ? "" : ": " + Ctx.piperError);
+    return compilePiper(Ctx, O, Files);
+  }
+  if (Ctx.piper && !Ctx.chain) return makeError(Ctx.chainError);
   if (Ctx.chain && !Ctx.hasGraph) return compileChain(Ctx, O, Files);
   const OutputOptions OO = outputOptionsFor(O);
   if ((!OO.output.empty() || !OO.emitStages.empty()) && !Ctx.model)

@@ -54,8 +54,12 @@ Expected<LoadedInput> onnxp::loadInput(const std::string &Path, const InputLoadO
   }
   if (looksLikePiper(*Text)) {
     Expected<Chain> C = parsePiperChain(*Text, Path, O.piper);
-    if (!C) return C.takeError();
-    L.chain = std::move(*C);
+    Expected<PiperInstance> I = parsePiperInstance(*Text, Path);
+    if (!C && !I) return C.takeError();
+    if (C) L.chain = std::move(*C);
+    else L.chainError = C.takeError().message();
+    if (I) L.piper = std::move(*I);
+    else L.piperError = I.takeError().message();
     L.kind = "piper";
     return L;
   }

@@ -28,6 +28,8 @@ namespace onnxp {
 #define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                          \
   Expected<Plan> FN(const Chain &, const Platform &, const PartitionOptions &);                              \
   Error SIM(const Chain &, const Platform &, Plan &);
+#define ONNXP_PIPER_PARTITIONER(NAME, FN, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                               \
+  Error FN(const PiperInstance &, const PartitionOptions &, PiperRun &);
 #include "onnx-partition/Partition/Partitioners.def"
 } // namespace onnxp
 
@@ -80,12 +82,21 @@ PartitionerInfo chainEntry(const char *Name, ChainPartitionFn Fn, ChainPriceFn S
   return I;
 }
 
+PartitionerInfo piperEntry(const char *Name, PiperPartitionFn Fn, const char *Objectives, const char *Options,
+                           const char *Summary, const AlgorithmFacts &Facts) {
+  PartitionerInfo I = entry(Name, PlannerInput::Piper, Objectives, Options, Summary, Facts);
+  I.runPiper = Fn;
+  return I;
+}
+
 std::vector<PartitionerInfo> buildRegistry() {
   std::vector<PartitionerInfo> All = {
 #define ONNXP_PARTITIONER(NAME, FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                             \
   graphEntry(NAME, &FN, CONTIG, OBJECTIVES, OPTIONS, SUMMARY, FACTS),
 #define ONNXP_CHAIN_PARTITIONER(NAME, FN, SIM, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                          \
   chainEntry(NAME, &FN, &SIM, OBJECTIVES, OPTIONS, SUMMARY, FACTS),
+#define ONNXP_PIPER_PARTITIONER(NAME, FN, OBJECTIVES, OPTIONS, SUMMARY, FACTS)                               \
+  piperEntry(NAME, &FN, OBJECTIVES, OPTIONS, SUMMARY, FACTS),
 #include "onnx-partition/Partition/Partitioners.def"
   };
   auto Stat = [&](const char *Algo, const char *Key, const char *Description) {
@@ -490,6 +501,9 @@ Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, c
   auto Start = std::chrono::steady_clock::now();
   Expected<Plan> Pl = makeInternalError("unreachable");
   std::optional<Plan> BlockPlan;
+  if (Info.input == PlannerInput::Piper)
+    return makeUsageError("--algo ", Name,
+                          " plans on a Piper planner input (a JSON file with TMPCs), not on a model");
   if (Info.input == PlannerInput::Chain) {
     if (!C)
       return makeUsageError("--algo ", Name,

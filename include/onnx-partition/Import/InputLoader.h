@@ -15,6 +15,7 @@
 #include "onnx-partition/IR/ModelingChoices.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Import/PiperImporter.h"
+#include "onnx-partition/Import/PiperInstanceReader.h"
 #include "onnx-partition/Import/WorkloadImporter.h"
 
 #include <optional>
@@ -25,6 +26,10 @@ struct LoadedInput {
   std::optional<OnnxModel> model;
   std::optional<Workload> workload;
   std::optional<Chain> chain;
+  /// A Piper input read whole, for `--algo piper` (issue 34); the chain is
+  /// its TMPCs["1"] (absent, with `chainError`, when that recipe fails).
+  std::optional<PiperInstance> piper;
+  std::string chainError, piperError;
   /// "onnx-binary", "onnx-text", "workload", "chain-json", "pipedream-profile"
   /// or "piper".
   std::string kind;

@@ -119,7 +119,14 @@ std::string defaultTimeLimitNote(const Deadline &D);
 enum class PlannerInput {
   CostGraph, ///< the cost graph (every partitioner of seeds 003, 004)
   Chain,     ///< a chain of blocks (IR/Chain.h; seeds 000, 001, 002), from the linearize pass
+  Piper,     ///< a Piper planner input with every TMPC (IR/PiperInstance.h; issue 34)
 };
+
+struct PiperInstance;
+struct PiperRun;
+/// A planner of Piper's problem: fills the run (its plan, priced by its own
+/// evaluator).
+using PiperPartitionFn = Error (*)(const PiperInstance &, const PartitionOptions &, PiperRun &);
 
 using PartitionFn = Expected<Plan> (*)(const CostGraph &, const Platform &, const PartitionOptions &);
 /// A chain planner: returns a Plan whose `device` and `stage` have one entry
@@ -215,6 +222,7 @@ struct PartitionerInfo {
   PartitionFn run = nullptr;           ///< input == CostGraph
   ChainPartitionFn runChain = nullptr; ///< input == Chain
   ChainPriceFn price = nullptr;        ///< input == Chain: its simulator
+  PiperPartitionFn runPiper = nullptr; ///< input == Piper
   bool contiguous = false;             ///< its plans promise contiguity (validated)
   /// The objectives it optimises; the first is the default.
   std::vector<Objective> objectives;

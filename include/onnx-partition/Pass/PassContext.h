@@ -17,6 +17,7 @@
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/ModelingChoices.h"
 #include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/IR/PiperInstance.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -80,6 +81,9 @@ struct PassContext {
   /// The chain of blocks chain planners plan on (the linearize pass, or a
   /// chain file given as input).
   std::optional<Chain> chain;
+  /// A Piper input read whole (issue 34), for `--algo piper`.
+  std::optional<PiperInstance> piper;
+  std::string chainError, piperError; ///< why the input gave no chain / no Piper problem
   /// Set by the contract pass: the graph before contraction and each of its
   /// nodes' unit in `graph`. The partition pass plans on the units, then maps
   /// the plan back to these nodes and restores this graph, so write-back sees
