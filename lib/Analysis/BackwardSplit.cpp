@@ -22,18 +22,35 @@ bool onnxp::isWeightContraction(const std::string &Op) {
 }
 
 namespace {
-/// A forward node reads a parameter when it owns parameter bytes, or when
-/// fewer than two of its inputs come from other nodes: a contraction's
-/// second operand is then an initializer or a constant-folded tensor (a
-/// transposed weight, Cost/FoldedConstants.h: folded nodes leave the
-/// graph, so no edge brings it), while X W and Q K^T of activations have
-/// two producers.
-bool readsParameter(const CostGraph &G, int V) {
+/// Forward nodes computed from parameters alone (a weight's Transpose or
+/// Cast: parameter bytes, no input from a node that is not one of them).
+std::vector<char> parameterOnly(const CostGraph &G, const std::vector<int> &Order) {
+  std::vector<char> Only(G.numNodes(), 0);
+  for (int V : Order) {
+    const CostNode &N = G.node(V);
+    if (!N.isForwardSide() || !(N.paramBytes > 0)) continue;
+    bool All = true;
+    for (int E : G.inEdges(V)) All &= G.node(G.edge(E).src).isForwardSide() && Only[G.edge(E).src];
+    Only[V] = All;
+  }
+  return Only;
+}
+
+/// A forward node reads a parameter when it owns parameter bytes, when an
+/// input comes from a parameter-only node (Llama's weight Transpose), or
+/// when fewer than two of its inputs come from other nodes: the second
+/// operand is then an initializer or a constant-folded tensor (folded
+/// nodes leave the graph, Cost/FoldedConstants.h, so no edge brings it),
+/// while X W and Q K^T of activations have two producers.
+bool readsParameter(const CostGraph &G, int V, const std::vector<char> &ParamOnly) {
   const CostNode &F = G.node(V);
   if (F.paramBytes > 0 || F.gradBytes > 0) return true;
   std::set<std::pair<int, std::string>> Inputs;
-  for (int E : G.inEdges(V))
-    if (G.node(G.edge(E).src).isForwardSide()) Inputs.emplace(G.edge(E).src, G.edge(E).tensor);
+  for (int E : G.inEdges(V)) {
+    const int Src = G.edge(E).src;
+    if (ParamOnly[Src]) return true;
+    if (G.node(Src).isForwardSide()) Inputs.emplace(Src, G.edge(E).tensor);
+  }
   return Inputs.size() < 2;
 }
 } // namespace
@@ -45,6 +62,7 @@ std::vector<double> onnxp::weightGradientShare(const CostGraph &G, const std::ve
   // A cyclic graph never reaches a planner; without an order nothing is W.
   if (!Order) return Share;
   auto Pos = [&](int V) { return static_cast<size_t>(V) < StageOf.size() ? StageOf[V] : -1; };
+  const std::vector<char> ParamOnly = parameterOnly(G, *Order);
   std::vector<int> Earliest(N, INT_MAX); // earliest position among backward nodes reached
   for (auto It = Order->rbegin(); It != Order->rend(); ++It) {
     const int V = *It;
@@ -62,7 +80,7 @@ std::vector<double> onnxp::weightGradientShare(const CostGraph &G, const std::ve
     // A derived node (no ONNX node of its own) of a contraction reading
     // parameters holds dW as half its work (BackwardSplit.h).
     double WeightHalf = 0;
-    if (Nd.onnxNodes.empty() && Nd.partner >= 0 && readsParameter(G, Nd.partner) &&
+    if (Nd.onnxNodes.empty() && Nd.partner >= 0 && readsParameter(G, Nd.partner, ParamOnly) &&
         isWeightContraction(G.node(Nd.partner).op))
       WeightHalf = 0.5;
     Share[V] = OnInputPath ? WeightHalf : 1.0;

@@ -101,6 +101,38 @@ TEST(BackwardSplit, DerivedBackwardSplitsContractionsWithParameters) {
   EXPECT_EQ(W[3], 1);   // stage 0: all W
 }
 
+// Llama's shape: the weight reaches the MatMul through a Transpose node that
+// holds the parameter (two producers, one of them parameter-only), next to
+// Q K^T of two activations (no parameter).
+TEST(BackwardSplit, WeightThroughATransposeNode) {
+  CostGraph G;
+  int X = add(G, "x", "Relu", Role::Forward);
+  int T = add(G, "wq_t", "Transpose", Role::Forward, 64);
+  int Q = add(G, "q", "MatMul", Role::Forward);
+  int K = add(G, "k", "Relu", Role::Forward);
+  int S = add(G, "scores", "MatMul", Role::Forward);
+  edge(G, X, Q);
+  edge(G, T, Q);
+  edge(G, X, K);
+  edge(G, Q, S);
+  edge(G, K, S);
+  const size_t Forward = G.numNodes();
+  deriveBackward(G);
+  for (size_t V = Forward; V < G.numNodes(); ++V) G.node(V).onnxNodes.clear();
+  auto TwinOf = [&](int F) {
+    for (size_t V = Forward; V < G.numNodes(); ++V)
+      if (G.node(V).partner == F) return static_cast<int>(V);
+    return -1;
+  };
+  // x on stage 0, everything else on stage 1.
+  std::vector<int> Stage(G.numNodes(), 1);
+  Stage[X] = 0;
+  Stage[TwinOf(X)] = 0;
+  std::vector<double> W = weightGradientShare(G, Stage);
+  EXPECT_EQ(W[TwinOf(Q)], 0.5); // X W: dW half
+  EXPECT_EQ(W[TwinOf(S)], 0);   // Q K^T: both operands activations
+}
+
 namespace {
 // An ORT-style training graph of two linear layers with a ReLU: forward,
 // loss, the gradient graph (dW1, dH, ReluGrad, dW0) and accumulators.
