@@ -294,11 +294,18 @@ void onnxp::addOutputOptions(CLI::App &App, CompileOptions &O) {
              "Price the plan's contiguous stages under a pipeline schedule of --microbatches "
              "micro-batches: gpipe (all forwards, all backwards, flush) or 1f1b (the periodic "
              "1F1B pattern); iteration time and peak memory per GPU in the summary, --report and "
-             "--trace come from the schedule's simulator")
+             "--trace come from the schedule's simulator. Action-list schedules (issue 35): "
+             "interleaved-1f1b (--virtual-stages), zb-h1, zb-h2, zb-v, v-half (the backward split "
+             "into input and weight gradients); auto: the fastest that fits")
           ->type_name(ScheduleNames)
           ->check(CLI::IsMember(pipelineScheduleNames()))
           ->group("Output");
   (void)Schedule;
+  App.add_option("--virtual-stages", O.outputs.virtualStages,
+                 "--schedule interleaved-1f1b: model chunks per device, v (default 2)")
+      ->type_name("V")
+      ->check(CLI::Range(1, 64))
+      ->group("Output");
   App.add_option("--microbatches", O.outputs.microbatches,
                  "Micro-batches per training iteration: --schedule's pipeline (default 8), and the "
                  "graph planners' charge per sample of the once-per-iteration gradient all-reduce of a "

@@ -6,12 +6,15 @@
 #include "onnx-partition/API/ScheduleOutput.h"
 
 #include "onnx-partition/Partition/IterationTrace.h"
+#include "onnx-partition/Partition/PipeActions.h"
 #include "onnx-partition/Partition/StagedPlanChain.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
+#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <optional>
 
 using namespace onnxp;
 
@@ -48,11 +51,60 @@ Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx, ChromeTr
   }
   return R;
 }
+
+bool actionListKind(PipelineScheduleKind K) {
+  return K != PipelineScheduleKind::Gpipe && K != PipelineScheduleKind::OneFOneB &&
+         K != PipelineScheduleKind::None;
+}
+
+PipeScheduleOptions pipeOptions(const OutputOptions &O) {
+  PipeScheduleOptions P;
+  P.virtualStages = O.virtualStages;
+  return P;
+}
+
+/// Issue 35, --schedule auto: the plan's cut (made under 1F1B's in-flight
+/// memory, Cost/PipelineInFlight.h) priced under every schedule that fits:
+/// memory checked by the plan validator with the schedule's own in-flight
+/// micro-batches (Fits), and one that cannot run (interleaved-1f1b when M
+/// is not a multiple of the devices) skipped; the shortest iteration wins,
+/// ties to the earlier schedule in PipelineScheduleKind's order. Price(K)
+/// prices the cut under K.
+template <typename PriceFn, typename FitsFn>
+Expected<StagedSchedulePrice> autoSchedule(PriceFn Price, FitsFn Fits) {
+  std::optional<StagedSchedulePrice> Best;
+  std::string Tried;
+  for (const std::string &Name : pipelineScheduleNames()) {
+    const PipelineScheduleKind K = *parsePipelineSchedule(Name);
+    if (K == PipelineScheduleKind::Auto) continue;
+    Error Fit = Fits(K);
+    if (Fit) {
+      Tried += "; " + Name + ": " + Fit.message();
+      continue;
+    }
+    Expected<StagedSchedulePrice> R = Price(K);
+    if (!R) {
+      Tried += "; " + Name + ": " + R.takeError().message();
+      continue;
+    }
+    Tried += "; " + Name + " " + formatNumber(R->iterationTime) + " ms";
+    if (!Best || R->iterationTime < Best->iterationTime * (1 - 1e-12)) Best = std::move(*R);
+  }
+  if (!Best) return makeError("--schedule auto: no schedule fits the plan", Tried);
+  Best->notes.push_back(std::string("auto chose ") + pipelineScheduleName(Best->schedule) + " (" +
+                        Tried.substr(2) + ")");
+  return *Best;
+}
 } // namespace
 
 Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                        ChromeTrace *Trace) {
-  if (isIterationObjective(Ctx.plan->objectiveKind)) return iterationSchedule(Ctx, Trace);
+  if (isIterationObjective(Ctx.plan->objectiveKind)) {
+    if (actionListKind(O.schedule))
+      return makeUsageError("--schedule ", pipelineScheduleName(O.schedule),
+                            ": the iteration objectives (--global-batch) simulate gpipe and 1f1b only");
+    return iterationSchedule(Ctx, Trace);
+  }
   std::vector<int> Devices;
   Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan, &Devices);
   if (!Stages) return Stages.takeError().withContext("--schedule");
@@ -64,8 +116,25 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   }
   // Stage s is GPU s, standing for the device it runs on: the link between
   // two stages is the platform's between their devices (issue 21).
-  Expected<StagedSchedulePrice> R = priceStagedSchedule(
-      *Stages, Gpu, PipelineLinks::of(Ctx.platform, Devices), O.schedule, O.microbatches, Trace, Names);
+  const PipelineLinks Links = PipelineLinks::of(Ctx.platform, Devices);
+  auto PriceAs = [&](PipelineScheduleKind K) -> Expected<StagedSchedulePrice> {
+    if (!actionListKind(K)) return priceStagedSchedule(*Stages, Gpu, Links, K, O.microbatches, Trace, Names);
+    PipeProgram Program;
+    PipeTimeline Timeline;
+    Expected<StagedSchedulePrice> R = priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches,
+                                                          pipeOptions(O), Names, &Program, &Timeline);
+    if (R && Trace) drawPipeTimeline(Program, Timeline, *Trace, Names);
+    return R;
+  };
+  auto Fits = [&](PipelineScheduleKind K) {
+    Plan Copy = *Ctx.plan;
+    Copy.pipelineSchedule = K;
+    return validatePlan(Ctx.graph, Ctx.platform, Copy);
+  };
+  if (O.schedule == PipelineScheduleKind::Auto && Trace)
+    return makeUsageError("--schedule auto: --trace needs a named schedule");
+  Expected<StagedSchedulePrice> R =
+      O.schedule == PipelineScheduleKind::Auto ? autoSchedule(PriceAs, Fits) : PriceAs(O.schedule);
   if (!R) return R.takeError().withContext("--schedule");
   // Issue 37, item 5: the optimizer state memory accounting charged the
   // stage's nodes (--optimizer) is resident all iteration: it adds to every
@@ -89,8 +158,25 @@ Expected<StagedSchedulePrice> onnxp::scheduleChainPlan(const Chain &C, const Pla
   int Max = 0;
   for (int D : BlockPlan.device) Max = std::max(Max, D);
   for (int D = 0; D <= Max; ++D) Names.push_back(P.deviceName(D));
-  Expected<StagedSchedulePrice> R = priceStagedSchedule(C, BlockPlan.device, PipelineLinks::of(P), O.schedule,
-                                                        O.microbatches, Trace, Names);
+  auto PriceAs = [&](PipelineScheduleKind K) -> Expected<StagedSchedulePrice> {
+    if (!actionListKind(K))
+      return priceStagedSchedule(C, BlockPlan.device, PipelineLinks::of(P), K, O.microbatches, Trace, Names);
+    PipeProgram Program;
+    PipeTimeline Timeline;
+    Expected<StagedSchedulePrice> R =
+        priceActionSchedule(C, BlockPlan.device, PipelineLinks::of(P), K, O.microbatches, pipeOptions(O),
+                            Names, &Program, &Timeline);
+    if (R && Trace) drawPipeTimeline(Program, Timeline, *Trace, Names);
+    return R;
+  };
+  if (O.schedule == PipelineScheduleKind::Auto && Trace)
+    return makeUsageError("--schedule auto: --trace needs a named schedule");
+  // A chain plan's memory is its planner's (the chain has no liveness to
+  // re-check per schedule): every schedule is a candidate.
+  Expected<StagedSchedulePrice> R =
+      O.schedule == PipelineScheduleKind::Auto
+          ? autoSchedule(PriceAs, [](PipelineScheduleKind) { return Error::success(); })
+          : PriceAs(O.schedule);
   if (!R) return R.takeError().withContext("--schedule");
   return R;
 }

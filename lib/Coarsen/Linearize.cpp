@@ -11,6 +11,7 @@
 
 #include "onnx-partition/Coarsen/Contraction.h"
 
+#include "onnx-partition/Analysis/BackwardSplit.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/IR/SharedParameters.h"
@@ -269,6 +270,10 @@ Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const Co
   C.blocks.resize(L);
   const bool Training = G.isTraining();
   std::vector<double> Saved(L, 0), Outputs(L, 0);
+  // Issue 35: each backward node's W share with the blocks as pipeline
+  // positions (a block's input gradient is what crosses to the block
+  // before); a stage of several blocks has at least this W.
+  const std::vector<double> WShare = weightGradientShare(G, BlockOf);
   for (int V = 0; V < N; ++V) {
     const CostNode &Nd = G.node(V);
     ChainBlock &B = C.blocks[BlockOf[V]];
@@ -282,6 +287,7 @@ Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const Co
       else Outputs[BlockOf[V]] += Nd.outputBytes, Saved[BlockOf[V]] += Nd.savedBytes;
     } else {
       B.backwardTime += Nd.accTime;
+      B.backwardWeightTime += WShare[V] * Nd.accTime;
       B.backwardOverhead = std::max(B.backwardOverhead, Nd.workspaceBytes);
     }
   }

@@ -66,9 +66,20 @@ int onnxp::inFlightAtStage(PipelineScheduleKind Schedule, int Position, int NumS
   case PipelineScheduleKind::Gpipe: return M;
   case PipelineScheduleKind::None:
   case PipelineScheduleKind::OneFOneB:
+  case PipelineScheduleKind::Auto: // the cut of --schedule auto is made under 1F1B's memory
     // seed 000 §2 (PipeDream's 1F1B): stage s admits micro-batch m once
     // micro-batch m - (P - s) has left it.
     return std::max(1, std::min(NumStages - Position, M));
+  // Issue 35 (Partition/PipeActions.h), in whole-stage micro-batches:
+  // ZB-H1 holds p on every stage (Qi et al. ICLR'24 §2.1); ZB-V 1F1B's p
+  // (§5); V-Half (p + 2) / 2 (Qi et al. 2024, Table 1); ZB-H2 2p - 1
+  // (§2.2), also the bound used for interleaved 1F1B (whose count depends
+  // on v: (2(p - s - 1) + (v - 1) p + 1) / v chunks, at most 2p - 1).
+  case PipelineScheduleKind::ZbH1:
+  case PipelineScheduleKind::ZbV: return std::max(1, std::min(NumStages, M));
+  case PipelineScheduleKind::VHalf: return std::max(1, std::min((NumStages + 2) / 2, M));
+  case PipelineScheduleKind::ZbH2:
+  case PipelineScheduleKind::Interleaved1F1B: return std::max(1, std::min(2 * NumStages - 1, M));
   }
   return M;
 }

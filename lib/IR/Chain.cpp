@@ -67,6 +67,11 @@ Error Chain::validate() const {
   for (const ChainBlock &B : blocks) {
     ONNXP_RETURN_IF_ERROR(Time(B.forwardTime, B.name, "forward time"));
     ONNXP_RETURN_IF_ERROR(Time(B.backwardTime, B.name, "backward time"));
+    ONNXP_RETURN_IF_ERROR(Time(B.backwardWeightTime, B.name, "backward weight time"));
+    if (B.backwardWeightTime > B.backwardTime * (1 + 1e-9))
+      return makeError(Where, ": block '", B.name, "': backward weight time ",
+                       formatNumber(B.backwardWeightTime), " ms is more than its backward time ",
+                       formatNumber(B.backwardTime), " ms");
     ONNXP_RETURN_IF_ERROR(Bytes(B.outputBytes, B.name, "output bytes"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.storedBytes, B.name, "stored bytes"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.weightBytes, B.name, "weight bytes"));

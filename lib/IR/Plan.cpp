@@ -24,6 +24,12 @@ const std::pair<Objective, const char *> ObjectiveNames[] = {
 const std::pair<PipelineScheduleKind, const char *> PipelineScheduleNames[] = {
     {PipelineScheduleKind::Gpipe, "gpipe"},
     {PipelineScheduleKind::OneFOneB, "1f1b"},
+    {PipelineScheduleKind::Interleaved1F1B, "interleaved-1f1b"},
+    {PipelineScheduleKind::ZbH1, "zb-h1"},
+    {PipelineScheduleKind::ZbH2, "zb-h2"},
+    {PipelineScheduleKind::ZbV, "zb-v"},
+    {PipelineScheduleKind::VHalf, "v-half"},
+    {PipelineScheduleKind::Auto, "auto"},
 };
 const std::pair<MemoryModel, const char *> MemoryModelNames[] = {{MemoryModel::Sum, "sum"},
                                                                  {MemoryModel::Peak, "peak"},

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -27,6 +28,29 @@ Expected<double> number(const ordered_json &Obj, const char *Key, const std::str
   }
   if (!It->is_number()) return makeError(Where, ": \"", Key, "\" must be a number");
   return It->get<double>();
+}
+
+/// Issue 35: optional "backwardInputTime" (B) and "backwardWeightTime" (W)
+/// split "backwardTime"; absent, the whole backward is B. Given both, they
+/// must add up to backwardTime; given one, the other is the rest.
+Error readBackwardSplit(const ordered_json &B, const std::string &Where, ChainBlock &Blk) {
+  const bool HasI = B.contains("backwardInputTime"), HasW = B.contains("backwardWeightTime");
+  if (!HasI && !HasW) return Error::success();
+  Expected<double> I = number(B, "backwardInputTime", Where, false, 0);
+  if (!I) return I.takeError();
+  Expected<double> W = number(B, "backwardWeightTime", Where, false, 0);
+  if (!W) return W.takeError();
+  for (double V : {*I, *W})
+    if (!(V >= 0) || !std::isfinite(V))
+      return makeError(Where, ": \"backwardInputTime\" and \"backwardWeightTime\" must be finite and >= 0");
+  const double Total = Blk.backwardTime;
+  if (HasI && HasW && std::fabs(*I + *W - Total) > 1e-9 * std::max(1.0, Total))
+    return makeError(Where, ": \"backwardInputTime\" + \"backwardWeightTime\" (", *I + *W,
+                     ") must equal \"backwardTime\" (", Total, ")");
+  if (!HasW && *I > Total * (1 + 1e-9))
+    return makeError(Where, ": \"backwardInputTime\" (", *I, ") is more than \"backwardTime\" (", Total, ")");
+  Blk.backwardWeightTime = HasW ? *W : std::max(0.0, Total - *I);
+  return Error::success();
 }
 
 } // namespace
@@ -94,6 +118,7 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
     if (std::isnan(Blk.storedBytes) && !B.contains("storedBytes")) Blk.storedBytes = Blk.outputBytes;
     if (std::isnan(Blk.forwardOverhead) && !B.contains("forwardOverhead")) Blk.forwardOverhead = 0;
     if (std::isnan(Blk.backwardOverhead) && !B.contains("backwardOverhead")) Blk.backwardOverhead = 0;
+    ONNXP_RETURN_IF_ERROR(readBackwardSplit(B, Where, Blk));
     if (auto N = B.find("nodes"); N != B.end()) {
       if (!N->is_array()) return makeError(Where, ": \"nodes\" must be an array of node ids");
       for (const auto &Id : *N) {
@@ -149,17 +174,25 @@ std::string onnxp::chainToJson(const Chain &C) {
                  {"backwardTime", C.totalBackwardTime()},
                  {"weightBytes", C.totalWeightBytes()}};
   ordered_json Blocks = ordered_json::array();
-  for (const ChainBlock &B : C.blocks)
-    Blocks.push_back({{"name", B.name},
-                      {"forwardTime", B.forwardTime},
-                      {"backwardTime", B.backwardTime},
-                      {"outputBytes", B.outputBytes},
-                      {"storedBytes", B.storedBytes},
-                      {"weightBytes", B.weightBytes},
-                      {"forwardOverhead", B.forwardOverhead},
-                      {"backwardOverhead", B.backwardOverhead},
-                      {"nodes", B.nodes},
-                      {"sources", B.sources}});
+  for (const ChainBlock &B : C.blocks) {
+    ordered_json Blk = {{"name", B.name},
+                        {"forwardTime", B.forwardTime},
+                        {"backwardTime", B.backwardTime},
+                        {"outputBytes", B.outputBytes},
+                        {"storedBytes", B.storedBytes},
+                        {"weightBytes", B.weightBytes},
+                        {"forwardOverhead", B.forwardOverhead},
+                        {"backwardOverhead", B.backwardOverhead},
+                        {"nodes", B.nodes},
+                        {"sources", B.sources}};
+    // Issue 35: the B/W split only where the source made one, so chains
+    // without it are written as before.
+    if (B.backwardWeightTime > 0) {
+      Blk["backwardInputTime"] = B.backwardTime - B.backwardWeightTime;
+      Blk["backwardWeightTime"] = B.backwardWeightTime;
+    }
+    Blocks.push_back(std::move(Blk));
+  }
   J["blocks"] = std::move(Blocks);
   if (!C.edges.empty()) {
     ordered_json Edges = ordered_json::array();

@@ -359,7 +359,8 @@ struct Nested {
 /// global batch (docs/cost-model.md, "Without --global-batch") of
 /// --schedule's or --microbatches' M when given, else
 /// kImpliedMicrobatchesPerAccelerator per accelerator, each micro-batch one
-/// run of the graph as bound. Not when the user named an objective, nor on
+/// run of the graph as bound. Not when the user named an objective or a
+/// schedule the iteration simulator does not run, nor on
 /// platforms of mixed accelerators (the simulator's bound is per kind), nor
 /// on graphs without parameter bytes (seed 004's JSON workloads, whose
 /// objective is the max-load their tables report).
@@ -368,6 +369,11 @@ bool impliedGlobalBatch(const PartitionerInfo &Info, const CostGraph &G, const P
                         PartitionOptions &O) {
   if (std::string(Info.name) != "auto" || O.objective || O.globalMicrobatches > 0 || P.accelerators < 2 ||
       P.mixed() || !hasParameterBytes(G))
+    return false;
+  // The iteration simulator runs gpipe and 1f1b; a zero-bubble, interleaved
+  // or auto --schedule (issue 35) prices max-load's cut under that schedule.
+  if (O.pipelineSchedule != PipelineScheduleKind::None && O.pipelineSchedule != PipelineScheduleKind::Gpipe &&
+      O.pipelineSchedule != PipelineScheduleKind::OneFOneB)
     return false;
   O.globalMicrobatches = O.iterationMicrobatches > 1 ? O.iterationMicrobatches
                                                      : kImpliedMicrobatchesPerAccelerator * P.accelerators;

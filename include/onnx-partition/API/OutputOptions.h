@@ -28,6 +28,7 @@ struct OutputOptions {
   int sweepPoints = 6;                  ///< --sweep-points
   PipelineScheduleKind schedule = PipelineScheduleKind::None; ///< --schedule (API/ScheduleOutput.h)
   int microbatches = 0;           ///< --microbatches M for --schedule (0: not given; 8)
+  int virtualStages = 2;          ///< --virtual-stages v of --schedule interleaved-1f1b
   bool timings = false;           ///< --timings: solve times in the report
   std::string emitStages;         ///< --emit-stages DIR
   std::string emitRecomputeCheck; ///< --emit-recompute-check FILE

@@ -43,6 +43,12 @@ struct ChainBlock {
   double weightBytes = 0;      ///< W_l: parameter bytes of the block
   double forwardOverhead = 0;  ///< transient bytes while F_l runs (workspace)
   double backwardOverhead = 0; ///< transient bytes while B_l runs
+  /// Of backwardTime, the work that only feeds the block's parameter
+  /// gradients (issue 35: W of the zero-bubble schedules, Analysis/
+  /// BackwardSplit.h); the rest, backwardTime - backwardWeightTime, is B
+  /// (the gradient of the block's input). 0 when the source cannot tell:
+  /// the whole backward is then B.
+  double backwardWeightTime = 0;
   /// Cost-graph node ids merged into this block (forward, backward and
   /// optimizer nodes alike); empty for chains read from profiles or JSON.
   std::vector<int> nodes;

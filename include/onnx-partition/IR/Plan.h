@@ -54,6 +54,15 @@ enum class PipelineScheduleKind {
   None,     ///< none named
   Gpipe,    ///< "gpipe": every forward, then every backward, then a flush (seed 000 §2)
   OneFOneB, ///< "1f1b": PipeDream's one-forward-one-backward (seed 000 §2)
+  // Issue 35 (Partition/PipeActions.h): interleaved 1F1B (Narayanan et al.
+  // SC'21 §2.2), the zero-bubble schedules (Qi et al. ICLR'24 §2, §5) and
+  // V-Half (Qi et al. 2024, controllable memory).
+  Interleaved1F1B, ///< "interleaved-1f1b": v chunks per device (--virtual-stages)
+  ZbH1,            ///< "zb-h1": 1F1B with W deferred, 1F1B's memory
+  ZbH2,            ///< "zb-h2": more warm-up forwards, 2p - 1 micro-batches
+  ZbV,             ///< "zb-v": two chunks per device in a V, 1F1B's memory
+  VHalf,           ///< "v-half": the V at half of 1F1B's activation memory
+  Auto,            ///< "auto": the best schedule and cut under the memory limit
 };
 /// "gpipe", "1f1b" as typed and reported; "" for None.
 const char *pipelineScheduleName(PipelineScheduleKind K);

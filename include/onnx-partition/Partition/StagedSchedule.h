@@ -36,7 +36,34 @@ struct StagedSchedulePrice {
   double peakMemory = 0;    ///< bytes, max over GPUs
   std::vector<std::string> gpuNames;
   std::vector<PipelineGpuMemory> gpus;
+  /// Issue 35, schedules priced from action lists (PipeActions.h): the
+  /// paper's per-device bubble (-1: not such a schedule), the largest saved
+  /// activations of a device, the pipeline communication and notes.
+  double bubbleMs = -1;
+  double peakActivation = 0;
+  double commBytes = 0;
+  int virtualStages = 0;
+  std::vector<std::string> notes;
 };
+
+struct PipeScheduleOptions;
+struct PipeTimeline;
+struct PipeProgram;
+
+/// Issue 35: Schedule priced from its action lists (PipeActions.h) on the
+/// contiguous allocation Gpu of C: each GPU's run of blocks is one stage
+/// (F, its backward split into I = backwardTime - backwardWeightTime and W,
+/// the blocks' stored bytes saved per micro-batch). interleaved-1f1b, zb-v
+/// and v-half cut every stage into its chunks of equal parts in model
+/// order and deal the chunks to the GPUs round-robin or in a V, as those
+/// schedules require. Program and Timeline, when set, receive the lists and
+/// their replay.
+Expected<StagedSchedulePrice> priceActionSchedule(const Chain &C, const std::vector<int> &Gpu,
+                                                  const PipelineLinks &Links, PipelineScheduleKind Schedule,
+                                                  int Microbatches, const PipeScheduleOptions &O,
+                                                  std::vector<std::string> GpuNames = {},
+                                                  PipeProgram *Program = nullptr,
+                                                  PipeTimeline *Timeline = nullptr);
 
 /// Prices GpuOfBlock (contiguous: each GPU one run of blocks) on C with
 /// Links (a bandwidth: seed 000's uniform links; PipelineLinks::of: the

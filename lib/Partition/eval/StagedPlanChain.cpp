@@ -1,6 +1,7 @@
 //===- Partition/eval/StagedPlanChain.cpp - A staged plan's stages as a chain ===//
 #include "onnx-partition/Partition/StagedPlanChain.h"
 
+#include "onnx-partition/Analysis/BackwardSplit.h"
 #include "onnx-partition/Cost/PipelineInFlight.h"
 
 #include <algorithm>
@@ -41,11 +42,15 @@ Expected<Chain> onnxp::stagesAsChain(const CostGraph &G, const Platform &P, cons
   C.name = "stages of " + Pl.algorithm;
   if (DeviceOfStage) DeviceOfStage->clear();
   C.blocks.resize(Ids.size());
+  // Issue 35: the backward split into B (to the stage's input gradients)
+  // and W (only to its parameter gradients) with the stages as positions.
+  const std::vector<double> WShare = weightGradientShare(G, Pos);
   for (size_t V = 0; V < G.numNodes(); ++V) {
     const CostNode &N = G.node(V);
     ChainBlock &B = C.blocks[Pos[V]];
     double T = P.nodeTimeMs(N, Pl.device[V]);
     (N.isBackward() ? B.backwardTime : B.forwardTime) += T;
+    B.backwardWeightTime += WShare[V] * T;
     B.weightBytes += N.paramBytes;
     B.nodes.push_back((int)V);
   }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/StagedSchedule.h"
 #include "onnx-partition/Partition/GpipeSimulator.h"
+#include "onnx-partition/Partition/PipeActions.h"
 #include "onnx-partition/Partition/PipelineSchedule.h"
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,18 @@ Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const s
                                 J + 1, " and ", I + 1,
                                 " but not all between (pipeline-ilp plans carry "
                                 "their own 1F1B pattern: see --trace)");
+  if (Schedule != PipelineScheduleKind::Gpipe && Schedule != PipelineScheduleKind::OneFOneB) {
+    // Issue 35: the action-list schedules (default options; --virtual-stages
+    // reaches them through API/ScheduleOutput).
+    PipeProgram Program;
+    PipeTimeline Timeline;
+    std::vector<std::string> Names = GpuNames;
+    Expected<StagedSchedulePrice> R =
+        priceActionSchedule(C, Gpu, Links, Schedule, Microbatches, PipeScheduleOptions{}, std::move(GpuNames),
+                            &Program, &Timeline);
+    if (R && Trace) drawPipeTimeline(Program, Timeline, *Trace, Names);
+    return R;
+  }
   PipelineTasks Tasks(C, Links);
   StagedSchedulePrice S;
   S.schedule = Schedule;
@@ -88,7 +101,13 @@ std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
      << " micro-batches: iteration " << S.iterationTime << " ms (" << S.iterationTime / S.microbatches
      << " ms per micro-batch";
   if (S.period > 0) OS << ", period " << S.period << " ms";
-  OS << "), peak memory " << human(S.peakMemory) << "\n";
+  if (S.bubbleMs >= 0)
+    OS << ", bubble " << S.bubbleMs << " ms, " << S.virtualStages
+       << " virtual stages, pipeline communication " << human(S.commBytes);
+  OS << "), peak memory " << human(S.peakMemory);
+  if (S.bubbleMs >= 0) OS << ", peak saved activations " << human(S.peakActivation);
+  OS << "\n";
+  for (const std::string &N : S.notes) OS << "  note: " << N << "\n";
   for (size_t G = 0; G < S.gpus.size(); ++G) {
     const PipelineGpuMemory &M = S.gpus[G];
     if (M.blocks == 0) continue;
@@ -115,6 +134,12 @@ std::string onnxp::stagedScheduleJson(const StagedSchedulePrice &S) {
   J["iteration_ms"] = S.iterationTime;
   J["per_microbatch_ms"] = S.iterationTime / S.microbatches;
   if (S.period > 0) J["period_ms"] = S.period;
+  if (S.bubbleMs >= 0) {
+    J["bubble_ms"] = S.bubbleMs;
+    J["virtual_stages"] = S.virtualStages;
+    J["pipeline_communication_bytes"] = S.commBytes;
+    J["peak_activation_bytes"] = S.peakActivation;
+  }
   J["peak_memory_bytes"] = S.peakMemory;
   nlohmann::json Gpus = nlohmann::json::array();
   for (size_t G = 0; G < S.gpus.size(); ++G) {

@@ -76,3 +76,33 @@ TEST(ChainJson, ErrorsNameTheFileAndTheBlock) {
           .find("must be a number"),
       std::string::npos);
 }
+
+// Issue 35: the optional B/W split of a block's backward.
+TEST(ChainJson, BackwardInputAndWeightTimes) {
+  auto Parse = [](const std::string &Extra) {
+    return parseChainJson(
+        R"({"blocks": [{"forwardTime": 1, "backwardTime": 2, "outputBytes": 3, "weightBytes": 4)" + Extra +
+            "}]}",
+        "f.json");
+  };
+  Expected<Chain> None = Parse("");
+  ASSERT_EXPECTED(None);
+  EXPECT_EQ(None->blocks[0].backwardWeightTime, 0); // the whole backward is B
+  Expected<Chain> Both = Parse(R"(, "backwardInputTime": 1.25, "backwardWeightTime": 0.75)");
+  ASSERT_EXPECTED(Both);
+  EXPECT_EQ(Both->blocks[0].backwardWeightTime, 0.75);
+  Expected<Chain> OnlyI = Parse(R"(, "backwardInputTime": 0.5)");
+  ASSERT_EXPECTED(OnlyI);
+  EXPECT_EQ(OnlyI->blocks[0].backwardWeightTime, 1.5);
+  Expected<Chain> Sum = Parse(R"(, "backwardInputTime": 1, "backwardWeightTime": 0.5)");
+  ASSERT_FALSE(bool(Sum));
+  EXPECT_NE(Sum.takeError().message().find("must equal \"backwardTime\""), std::string::npos);
+  Expected<Chain> TooMuch = Parse(R"(, "backwardWeightTime": 3)");
+  ASSERT_FALSE(bool(TooMuch));
+  EXPECT_NE(TooMuch.takeError().message().find("more than its backward time"), std::string::npos);
+  // Written back only when there is a split, and read back the same.
+  Expected<Chain> Again = parseChainJson(chainToJson(*Both), "again");
+  ASSERT_EXPECTED(Again);
+  EXPECT_EQ(Again->blocks[0].backwardWeightTime, 0.75);
+  EXPECT_EQ(chainToJson(*None).find("backwardWeightTime"), std::string::npos);
+}
