@@ -241,6 +241,15 @@ struct LayoutSearch {
   int Priced = 0;
   std::string LastFailure;
 
+  /// The note's common part: "pipeline-dp: LAYOUT on U of N accelerators,
+  /// M micro-batches of b sample(s) per iteration (SCHEDULE); ".
+  std::string layoutNote(const std::string &Layout, int Used) const {
+    return "pipeline-dp: " + Layout + " on " + std::to_string(Used) + " of " +
+           std::to_string(P.accelerators) + " accelerators, " + std::to_string(O.globalMicrobatches) +
+           " micro-batches of " + std::to_string(O.microbatchSamples) + " sample(s) per iteration (" +
+           pipelineScheduleName(Req.schedule) + "); ";
+  }
+
   /// The best of the packed and node-aligned placements of the best cut
   /// into at most Stages stages with D replicas each; nullopt when none
   /// fits (Candidates, when set, gets every layout tried).
@@ -272,14 +281,10 @@ struct LayoutSearch {
       Cand.status.clear();
       if (Candidates) Candidates->push_back(Cand);
       if (!Best || Pl.objective < Best->objective * (1 - 1e-12)) {
-        Pl.notes = {"pipeline-dp: " + std::to_string(Cand.stages) + " stage(s) x " + std::to_string(D) +
-                    " replica(s) on " + std::to_string(Cand.stages * D) + " of " +
-                    std::to_string(P.accelerators) + " accelerators, " +
-                    std::to_string(O.globalMicrobatches) + " micro-batches of " +
-                    std::to_string(O.microbatchSamples) + " sample(s) per iteration (" +
-                    pipelineScheduleName(Req.schedule) +
-                    "); the best of the layouts the iteration simulator "
-                    "priced"};
+        Pl.notes = {
+            layoutNote(std::to_string(Cand.stages) + " stage(s) x " + std::to_string(D) + " replica(s)",
+                       Cand.stages * D) +
+            "the best of the layouts the iteration simulator priced"};
         Best = std::move(Pl);
       }
     }
@@ -312,12 +317,8 @@ struct LayoutSearch {
       std::string Reps;
       for (int D : L->replicas) Reps += (Reps.empty() ? "" : ",") + std::to_string(D);
       const int Used = std::accumulate(L->replicas.begin(), L->replicas.end(), 0);
-      Pl.notes = {"pipeline-dp: " + std::to_string(Cand.stages) + " stage(s) x [" + Reps + "] replicas on " +
-                  std::to_string(Used) + " of " + std::to_string(P.accelerators) + " accelerators, " +
-                  std::to_string(O.globalMicrobatches) + " micro-batches of " +
-                  std::to_string(O.microbatchSamples) + " sample(s) per iteration (" +
-                  pipelineScheduleName(Req.schedule) +
-                  "); each stage's replicas chosen by the per-stage search (seed 004 App. C.2), the best "
+      Pl.notes = {layoutNote(std::to_string(Cand.stages) + " stage(s) x [" + Reps + "] replicas", Used) +
+                  "each stage's replicas chosen by the per-stage search (seed 004 App. C.2), the best "
                   "of the layouts the iteration simulator priced"};
       Best = std::move(Pl);
     }
