@@ -39,6 +39,44 @@ std::optional<std::vector<int64_t>> staticShapeValue(const OnnxModel &M, const o
   return V;
 }
 
+/// The name of folded tensor T's copy on device D: T + the tag + D's name,
+/// made unique with "_2", "_3"... when the model already has a tensor of
+/// that name (issue 39, item 5: a tensor 'C/folded_copy_acc1' in the model
+/// became a second producer of the copy's name, "the graph has a cycle").
+class CopyNamer {
+public:
+  CopyNamer(const onnx::GraphProto &G, const std::vector<std::string> &DeviceNames)
+      : DeviceNames(DeviceNames) {
+    for (const auto &VI : G.input()) take(VI.name());
+    for (const auto &VI : G.output()) take(VI.name());
+    for (const auto &VI : G.value_info()) take(VI.name());
+    for (const auto &T : G.initializer()) take(T.name());
+    for (const auto &Node : G.node())
+      for (const std::string &O : Node.output()) take(O);
+  }
+
+  std::string operator()(const std::string &T, int D) {
+    auto [It, New] = Names.try_emplace({T, D});
+    if (New) {
+      const std::string Base = T + kFoldedCopyTag + DeviceNames[D];
+      std::string Name = Base;
+      for (int K = 2; Taken.count(Name); ++K) Name = Base + "_" + std::to_string(K);
+      Taken.insert(Name);
+      It->second = Name;
+    }
+    return It->second;
+  }
+
+private:
+  void take(const std::string &Name) {
+    if (!Name.empty()) Taken.insert(Name);
+  }
+
+  const std::vector<std::string> &DeviceNames;
+  std::unordered_set<std::string> Taken;
+  std::map<std::pair<std::string, int>, std::string> Names;
+};
+
 } // namespace
 
 Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPlacement &P,
@@ -96,32 +134,7 @@ Expected<FoldedCopies> onnxp::copyFoldedNodes(const OnnxModel &M, const ModelPla
     if (Live >= 0) Home[I] = Live;
     else Home[I] = Need[I].empty() ? Fallback : *Need[I].begin();
   }
-  // The name of folded tensor T's copy on device D: T + the tag + D's name,
-  // made unique with "_2", "_3"... when the model already has a tensor of
-  // that name (issue 39, item 5: a tensor 'C/folded_copy_acc1' in the model
-  // became a second producer of the copy's name, "the graph has a cycle").
-  std::unordered_set<std::string> Taken;
-  auto Take = [&](const std::string &Name) {
-    if (!Name.empty()) Taken.insert(Name);
-  };
-  for (const auto &VI : OG.input()) Take(VI.name());
-  for (const auto &VI : OG.output()) Take(VI.name());
-  for (const auto &VI : OG.value_info()) Take(VI.name());
-  for (const auto &T : OG.initializer()) Take(T.name());
-  for (const auto &Node : OG.node())
-    for (const std::string &O : Node.output()) Take(O);
-  std::map<std::pair<std::string, int>, std::string> CopyNames;
-  auto CopyName = [&](const std::string &T, int D) -> std::string {
-    auto [It, New] = CopyNames.try_emplace({T, D});
-    if (New) {
-      const std::string Base = T + kFoldedCopyTag + P.deviceNames[D];
-      std::string Name = Base;
-      for (int K = 2; Taken.count(Name); ++K) Name = Base + "_" + std::to_string(K);
-      Taken.insert(Name);
-      It->second = Name;
-    }
-    return It->second;
-  };
+  CopyNamer CopyName(OG, P.deviceNames);
   // The name of folded tensor T as read on device D.
   auto Version = [&](int F, const std::string &T, int D) { return D == Home[F] ? T : CopyName(T, D); };
   auto Rewire = [&](onnx::NodeProto &Node, int D) {
