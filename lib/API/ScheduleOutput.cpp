@@ -52,11 +52,6 @@ Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx, ChromeTr
   return R;
 }
 
-bool actionListKind(PipelineScheduleKind K) {
-  return K != PipelineScheduleKind::Gpipe && K != PipelineScheduleKind::OneFOneB &&
-         K != PipelineScheduleKind::None;
-}
-
 PipeScheduleOptions pipeOptions(const OutputOptions &O) {
   PipeScheduleOptions P;
   P.virtualStages = O.virtualStages;
@@ -100,7 +95,7 @@ Expected<StagedSchedulePrice> autoSchedule(PriceFn Price, FitsFn Fits) {
 Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                        ChromeTrace *Trace) {
   if (isIterationObjective(Ctx.plan->objectiveKind)) {
-    if (actionListKind(O.schedule))
+    if (isActionListSchedule(O.schedule))
       return makeUsageError("--schedule ", pipelineScheduleName(O.schedule),
                             ": the iteration objectives (--global-batch) simulate gpipe and 1f1b only");
     return iterationSchedule(Ctx, Trace);
@@ -118,7 +113,8 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   // two stages is the platform's between their devices (issue 21).
   const PipelineLinks Links = PipelineLinks::of(Ctx.platform, Devices);
   auto PriceAs = [&](PipelineScheduleKind K) -> Expected<StagedSchedulePrice> {
-    if (!actionListKind(K)) return priceStagedSchedule(*Stages, Gpu, Links, K, O.microbatches, Trace, Names);
+    if (!isActionListSchedule(K))
+      return priceStagedSchedule(*Stages, Gpu, Links, K, O.microbatches, Trace, Names);
     PipeProgram Program;
     PipeTimeline Timeline;
     Expected<StagedSchedulePrice> R = priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches,
@@ -159,7 +155,7 @@ Expected<StagedSchedulePrice> onnxp::scheduleChainPlan(const Chain &C, const Pla
   for (int D : BlockPlan.device) Max = std::max(Max, D);
   for (int D = 0; D <= Max; ++D) Names.push_back(P.deviceName(D));
   auto PriceAs = [&](PipelineScheduleKind K) -> Expected<StagedSchedulePrice> {
-    if (!actionListKind(K))
+    if (!isActionListSchedule(K))
       return priceStagedSchedule(C, BlockPlan.device, PipelineLinks::of(P), K, O.microbatches, Trace, Names);
     PipeProgram Program;
     PipeTimeline Timeline;

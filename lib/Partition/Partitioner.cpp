@@ -9,6 +9,7 @@
 
 #include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/Cost/PipelineInFlight.h"
+#include "onnx-partition/Partition/PipeActions.h"
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
@@ -372,9 +373,7 @@ bool impliedGlobalBatch(const PartitionerInfo &Info, const CostGraph &G, const P
     return false;
   // The iteration simulator runs gpipe and 1f1b; a zero-bubble, interleaved
   // or auto --schedule (issue 35) prices max-load's cut under that schedule.
-  if (O.pipelineSchedule != PipelineScheduleKind::None && O.pipelineSchedule != PipelineScheduleKind::Gpipe &&
-      O.pipelineSchedule != PipelineScheduleKind::OneFOneB)
-    return false;
+  if (isActionListSchedule(O.pipelineSchedule)) return false;
   O.globalMicrobatches = O.iterationMicrobatches > 1 ? O.iterationMicrobatches
                                                      : kImpliedMicrobatchesPerAccelerator * P.accelerators;
   O.microbatchSamples = 1;

@@ -87,6 +87,11 @@ struct PipeScheduleOptions {
   std::vector<double> activationLimit;
 };
 
+/// Whether K is priced as action lists here: interleaved-1f1b, the
+/// zero-bubble kinds, v-half and auto. gpipe and 1f1b (and None) are not:
+/// the pattern simulators and the iteration simulator, which runs no other
+/// kind, price them.
+bool isActionListSchedule(PipelineScheduleKind K);
 /// How many virtual stages the schedule runs on D devices: D, v * D for
 /// interleaved-1f1b, 2 * D for zb-v and v-half.
 int pipeVirtualStages(PipelineScheduleKind K, int Devices, const PipeScheduleOptions &O);

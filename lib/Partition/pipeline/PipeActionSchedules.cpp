@@ -14,6 +14,11 @@
 
 using namespace onnxp;
 
+bool onnxp::isActionListSchedule(PipelineScheduleKind K) {
+  return K != PipelineScheduleKind::None && K != PipelineScheduleKind::Gpipe &&
+         K != PipelineScheduleKind::OneFOneB;
+}
+
 int onnxp::pipeVirtualStages(PipelineScheduleKind K, int Devices, const PipeScheduleOptions &O) {
   switch (K) {
   case PipelineScheduleKind::Interleaved1F1B: return O.virtualStages * Devices;

@@ -39,7 +39,7 @@ Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const s
                                 J + 1, " and ", I + 1,
                                 " but not all between (pipeline-ilp plans carry "
                                 "their own 1F1B pattern: see --trace)");
-  if (Schedule != PipelineScheduleKind::Gpipe && Schedule != PipelineScheduleKind::OneFOneB) {
+  if (isActionListSchedule(Schedule)) {
     // Issue 35: the action-list schedules (default options; --virtual-stages
     // reaches them through API/ScheduleOutput).
     PipeProgram Program;
