@@ -54,6 +54,14 @@ Expected<RematPlan> planOffloadRemat(const Chain &C, const RematOptions &Options
 /// Rotor's persistent rematerialization DP (RR-9302), offloading off.
 Expected<RematPlan> planRotor(const Chain &C, const RematOptions &Options);
 
+/// planRotor whose table also covers up to ExtraBytes more memory, in
+/// slots of the same size: (*More)[e] is rotor's value with e more slots
+/// (issue 38: offload-activations' link test). More is left empty when those
+/// slots exceed the budget again or the table's size limit. The plan is
+/// planRotor's (values at the budget do not depend on the table's extent).
+Expected<RematPlan> planRotorWithMore(const Chain &C, const RematOptions &Options, double ExtraBytes,
+                                      std::vector<double> *More);
+
 /// The no-memory-limit makespan: every forward once, every backward once.
 double rematLowerBoundMs(const Chain &C, const RematOptions &Options);
 

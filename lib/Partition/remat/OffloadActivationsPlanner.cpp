@@ -32,6 +32,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 using namespace onnxp;
 
@@ -178,17 +181,64 @@ static bool checkSlotsAsked(const PartitionOptions &O) {
   return !V.empty() && V != "0";
 }
 
-/// Issue 38, item 3: rotor's schedule for B, with Note added.
-static Expected<Plan> rotorPlan(const Chain &C, const Budget &B, const std::string &Note, double RotorMs) {
+/// Issue 38, item 3: rotor's schedule for B, with Note added (Done: rotor's
+/// plan for B when already computed).
+static Expected<Plan> rotorPlan(const Chain &C, const Budget &B, const std::string &Note, double RotorMs,
+                                const RematPlan *Done = nullptr) {
   Budget Rotor = B;
   Rotor.remat.offload = false;
   Rotor.remat.deadline.reset();
   Rotor.remat.upperBoundMs = std::numeric_limits<double>::infinity();
-  Expected<Plan> Pl = toPlan(C, planRotor(C, Rotor.remat), Rotor);
+  Expected<Plan> Pl = toPlan(C, Done ? Expected<RematPlan>(*Done) : planRotor(C, Rotor.remat), Rotor);
   if (!Pl) return Pl.takeError();
   Pl->notes.push_back(Note);
   Pl->stats["rotor_bound_ms"] = RotorMs;
   return Pl;
+}
+
+/// Issue 38, item 3: the link test. In a schedule of T ms the link has
+/// moved at most beta t to the host by time t and must bring back whatever
+/// is still there in the T - t left, so at no instant is more than
+/// beta T / 2 off the accelerator (seed 001's fluid model, Lemma 1). Drop
+/// the transfers and idles from a schedule faster than rotor's (T < T_rotor)
+/// and keep its tensors: a schedule without offloading, whose peak (whole
+/// slots) is at most M + floor(beta T_rotor / 2) slots and whose time is its
+/// compute time, at most T. So when rotor with those slots is no faster
+/// than rotor at M, no offloading schedule beats rotor, and rotor's schedule
+/// is the answer. Returns no plan when the test does not settle it (then
+/// seed 001's DP runs, bounded the same way in its own terms). Only asked
+/// without transient overheads: with them rotor's table checks F_all
+/// against another gradient than seed 001's terms (RematExhaustiveTest), so
+/// rotor's optimum is not seed 001's without offloading.
+static Expected<std::optional<Plan>> linkCannotHelp(const Chain &C, const Budget &B, const RematPlan &Rotor,
+                                                    std::vector<double> More, const PartitionOptions &O) {
+  const double RotorMs = Rotor.makespanMs;
+  const double Beta = B.remat.bandwidthBytesPerSec;
+  const double OffBytes = Beta * RotorMs / 1000 / 2;
+  const size_t Extra = size_t(std::floor(OffBytes / Rotor.slotBytes + 1e-9));
+  if (Extra > size_t(Rotor.budgetSlots)) return std::optional<Plan>(); // planRotor probes no further
+  if (Extra >= More.size()) {
+    // Rotor above twice the lower bound: a second table, just as large.
+    RematOptions Probe = B.remat;
+    Probe.offload = false;
+    Probe.deadline.reset();
+    Expected<RematPlan> R = planRotorWithMore(C, Probe, OffBytes, &More);
+    if (!R) return R.takeError();
+  }
+  if (Extra >= More.size() || !(More[Extra] >= RotorMs * (1 - 1e-12))) return std::optional<Plan>();
+  Expected<Plan> Pl = rotorPlan(
+      C, B,
+      "offload-activations: at " + humanBytes(Beta) + "/s the host link holds at most " +
+          humanBytes(OffBytes) + " off the accelerator at any time of a schedule faster than rotor's " +
+          formatNumber(RotorMs) + " ms (half of it out, half back), and rotor with " + std::to_string(Extra) +
+          " more slots of " + humanBytes(Rotor.slotBytes) +
+          " is no faster, so offloading cannot improve on rotor: rotor's schedule; "
+          "seed 001's DP did not run",
+      RotorMs, &Rotor);
+  if (!Pl) return Pl.takeError();
+  Pl->stats["link_test_extra_slots"] = double(Extra);
+  if (O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
+  return std::optional<Plan>(std::move(*Pl));
 }
 
 Expected<Plan> planActivations(const Chain &C, const Platform &P, const PartitionOptions &O, bool Offload) {
@@ -206,18 +256,26 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
     RematOptions Rotor = B->remat;
     Rotor.offload = false;
     Rotor.deadline.reset();
-    Expected<RematPlan> RR = planRotor(C, Rotor);
+    // The link test below needs rotor's value with more memory; the table
+    // covers up to a link's worth of twice the lower bound (the usual case)
+    // in the same pass.
+    const double Beta = B->remat.bandwidthBytesPerSec;
+    const double LowerMs = rematLowerBoundMs(C, B->remat);
+    std::vector<double> More;
+    const bool FiniteLink = std::isfinite(Beta);
+    Expected<RematPlan> RR =
+        planRotorWithMore(C, Rotor, FiniteLink ? Beta * LowerMs / 1000 : 0, FiniteLink ? &More : nullptr);
     if (!RR) return RR.takeError();
     if (RR->feasible) {
       RotorMs = RR->makespanMs;
       // A trial of whatWouldFit's search only asks whether a plan exists.
       if (inMemoryFitSearch())
-        return rotorPlan(C, *B, "offload-activations: rotor's schedule (feasibility trial)", RotorMs);
+        return rotorPlan(C, *B, "offload-activations: rotor's schedule (feasibility trial)", RotorMs, &*RR);
       // At the lower bound rotor may still recompute layers that cost
       // nothing (a Relu ORT fuses into its Gemm): then the DP runs, bounded
       // by rotor's value with ties allowed, so it can find the schedule of
       // the same time that recomputes nothing.
-      const bool AtBound = RotorMs <= rematLowerBoundMs(C, B->remat) * (1 + 1e-12);
+      const bool AtBound = RotorMs <= LowerMs * (1 + 1e-12);
       const bool Recomputes = std::any_of(RR->layers.begin(), RR->layers.end(),
                                           [](const RematLayerReport &L) { return L.recomputations > 0; });
       if (AtBound && !Recomputes) {
@@ -226,10 +284,18 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
                       "offload-activations: rotor's schedule recomputes nothing (" + formatNumber(RotorMs) +
                           " ms, every forward and backward once), so offloading cannot improve on it; "
                           "seed 001's DP did not run",
-                      RotorMs);
+                      RotorMs, &*RR);
         // Issue 20: a searching algorithm says which limit it ran under.
         if (Pl && O.deadline.isDefaultLimit()) Pl->notes.push_back(defaultTimeLimitNote(O.deadline));
         return Pl;
+      }
+      const bool NoOverheads = std::all_of(C.blocks.begin(), C.blocks.end(), [](const ChainBlock &K) {
+        return K.forwardOverhead == 0 && K.backwardOverhead == 0;
+      });
+      if (!AtBound && FiniteLink && NoOverheads) {
+        Expected<std::optional<Plan>> Pl = linkCannotHelp(C, *B, *RR, More, O);
+        if (!Pl) return Pl.takeError();
+        if (*Pl) return std::move(**Pl);
       }
       B->remat.upperBoundMs = RotorMs * (AtBound ? 1 + 1e-12 : 1 - 1e-12);
     }

@@ -44,6 +44,13 @@
 //     value is that of a schedule that is never short of memory (the replay
 //     simulator confirms it); without rounding the state would be continuous.
 //
+// Issue 38, item 3: below a cut (rotor's value) every forward state is
+// bounded by the same DP without offloading in M + floor(beta cut / 2)
+// slots (the most the link can hold off the accelerator at any time of a
+// faster schedule; OffloadDP::boundBy), and the cut goes down to
+// sub-problems; candidates are dropped before their backward sequence when
+// the bound already reaches the cut.
+//
 //===----------------------------------------------------------------------===//
 #include "FlatMemo.h"
 #include "RematChain.h"
@@ -63,11 +70,6 @@ using namespace onnxp::remat;
 namespace {
 
 constexpr double Inf = std::numeric_limits<double>::infinity();
-/// Whether sub-problems get the cut left to them. Measured on the Llama-2
-/// chain at 112 GiB (issue 38), propagating made the run slower than the
-/// unbounded DP (states computed again under looser cuts), so only the root's
-/// candidates are cut against rotor's value.
-constexpr bool kPropagateCuts = false;
 
 class OffloadDP {
 public:
@@ -75,12 +77,35 @@ public:
       : S(S), M(S.budget), L(S.L), Deadline(Deadline) {
     SuffixLB.assign(L + 3, 0);
     for (int K = L + 1; K >= 1; --K) SuffixLB[K] = SuffixLB[K + 1] + S.uF[K] + S.uB[K];
+    // Without offloading Delta is always 0: the backward states fit a dense
+    // table (the bound's DP asks for most of them; hashing was its time).
+    if (!S.offload && double(L + 2) * (L + 2) * (M + 1) <= 5e7)
+      Dense.assign(size_t(L + 2) * (L + 2) * (M + 1), BwEntry{-1, 0});
+  }
+
+  /// Issue 38, item 3: bound the search by the same DP without offloading
+  /// (NoOff: beta = 0, budget M + Relief). In a schedule of T ms the link has
+  /// moved at most beta t out by time t and must bring back what is still
+  /// out in the T - t left, so at most beta T / 2 slots are off the
+  /// accelerator at any time (Lemma 1's fluid link). Keeping every offloaded
+  /// tensor instead gives the same forwards and backwards without
+  /// offloading, in M + floor(beta T / 2) slots (sizes are whole slots), in
+  /// the compute time alone. From a forward state (i, x, A, A_F, A_B), what
+  /// was offloaded before is at least max(A_F, A_B) (both only grow by
+  /// offloaded inputs), so the rest takes at least NoOff's value for layers
+  /// i.. with A + max(A_F, A_B) kept; a backward sequence (no offloads, only
+  /// arrivals) at least NoOff's with the relief kept too. Relief is
+  /// floor(beta Cut / 2) for the root's cut; cuts then go down to
+  /// sub-problems (childCut).
+  void boundBy(OffloadDP *NoOffDP, int ReliefSlots) {
+    NoOff = NoOffDP;
+    Relief = ReliefSlots;
   }
 
   /// The optimum if it is below Cut, else infinity (issue 38: Cut is rotor's value).
   double solve(double Cut = Inf) { return forward(1, 0, 0, 0, 0, Cut); }
   void emit(std::vector<RematOp> &Ops) { emitForward(1, 0, 0, 0, 0, Ops); }
-  size_t states() const { return FwMemo.size() + BwMemo.size(); }
+  size_t states() const { return FwMemo.size() + BwMemo.size() + DenseCount; }
   /// The deadline passed during solve(): its value means nothing.
   bool stopped() const { return Stopped; }
 
@@ -208,7 +233,7 @@ private:
   double backward(int I, int J, int A, int D) {
     if (A > M || outOfTime()) return Inf;
     uint64_t Key = bwKey(I, J, A, D);
-    if (const BwEntry *Hit = BwMemo.find(Key)) return Hit->V;
+    if (const BwEntry *Hit = findBw(I, J, A, Key)) return Hit->V;
     double LB = SuffixLB[I] - SuffixLB[J + 1];
     double Best = Inf;
     int Choice = 0;
@@ -230,13 +255,13 @@ private:
         }
       }
     }
-    BwMemo.insert(Key, BwEntry{Best, Choice});
+    insertBw(I, J, A, Key, BwEntry{Best, Choice});
     return Best;
   }
 
   void emitBackward(int I, int J, int A, int D, std::vector<RematOp> &Ops) {
     backward(I, J, A, D);
-    const BwEntry En = *BwMemo.find(bwKey(I, J, A, D));
+    const BwEntry En = *findBw(I, J, A, bwKey(I, J, A, D));
     auto Idle = [&](double T) {
       if (T > 0) Ops.push_back({RematOpKind::Idle, 0, false, T});
     };
@@ -305,6 +330,7 @@ private:
     const double Head = S.uF[I] + E.EpsF + S.uB[I] + E.EpsB;
     if (Head + SuffixLB[I + 1] >= Cutoff) return E;
     nextState(E, A, AF, AB, Z, Off, moved(S.uF[I] + E.EpsF), moved(S.uB[I] + E.EpsB));
+    if (Cutoff < Inf && Head + forwardBound(I + 1, 1, E.A2, E.AF2, E.AB2, Cutoff - Head) >= Cutoff) return E;
     double Sub = forward(I + 1, 1, E.A2, E.AF2, E.AB2, childCut(Cutoff, Head));
     if (Sub == Inf) return E;
     E.V = S.uF[I] + E.EpsF + Sub + S.uB[I] + E.EpsB;
@@ -317,10 +343,27 @@ private:
     FwEval E;
     E.EpsF = Eps;
     if (S.sumF(I, J) + Eps + lowerBound(I, J) + SuffixLB[J + 1] >= Cutoff) return E;
+    if (Cutoff < Inf && NoOff) {
+      // Before the backward sequence (the costly part): the child's state
+      // with A_B as small as it can get (A_B' >= Z when Z is offloaded).
+      FwEval Lo;
+      nextState(Lo, A, AF, 0, Z, Off, moved(S.sumF(I, J) + Eps), 0);
+      const double Own = S.sumF(I, J) + Eps;
+      const double Back = backwardBound(I, J, A + Z);
+      // A_B and an offloaded Z come back during the layers after J and the
+      // backward sequence: together they take at least that link time.
+      const double Rest = std::max(Back + forwardBound(J + 1, 0, Lo.A2, Lo.AF2, Lo.AB2, Cutoff - Own - Back),
+                                   linkTime(AB + (Off ? Z : 0)));
+      if (Own + Rest >= Cutoff) return E;
+    }
     E.Back = backward(I, J, A + Z, AB);
     if (E.Back == Inf) return E;
     if (S.sumF(I, J) + Eps + E.Back + SuffixLB[J + 1] >= Cutoff) return E;
     nextState(E, A, AF, AB, Z, Off, moved(S.sumF(I, J) + Eps), moved(E.Back));
+    if (Cutoff < Inf) {
+      const double Head = S.sumF(I, J) + Eps + E.Back;
+      if (Head + forwardBound(J + 1, 0, E.A2, E.AF2, E.AB2, Cutoff - Head) >= Cutoff) return E;
+    }
     double Sub = forward(J + 1, 0, E.A2, E.AF2, E.AB2, childCut(Cutoff, S.sumF(I, J) + Eps + E.Back));
     if (Sub == Inf) return E;
     E.V = S.sumF(I, J) + Eps + Sub + E.Back;
@@ -338,10 +381,35 @@ private:
     return true;
   }
 
+  /// NoOff's bound on forward(I, X, A, AF, AB) when its value matters only
+  /// below Cut (0 without a bound). Two bounds on what its forwards and
+  /// backwards may hold besides A and the input: M + Relief less what was
+  /// offloaded before (the whole schedule's link), or M plus what is
+  /// offloaded during these layers, which leaves after they start and is
+  /// back before they end, in less than Cut: at most beta Cut / 2.
+  double forwardBound(int I, int X, int A, int AF, int AB, double Cut) {
+    if (!NoOff) return 0;
+    const int Own = Cut < Inf ? int(std::min<double>(Relief, std::floor(S.beta * Cut / 2 + 1e-9))) : Relief;
+    const int Kept = A + std::max({AF, AB, Relief - Own});
+    if (Kept + inputSize(I, X) > M + Relief) return Inf;
+    const double V = NoOff->forward(I, X, Kept, 0, 0);
+    if (NoOff->stopped()) Stopped = true; // its Inf says nothing
+    // The link also has A_F to move out and A_B back within these layers
+    // (two lanes; volumes only shrink by what a segment's time moves).
+    return std::max({V, linkTime(AF), linkTime(AB)});
+  }
+  /// NoOff's bound on backward(I, J, A, D): the arrivals only take memory.
+  double backwardBound(int I, int J, int A) {
+    if (!NoOff) return lowerBound(I, J);
+    const double V = NoOff->backward(I, J, A + Relief, 0);
+    if (NoOff->stopped()) Stopped = true;
+    return std::max(lowerBound(I, J), V);
+  }
+
   /// The cut handed to a sub-problem after Head ms of this candidate,
   /// loosened by a relative 1e-12 so that rounding never cuts a tie.
-  static double childCut(double Cutoff, double Head) {
-    if (!kPropagateCuts || Cutoff == Inf) return Inf;
+  double childCut(double Cutoff, double Head) const {
+    if (!NoOff || Cutoff == Inf) return Inf;
     return (Cutoff - Head) * (1 + 1e-12) + 1e-12;
   }
 
@@ -357,7 +425,7 @@ private:
       if (Hit->V < Inf || Hit->Cut >= Cut) return Hit->V;
     FwEntry Best;
     Best.Cut = Cut;
-    if (SuffixLB[I] >= Cut) {
+    if (SuffixLB[I] >= Cut || (Cut < Inf && forwardBound(I, X, A, AF, AB, Cut) >= Cut)) {
       FwMemo.insert(Key, Best);
       return Inf;
     }
@@ -378,6 +446,8 @@ private:
         KeepOk = KeepOk && Mk + Z <= M;
         OffOk = OffOk && Mk + (J == I ? Z : 0) <= M;
         Eps = std::max(Eps, lemma(Mk + Z + AF - M, S.sumF(I, J - 1)));
+        // Every later J costs at least this: F_ck^i..F^j run twice (fwCk).
+        if (SuffixLB[I] + S.sumF(I, J) + Eps >= std::min(Best.V, Cut)) break;
         for (int Off = 0; Off <= 1; ++Off) {
           if (!(Off ? OffOk : KeepOk)) continue;
           double V = fwCk(I, J, A, AF, AB, Z, Off, Eps, std::min(Best.V, Cut)).V;
@@ -448,14 +518,32 @@ private:
     double Cut = Inf; // V = Inf: no value below Cut (Inf: infeasible)
   };
 
+  /// The memo entry of backward state Key (I, J, A in the dense table).
+  const BwEntry *findBw(int I, int J, int A, uint64_t Key) const {
+    if (Dense.empty()) return BwMemo.find(Key);
+    const BwEntry &E = Dense[denseIndex(I, J, A)];
+    return E.V < 0 ? nullptr : &E;
+  }
+  void insertBw(int I, int J, int A, uint64_t Key, const BwEntry &E) {
+    if (Dense.empty()) return BwMemo.insert(Key, E);
+    BwEntry &Slot = Dense[denseIndex(I, J, A)];
+    if (Slot.V < 0) ++DenseCount;
+    Slot = E;
+  }
+  size_t denseIndex(int I, int J, int A) const { return (size_t(I) * (L + 2) + J) * (M + 1) + A; }
+
   const SlotChain &S;
   int M, L;
   std::vector<double> SuffixLB;
   FlatMemo<BwEntry> BwMemo;
+  std::vector<BwEntry> Dense; ///< backward states without offloading; V < 0: not computed
+  size_t DenseCount = 0;
   FlatMemo<FwEntry> FwMemo;
   std::optional<std::chrono::steady_clock::time_point> Deadline;
   uint64_t Visits = 0;
   bool Stopped = false;
+  OffloadDP *NoOff = nullptr; ///< the bound (boundBy), or none
+  int Relief = 0;
 };
 
 } // namespace
@@ -477,12 +565,28 @@ Expected<RematPlan> onnxp::planOffloadRemat(const Chain &C, const RematOptions &
   P.offload = S->offload;
   P.bandwidthBytesPerSec = S->offload ? Options.bandwidthBytesPerSec : 0;
   OffloadDP DP(*S, Options.deadline);
+  // Issue 38, item 3: below a finite cut (rotor's value), the same DP
+  // without offloading, with the link's relief added to the budget, bounds
+  // every state (OffloadDP::boundBy). Its keys hold at most 2^17 - 1 slots.
+  std::optional<SlotChain> Kept;
+  std::optional<OffloadDP> NoOff;
+  if (Options.upperBoundMs < Inf && S->offload && !S->infiniteBeta) {
+    const double Relief = std::floor(S->beta * Options.upperBoundMs / 2 + 1e-9);
+    if (S->budget + Relief < (1 << 17)) {
+      Kept = *S;
+      Kept->offload = false;
+      Kept->beta = 0;
+      Kept->budget = S->budget + int(Relief);
+      NoOff.emplace(*Kept, Options.deadline);
+      DP.boundBy(&*NoOff, int(Relief));
+    }
+  }
   P.makespanMs = DP.solve(Options.upperBoundMs);
   P.stoppedByDeadline = DP.stopped();
   P.feasible = P.makespanMs < Inf && !P.stoppedByDeadline;
   P.noneBelowBound = !P.feasible && !P.stoppedByDeadline && Options.upperBoundMs < Inf;
   if (P.feasible) DP.emit(P.ops);
-  P.statesExplored = DP.states();
+  P.statesExplored = DP.states() + (NoOff ? NoOff->states() : 0);
   finishPlan(C, *S, P);
   return P;
 }

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -36,7 +37,9 @@ constexpr double Inf = std::numeric_limits<double>::infinity();
 
 class RotorTable {
 public:
-  explicit RotorTable(const SlotChain &S) : N(S.L + 1), MMax(S.budget) {
+  /// MMax: the largest m the table covers (the budget, or more for the
+  /// link shortcut's probe; values at m <= budget do not depend on it).
+  RotorTable(const SlotChain &S, int MMax) : N(S.L + 1), MMax(MMax) {
     // Rotor's arrays, 0-based: block b = layer b+1; block L = the loss.
     Fw.assign(N + 1, 0);
     Bw.assign(N + 1, 0);
@@ -161,19 +164,35 @@ private:
 } // namespace
 
 Expected<RematPlan> onnxp::planRotor(const Chain &C, const RematOptions &Options) {
+  return planRotorWithMore(C, Options, 0, nullptr);
+}
+
+Expected<RematPlan> onnxp::planRotorWithMore(const Chain &C, const RematOptions &Options, double ExtraBytes,
+                                             std::vector<double> *More) {
   RematOptions O = Options;
   O.offload = false;
   Expected<SlotChain> S = discretize(C, O);
   if (!S) return S.takeError();
-  if (size_t(S->budget + 1) * (S->L + 1) * (S->L + 1) > size_t(400) * 1000 * 1000)
+  auto TooLarge = [&](double MMax) { return (MMax + 1) * (S->L + 1) * (S->L + 1) > 400e6; };
+  if (TooLarge(S->budget))
     return makeUsageError("rotor: the table of ", S->budget + 1, " x ", S->L + 1,
                           "^2 entries is too large; use fewer "
                           "memory slots");
+  // The probe's slots are an extra the caller can do without: at most the
+  // budget again and within the table's size limit, else no values.
+  int Extra = 0;
+  bool Probe = false;
+  if (More) {
+    More->clear();
+    const double E = std::floor(std::max(ExtraBytes, 0.0) / S->slotBytes + 1e-9);
+    Probe = E <= S->budget && !TooLarge(S->budget + E);
+    if (Probe) Extra = int(E);
+  }
   RematPlan P;
   P.slotBytes = S->slotBytes;
   P.budgetSlots = S->budget;
   P.offload = false;
-  RotorTable T(*S);
+  RotorTable T(*S, S->budget + Extra);
   int Diagonals = 0;
   if (!T.solve(O.deadline, Diagonals))
     return makeError("rotor: the time limit stopped its DP after ", Diagonals, " of ", S->L,
@@ -182,6 +201,8 @@ Expected<RematPlan> onnxp::planRotor(const Chain &C, const RematOptions &Options
                      "--memory-steps, or merge consecutive blocks");
   int M = S->budget - S->a[0];
   double V = M < 0 ? std::numeric_limits<double>::infinity() : T.value(M, 0, S->L);
+  if (Probe)
+    for (int E = 0; E <= Extra; ++E) More->push_back(T.value(M + E, 0, S->L));
   P.statesExplored = size_t(S->budget + 1) * (S->L + 1) * (S->L + 2) / 2;
   P.makespanMs = V;
   P.feasible = V < std::numeric_limits<double>::infinity();

@@ -208,6 +208,56 @@ TEST(RematExhaustive, OffloadingPlansReplayAndNeverLose) {
   EXPECT_GT(Offloading, 50);
 }
 
+TEST(RematExhaustive, BoundedDPFindsWhatTheUnboundedDPFinds) {
+  // Issue 38, item 3: below a cut, seed 001's DP prunes with the same DP
+  // without offloading in M + floor(beta cut / 2) slots. Pruning may only
+  // drop what cannot beat the cut: below the no-offloading optimum (the
+  // planner's cut, rotor's value) the bounded DP finds the unbounded DP's
+  // value exactly, or says that nothing beats the cut when nothing does; a
+  // cut just above the optimum keeps it too.
+  std::mt19937 Rng(38);
+  int Faster = 0, NoneFaster = 0;
+  for (int Trial = 0; Trial < 40; ++Trial) {
+    int L = 2 + Trial % 5;
+    Chain C = randomChain(Rng, L, rematChainSpec(8, Trial % 2 == 1));
+    for (double Budget = 4; Budget <= 50; Budget += 3) {
+      Expected<RematPlan> Base = planOffloadRemat(C, byteOptions(Budget, false, 0));
+      ASSERT_EXPECTED(Base);
+      if (!Base->feasible) continue;
+      for (double Bw : {0.05, 0.25, 1.0, 3.0}) {
+        SCOPED_TRACE("trial " + std::to_string(Trial) + " budget " + std::to_string(Budget) + " link " +
+                     std::to_string(Bw));
+        RematOptions O = byteOptions(Budget, true, Bw);
+        Expected<RematPlan> Free = planOffloadRemat(C, O);
+        ASSERT_EXPECTED(Free);
+        ASSERT_TRUE(Free->feasible);
+        O.upperBoundMs = Base->makespanMs * (1 - 1e-12);
+        Expected<RematPlan> Cut = planOffloadRemat(C, O);
+        ASSERT_EXPECTED(Cut);
+        if (Free->makespanMs < O.upperBoundMs) {
+          ++Faster;
+          ASSERT_TRUE(Cut->feasible);
+          EXPECT_NEAR(Cut->makespanMs, Free->makespanMs, 1e-9 * Free->makespanMs);
+          Expected<ActivationReplay> Rep = replayActivationSchedule(C, O, *Cut);
+          ASSERT_EXPECTED(Rep);
+          EXPECT_NEAR(Rep->makespanMs, Cut->makespanMs, 1e-9 * std::max(1.0, Cut->makespanMs));
+        } else {
+          ++NoneFaster;
+          EXPECT_FALSE(Cut->feasible);
+          EXPECT_TRUE(Cut->noneBelowBound);
+        }
+        O.upperBoundMs = Free->makespanMs * (1 + 1e-9);
+        Expected<RematPlan> Tight = planOffloadRemat(C, O);
+        ASSERT_EXPECTED(Tight);
+        ASSERT_TRUE(Tight->feasible);
+        EXPECT_NEAR(Tight->makespanMs, Free->makespanMs, 1e-9 * Free->makespanMs);
+      }
+    }
+  }
+  EXPECT_GT(Faster, 50);
+  EXPECT_GT(NoneFaster, 50);
+}
+
 } // namespace
 
 namespace {
