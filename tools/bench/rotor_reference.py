@@ -21,10 +21,14 @@ chain is discretized exactly as lib/Partition/remat/RematChain.cpp does
 (each tensor rounded up to whole slots) into rotor's arrays, and rotor's
 persistent_compute_table(chain, budget) runs in this process. Both values
 must agree (rotor's opt[budget - cw0][0][L] against our DP's makespan).
-CPU seconds: ours is the child process's user + system time (whole run:
-loading, planning, pricing, writing); rotor's is time.process_time() around
-its call (its table and the Python lists it returns; loading and
-discretizing are not counted). Medians of --runs.
+CPU seconds: "ours, process" is the child process's user + system time
+(the whole run: start, loading, planning, pricing, report); "ours, call" is
+time.process_time() around onnx_partition.partition() in this process (the
+Python module of build/python: loading the chain JSON, planning, pricing),
+when the module is built; rotor's is time.process_time() around its call
+(its table and the Python lists it returns; loading and discretizing are
+not counted). Medians of --runs. Run it with the interpreter the Python
+module was built for (/usr/bin/python3 here).
 """
 import argparse
 import json
@@ -92,7 +96,9 @@ def slots(nbytes, slot):
 
 
 class RotorChain:
-    """The attributes persistent_compute_table reads (rotor's Chain)."""
+    """The attributes persistent_compute_table reads (rotor's Chain): rotor's
+    blocks 0..L, block L being the loss; the C code appends one 0 to each
+    array (cw[L+1] = cbw[L+1] = 0)."""
 
     def __init__(self, chain, slot, loss_ms):
         blocks = chain["blocks"]
@@ -106,9 +112,25 @@ class RotorChain:
         self.activation_total_usages = abar
         self.forward_memory_tmp_sizes = [slots(b.get("forwardOverhead", 0), slot) for b in blocks] + [0]
         self.backward_memory_tmp_sizes = [slots(b.get("backwardOverhead", 0), slot) for b in blocks] + [0]
+        # The same arrays under the names of rotor's Chain (rotor/algorithms/utils.py),
+        # which older versions of dynamic_programs.c read.
+        self.fweigth, self.bweigth = self.forward_durations, self.backward_durations
+        self.cweigth, self.cbweigth = self.activation_sizes, self.activation_total_usages
+        self.fwd_tmp, self.bwd_tmp = self.forward_memory_tmp_sizes, self.backward_memory_tmp_sizes
 
 
-def bench(name, source, memory, args, dp, tmp):
+def load_ours():
+    """The Python module of build/python, or None."""
+    sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+    try:
+        import onnx_partition  # noqa: E402
+        return onnx_partition
+    except ImportError as e:
+        print("no in-process column: %s" % e)
+        return None
+
+
+def bench(name, source, memory, args, dp, ours_mod, tmp):
     chain_file = os.path.join(tmp, name + ".chain.json")
     report = os.path.join(tmp, name + ".report.json")
     if source.endswith(".json"):
@@ -127,6 +149,16 @@ def bench(name, source, memory, args, dp, tmp):
         chain = json.load(f)
     row = {"chain": name, "memory": memory, "blocks": len(chain["blocks"]), "slots": sched["budget_slots"],
            "ours_ms": sched["dp_makespan_ms"], "ours_cpu": statistics.median(ours)}
+    if ours_mod is not None:
+        calls = []
+        ours_mod.partition(chain_file, algo="rotor", memory=memory, memory_steps=args.steps, stages=False,
+                           annotate=False)  # untimed: the module's first call sets things up
+        for _ in range(args.runs):
+            t0 = time.process_time()
+            ours_mod.partition(chain_file, algo="rotor", memory=memory, memory_steps=args.steps, stages=False,
+                               annotate=False)
+            calls.append(time.process_time() - t0)
+        row["ours_call"] = statistics.median(calls)
     if dp is not None:
         rc = RotorChain(chain, sched["slot_bytes"], sched.get("loss_ms", 0.0))
         budget = int(sched["budget_slots"])
@@ -182,15 +214,18 @@ def main():
         path, mem = rest.rsplit(":", 1)
         todo.append((name, path, mem))
     dp = build_rotor()
-    print("| chain | blocks | --memory | slots | iteration (ours) | rotor's value | ours CPU s | rotor's C CPU s |")
-    print("|---|---|---|---|---|---|---|---|")
+    ours_mod = load_ours()
+    print("| chain | blocks | --memory | slots | iteration (ours) | rotor's value | ours, process CPU s | "
+          "ours, call CPU s | rotor's C, call CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, path, mem in todo:
-            r = bench(name, path, mem, args, dp, tmp)
-            print("| %s | %d | %s | %d | %.6g ms | %s | %.2f | %s |" % (
+            r = bench(name, path, mem, args, dp, ours_mod, tmp)
+            print("| %s | %d | %s | %d | %.6g ms | %s | %.3f | %s | %s |" % (
                 r["chain"], r["blocks"], r["memory"], r["slots"], r["ours_ms"],
                 "%.6g ms" % r["rotor_ms"] if "rotor_ms" in r else "-", r["ours_cpu"],
-                "%.2f" % r["rotor_cpu"] if "rotor_cpu" in r else "-"), flush=True)
+                "%.3f" % r["ours_call"] if "ours_call" in r else "-",
+                "%.3f" % r["rotor_cpu"] if "rotor_cpu" in r else "-"), flush=True)
 
 
 if __name__ == "__main__":
