@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 using namespace onnxp;
 
@@ -113,13 +114,29 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   // two stages is the platform's between their devices (issue 21).
   const PipelineLinks Links = PipelineLinks::of(Ctx.platform, Devices);
   auto PriceAs = [&](PipelineScheduleKind K) -> Expected<StagedSchedulePrice> {
-    if (!isActionListSchedule(K))
-      return priceStagedSchedule(*Stages, Gpu, Links, K, O.microbatches, Trace, Names);
+    if (!isActionListSchedule(K)) {
+      Expected<StagedSchedulePrice> R =
+          priceStagedSchedule(*Stages, Gpu, Links, K, O.microbatches, Trace, Names);
+      if (!R) return R;
+      // The pattern simulators price gpipe and 1f1b; their action lists
+      // (fixed orders, independent of the costs) are for pipeline.json.
+      const int P = static_cast<int>(Stages->size());
+      Expected<PipeProgram> Program = buildPipeProgram(K, std::vector<PipeStageCost>(P), P, R->microbatches,
+                                                       [](int, int, double) { return 0.0; });
+      if (!Program) return Program.takeError();
+      R->program = std::make_shared<const PipeProgram>(std::move(*Program));
+      R->programDevices = Devices;
+      return R;
+    }
     PipeProgram Program;
     PipeTimeline Timeline;
     Expected<StagedSchedulePrice> R = priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches,
                                                           pipeOptions(O), Names, &Program, &Timeline);
     if (R && Trace) drawPipeTimeline(Program, Timeline, *Trace, Names);
+    if (R) {
+      R->program = std::make_shared<const PipeProgram>(std::move(Program));
+      R->programDevices = Devices;
+    }
     return R;
   };
   auto Fits = [&](PipelineScheduleKind K) {
@@ -180,5 +197,70 @@ Expected<StagedSchedulePrice> onnxp::scheduleChainPlan(const Chain &C, const Pla
 std::string onnxp::withStagedSchedule(const std::string &ReportJson, const StagedSchedulePrice &S) {
   nlohmann::json J = nlohmann::json::parse(ReportJson);
   J["staged_schedule"] = nlohmann::json::parse(stagedScheduleJson(S));
+  return J.dump(2) + "\n";
+}
+
+namespace {
+/// Why the ranks of P (on the devices RankDevice) are not the written
+/// stages' devices one to one, so that a runner cannot run the lists on the
+/// stage models; empty when they are.
+std::string notRunnable(const PassContext &Ctx, const PipeProgram &P,
+                        const std::vector<std::string> &RankDevice) {
+  const size_t Chunks = P.deviceOfStage.size() / static_cast<size_t>(std::max(1, P.devices));
+  if (Chunks > 1)
+    return std::string(pipelineScheduleName(P.kind)) + " prices the plan's stages cut into " +
+           std::to_string(Chunks) + " chunks each, dealt " +
+           (P.kind == PipelineScheduleKind::Interleaved1F1B ? "round-robin" : "in a V") +
+           " to the devices; the stage models are the plan's cut, not re-placed so";
+  std::set<std::string> Seen;
+  for (const std::string &D : RankDevice)
+    if (!Seen.insert(D).second) return "device " + D + " runs two of the plan's pipeline stages";
+  for (const StageModel &SM : Ctx.stages->stages)
+    if (Ctx.placement->replicasOf(SM.device).size() >= 2)
+      return "stage " + SM.name + " runs as data-parallel replicas";
+  return "";
+}
+} // namespace
+
+Expected<std::string> onnxp::withScheduleActions(const PassContext &Ctx, const OutputOptions &O,
+                                                 const std::string &PipelineJson, std::string &Csv) {
+  Csv.clear();
+  if (O.schedule == PipelineScheduleKind::None || !Ctx.plan || !Ctx.stages || !Ctx.placement ||
+      isIterationObjective(Ctx.plan->objectiveKind))
+    return PipelineJson;
+  Expected<StagedSchedulePrice> S = scheduleGraphPlan(Ctx, O);
+  if (!S) return S.takeError();
+  if (!S->program) return PipelineJson;
+  const PipeProgram &P = *S->program;
+  if (S->programDevices.size() != static_cast<size_t>(P.devices))
+    return makeInternalError("the ", pipelineScheduleName(P.kind), " program has ", P.devices, " ranks for ",
+                             S->programDevices.size(), " devices");
+  std::vector<std::string> RankDevice;
+  for (int D : S->programDevices) RankDevice.push_back(Ctx.platform.deviceName(D));
+  const std::string Why = notRunnable(Ctx, P, RankDevice);
+  nlohmann::json Ranks = nlohmann::json::array();
+  for (int R = 0; R < P.devices; ++R) {
+    nlohmann::json Actions = nlohmann::json::array();
+    for (const PipeAction &A : P.actions[R]) Actions.push_back(pipeActionLabel(A));
+    // The written stages the rank's actions run: its device's (the runner
+    // runs the forward ones at F, the backward ones at I or B).
+    nlohmann::json Written = nlohmann::json::array();
+    if (Why.empty())
+      for (const StageModel &SM : Ctx.stages->stages)
+        if (Ctx.placement->deviceNames[SM.device] == RankDevice[R]) Written.push_back(SM.stage);
+    Ranks.push_back({{"rank", R}, {"device", RankDevice[R]}, {"stages", Written}, {"actions", Actions}});
+  }
+  nlohmann::json A = {{"schedule", pipelineScheduleName(P.kind)},
+                      {"microbatches", P.microbatches},
+                      {"format", "<stage><F|I|W|B><micro-batch>"},
+                      {"stage_ranks", P.deviceOfStage},
+                      {"splits_backward", pipeScheduleSplitsBackward(P.kind)},
+                      {"csv", kPipelineActionsCsv},
+                      {"runnable", Why.empty()},
+                      {"ranks", Ranks}};
+  if (!Why.empty()) A["not_runnable"] = Why;
+  nlohmann::json J = nlohmann::json::parse(PipelineJson);
+  J["schedule_actions"] = std::move(A);
+  Csv = pipeProgramCsv(P);
   return J.dump(2) + "\n";
 }

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/WriteBack.h"
 
+#include "onnx-partition/API/ScheduleOutput.h"
+
 #include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Transforms/ExtractStages.h"
@@ -141,6 +143,14 @@ Error onnxp::writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, O
     Ctx.notes.push_back(std::to_string(Absent) + " written models reference external data absent from '" +
                         dirOf(M.path) + "' under the same names (warnings above)");
   if (!O.emitStages.empty()) {
+    // Issue 35, item 3: the named schedule's action lists, in pipeline.json
+    // and as CSV beside it.
+    std::string Csv;
+    Expected<std::string> Json = withScheduleActions(Ctx, O, Ctx.stages->json, Csv);
+    if (!Json) return Json.takeError();
+    Ctx.stages->json = std::move(*Json);
+    if (!Csv.empty())
+      ONNXP_RETURN_IF_ERROR(Tx.add((fs::path(O.emitStages) / kPipelineActionsCsv).string(), Csv));
     ONNXP_RETURN_IF_ERROR(Tx.add((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));
     Tx.replaceStagesIn(O.emitStages); // stale stage files of an earlier run go
     Ctx.notes.push_back("wrote " + std::to_string(Ctx.stages->stages.size()) +

@@ -18,7 +18,7 @@ std::string describe(const NamedPath &P) {
 
 bool onnxp::isStageFileName(const std::string &Name) {
   static const std::regex StageFile(R"(stage[0-9]+_[A-Za-z0-9]+\.onnx(\.data)?)");
-  return Name == "pipeline.json" || std::regex_match(Name, StageFile);
+  return Name == "pipeline.json" || Name == "pipeline_actions.csv" || std::regex_match(Name, StageFile);
 }
 
 Error onnxp::checkDistinctOutputs(const std::vector<NamedPath> &Inputs, const std::vector<NamedPath> &Outputs,

@@ -191,6 +191,10 @@ void OutputTransaction::replaceStagesIn(const std::string &Dir) {
           S.listed.push_back(F);
           S.listed.push_back(F + ".data");
         }
+    // Issue 35: the action lists' CSV of a run with a named schedule.
+    if (J.is_object() && J.contains("schedule_actions") && J["schedule_actions"].is_object() &&
+        J["schedule_actions"].value("csv", "") == "pipeline_actions.csv")
+      S.listed.push_back("pipeline_actions.csv");
   }
   StageDirs.push_back(std::move(S));
 }
@@ -237,7 +241,8 @@ void OutputTransaction::removeStaleStages() const {
     for (const std::string &Name : S.listed) {
       // Only a plain name the last run listed, shaped like a stage file,
       // a regular file (not a link), not written now and not an input.
-      if (Name.find('/') != std::string::npos || !std::regex_match(Name, StageFile) || Written.count(Name))
+      if (Name.find('/') != std::string::npos ||
+          !(std::regex_match(Name, StageFile) || Name == "pipeline_actions.csv") || Written.count(Name))
         continue;
       std::string Path = (fs::path(S.dir) / Name).string();
       struct stat St;

@@ -73,7 +73,7 @@ async function buildReport(a, pipeline, workers, result, t0, extra) {
     predictedIteration = await simulateSchedule(workers, pipeline, M, a.schedule, rows.map((r) => r.predicted));
   const training = workers.some((w) => w.kind !== 'F');
   return {
-    schedule: a.schedule, micro_batches: M, training, backends: extra.backends, stages: rows, devices,
+    schedule: a.actions ? `${a.actions.schedule} action lists` : a.schedule, micro_batches: M, training, backends: extra.backends, stages: rows, devices,
     stage_count: new Set(workers.map((w) => w.stage.id)).size,
     time_unit: plan.time_unit || 'ms', plan: {algorithm: plan.algorithm, objective_kind: plan.objective_kind, objective: plan.objective},
     predicted_period: predictedPeriod, measured_period: measuredPeriod,

@@ -11,7 +11,7 @@
 // prediction (report.js).
 //
 //   onnx-partition-run STAGE_DIR [--original MODEL.onnx|MODEL.onnxtxt]
-//        [--schedule gpipe|1f1b] [--micro-batches M] [--dim NAME=V]...
+//        [--schedule gpipe|1f1b|actions] [--micro-batches M] [--dim NAME=V]...
 //        [--seed S] [--rtol R] [--optimize] [--threads T] [--ep auto|cpu]
 //        [--backend auto|node|wasm] [--tool ONNX_PARTITION]
 //        [--profile PROFILE.json] [--trace TRACE.json] [--json REPORT.json]
@@ -46,6 +46,16 @@
 // with the unpartitioned graph's over all M micro-batches (equal up to
 // the order of the fp32 sums). One line per replicated stage gives the
 // micro-batches each replica ran.
+//
+// Action lists (issue 35): a pipeline.json written for a named --schedule
+// carries each device's ordered actions ("schedule_actions"); unless
+// --schedule gpipe|1f1b says otherwise, the runner runs them (--schedule
+// actions; action_schedule.js): F runs the device's forward stages, I or B
+// its backward stages, and W nothing (the stage models hold the whole
+// backward, so it runs at I), for the plan's micro-batch count. Lists the
+// stage models cannot run (zb-v, v-half, interleaved-1f1b price the
+// plan's stages cut into chunks the models do not have) are said on
+// stderr, and the default GPipe runs instead.
 //
 // Devices: a stage on `accN` asks for the CUDA execution provider with
 // device id N when this onnxruntime-node install has one (--ep auto), else
@@ -89,6 +99,7 @@ const {missingOp} = require('./ort_backends');
 const {exposeAccumulators} = require('./accumulators');
 const {checkPipeline, checkOutputs} = require('./pipeline_check');
 const {runSchedule} = require('./schedule');
+const {actionLists, runActions} = require('./action_schedule');
 const {runReference, compareRuns} = require('./check');
 const {buildReport, printReport, writeTrace} = require('./report');
 const {binaryModel} = require('./text_models');
@@ -106,7 +117,7 @@ const MAX_INPUT_ELEMENTS = 1 << 28;
 class UsageError extends Error {}
 
 function usageText() {
-  return 'usage: onnx-partition-run STAGE_DIR [--original MODEL.onnx|.onnxtxt] [--schedule gpipe|1f1b] ' +
+  return 'usage: onnx-partition-run STAGE_DIR [--original MODEL.onnx|.onnxtxt] [--schedule gpipe|1f1b|actions] ' +
          '[--micro-batches M] [--dim NAME=V]... [--seed S] [--rtol R] [--optimize] [--threads T] ' +
          '[--ep auto|cpu] [--backend auto|node|wasm] [--tool ONNX_PARTITION] [--profile FILE] [--trace FILE] ' +
          '[--json FILE] [--input NAME=FILE.npy|.pb]... [--int-range NAME=B]...\n';
@@ -160,7 +171,7 @@ function parseArgs(argv) {
   }
   if (a.help) return a;
   if (!a.dir) bad('no STAGE_DIR given');
-  if (!['gpipe', '1f1b'].includes(a.schedule)) bad(`--schedule must be gpipe or 1f1b, got '${a.schedule}'`);
+  if (!['gpipe', '1f1b', 'actions'].includes(a.schedule)) bad(`--schedule must be gpipe, 1f1b or actions, got '${a.schedule}'`);
   if (!['auto', 'cpu'].includes(a.ep)) bad(`--ep must be auto or cpu, got '${a.ep}'`);
   if (!['auto', 'node', 'wasm'].includes(a.backend)) bad(`--backend must be auto, node or wasm, got '${a.backend}'`);
   if (!(a.rtol > 0 && a.rtol < Infinity)) bad('--rtol must be a positive number');
@@ -273,6 +284,7 @@ async function main() {
       process.stderr.write(`run_pipeline: ${a.schedule}, ${a.micro} micro-batches (the plan's memory was ` +
                            `checked for ${planned.schedule}, ${planned.microbatches})\n`);
   }
+  a.actions = chooseActions(a, pipeline);
   const original = a.original ? binaryModel(a.original, a.tool) : null;
   try {
     return await runAll(a, pipeline, stageFiles, original && original.file);
@@ -367,12 +379,14 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   const inputs = Array.from({length: M}, (_, m) => inputsFor(m));
   const t0 = performance.timeOrigin + performance.now();
   const isTty = process.stderr.isTTY;
-  const result = await runSchedule(workers, pipeline, inputs, a.schedule, (m, done) => {
+  const progress = (m, done) => {
     const ms = performance.timeOrigin + performance.now() - t0;
     const line = `run_pipeline: ${a.schedule}: ${done}/${M} micro-batches done (micro-batch ${m}), ${ms.toFixed(1)} ms`;
     if (isTty) process.stderr.write('\r' + line + (done === M ? '\n' : ''));
     else log(line);
-  });
+  };
+  const result = a.actions ? await runActions(workers, pipeline, inputs, a.actions, progress)
+                           : await runSchedule(workers, pipeline, inputs, a.schedule, progress);
 
   // Sessions and profiles. Every session is released before its thread is
   // terminated (onnxruntime-node's teardown can abort otherwise).
@@ -427,6 +441,35 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
               `max abs error ${check.abs}, max rel error ${check.rel} (rtol ${a.rtol})`);
   console.log(check.ok ? 'PASS' : 'FAIL');
   return check.ok ? 0 : 1;
+}
+
+/// Issue 35: the action lists to run (pipeline.json "schedule_actions"),
+/// or null for --schedule gpipe|1f1b. Sets A.schedule and A.micro for them.
+function chooseActions(a, pipeline) {
+  const lists = actionLists(pipeline);
+  if (a.scheduleGiven && a.schedule !== 'actions') return null;
+  if (lists instanceof Error) {
+    if (a.schedule === 'actions') throw new UsageError(`--schedule actions: ${lists.message}`);
+    const planned = pipeline.schedule_actions.microbatches;
+    if (!a.microGiven && Number.isSafeInteger(planned) && planned >= 1) a.micro = Math.min(planned, MAX_MICRO_BATCHES);
+    process.stderr.write(`run_pipeline: ${lists.message}; running ${a.schedule}, ${a.micro} micro-batches\n`);
+    return null;
+  }
+  if (!lists) {
+    if (a.schedule === 'actions') throw new UsageError('--schedule actions: pipeline.json has no "schedule_actions" ' +
+                                                       '(write the stages with onnx-partition --schedule NAME --emit-stages DIR)');
+    return null;
+  }
+  if (a.microGiven && a.micro !== lists.microbatches)
+    throw new UsageError(`--micro-batches ${a.micro}: pipeline.json's ${lists.schedule} action lists are for ${lists.microbatches}`);
+  if (pipeline.stages.some((st) => st.replica_devices.length > 1))
+    throw new UsageError('the action lists do not run data-parallel replicas; use --schedule gpipe or 1f1b');
+  a.schedule = 'actions';
+  a.micro = lists.microbatches;
+  process.stderr.write(`run_pipeline: pipeline.json's ${lists.schedule} action lists, ${a.micro} micro-batches` +
+                       (lists.splits_backward ? ' (each stage\'s backward runs at its I, its W runs nothing: ' +
+                                                'the stage models do not split B from W)' : '') + '\n');
+  return lists;
 }
 
 /// Issue 33 item 5: a replicated stage of a training graph lists in

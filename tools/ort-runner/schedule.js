@@ -215,8 +215,8 @@ function runSchedule(workers, pipeline, inputs, schedule, onFinish) {
   });
 }
 
-/// The iteration the same rules give when stage s takes DURATIONS[s] per
-/// micro-batch (the plan's predictions): runSchedule over stand-in workers
+/// The iteration the same rules (SCHEDULE 'gpipe', '1f1b' or 'actions')
+/// give when stage s takes DURATIONS[s] per micro-batch (the plan's predictions): runSchedule over stand-in workers
 /// on a virtual clock, runs completing in time order. WORKERS give .stage,
 /// .inputs, .outputs (names), .kind, .accumulators. Resolves with the
 /// makespan of M micro-batches.
@@ -241,7 +241,12 @@ async function simulateSchedule(workers, pipeline, M, schedule, durations) {
   }));
   const inputs = Array.from({length: M}, () => Object.fromEntries(pipeline.graph_inputs.map((g) => [g.name, true])));
   let result = null, error = null;
-  const run = runSchedule(fakes, pipeline, inputs, schedule, () => {}).then((r) => (result = r), (e) => (error = e));
+  // 'actions': pipeline.json's action lists (action_schedule.js; required
+  // here, not at the top: it requires this file).
+  const started = schedule === 'actions'
+    ? require('./action_schedule').runActions(fakes, pipeline, inputs, pipeline.schedule_actions, () => {})
+    : runSchedule(fakes, pipeline, inputs, schedule, () => {});
+  const run = started.then((r) => (result = r), (e) => (error = e));
   for (;;) {
     await new Promise((r) => setImmediate(r));
     if (result || error || !events.length) break;

@@ -25,6 +25,17 @@ Expected<StagedSchedulePrice> scheduleGraphPlan(const PassContext &Ctx, const Ou
 /// A block-indexed plan of chain C under O.schedule.
 Expected<StagedSchedulePrice> scheduleChainPlan(const Chain &C, const Platform &P, const Plan &BlockPlan,
                                                 const OutputOptions &O, ChromeTrace *Trace = nullptr);
+/// Issue 35, item 3: where --emit-stages writes the action lists as CSV.
+inline constexpr const char *kPipelineActionsCsv = "pipeline_actions.csv";
+/// PipelineJson (extract-stages' pipeline.json) with "schedule_actions"
+/// added when O names a schedule that scheduleGraphPlan prices with action
+/// lists (every named one outside the iteration objectives; auto: the one
+/// it chose): per rank its device, its written stages and its ordered
+/// actions in torch.distributed.pipelining's action IR ("0F1", "1I0",
+/// "1W0", "0B2"). Csv receives the same lists as that IR's CSV (one row per
+/// rank; pipeProgramCsv). Otherwise PipelineJson unchanged and Csv empty.
+Expected<std::string> withScheduleActions(const PassContext &Ctx, const OutputOptions &O,
+                                          const std::string &PipelineJson, std::string &Csv);
 /// Report JSON text with "staged_schedule" added.
 std::string withStagedSchedule(const std::string &ReportJson, const StagedSchedulePrice &S);
 

@@ -9,9 +9,10 @@
 // and V schedules).
 //
 // The lists are made by buildPipeProgram (pipeline/PipeActionSchedules.cpp:
-// gpipe, 1f1b, interleaved-1f1b, zb-h1 written out; zb-h2, zb-v and v-half
-// by a greedy list scheduler under a memory limit, pipeline/
-// PipeGreedySchedule.cpp), replayed by simulatePipeProgram (eval/
+// gpipe, 1f1b, interleaved-1f1b, zb-h1 written out; zb-h2 by a greedy list
+// scheduler under a memory limit, pipeline/PipeGreedySchedule.cpp; zb-v and
+// v-half by the zero-bubble paper's V construction, pipeline/
+// PipeVShapeSchedule.cpp, or that greedy, the shorter replay), replayed by simulatePipeProgram (eval/
 // PipeActionSimulator.cpp: each device runs its list in order, an action
 // starts when the device is free and its inputs have arrived) and checked
 // by checkPipeTimeline (eval/PipeActionCheck.cpp), which shares no code
@@ -153,6 +154,10 @@ bool pipeScheduleSplitsBackward(PipelineScheduleKind K);
 /// action IR ("2F5": stage 2, F, micro-batch 5).
 void drawPipeTimeline(const PipeProgram &P, const PipeTimeline &T, ChromeTrace &Trace,
                       const std::vector<std::string> &DeviceNames = {});
+
+/// A as torch.distributed.pipelining's _Action prints it:
+/// "<stage><kind><micro>" ("2F5": virtual stage 2, F, micro-batch 5).
+std::string pipeActionLabel(const PipeAction &A);
 
 /// P as torch.distributed.pipelining's action CSV: one row per device, one
 /// column per action in order, each "<stage><kind><micro>" ("0F1", "3I0",

@@ -23,10 +23,13 @@
 #include "onnx-partition/Support/ChromeTrace.h"
 #include "onnx-partition/Support/Error.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace onnxp {
+
+struct PipeProgram;
 
 struct StagedSchedulePrice {
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB; ///< a named kind
@@ -44,11 +47,15 @@ struct StagedSchedulePrice {
   double commBytes = 0;
   int virtualStages = 0;
   std::vector<std::string> notes;
+  /// Issue 35, item 3: the action lists behind the figures (pipeline.json's
+  /// "schedule_actions"; set by scheduleGraphPlan for every named schedule
+  /// outside the iteration objectives) and each of its ranks' platform device.
+  std::shared_ptr<const PipeProgram> program;
+  std::vector<int> programDevices;
 };
 
 struct PipeScheduleOptions;
 struct PipeTimeline;
-struct PipeProgram;
 
 /// Issue 35: Schedule priced from its action lists (PipeActions.h) on the
 /// contiguous allocation Gpu of C: each GPU's run of blocks is one stage

@@ -32,7 +32,7 @@ Error checkDistinctOutputs(const std::vector<NamedPath> &Inputs, const std::vect
                            const NamedPath &StagesDir);
 
 /// Whether Name is one the stage writer uses (stage<N>_<device>.onnx, its
-/// .data, pipeline.json).
+/// .data, pipeline.json, pipeline_actions.csv).
 bool isStageFileName(const std::string &Name);
 
 } // namespace onnxp

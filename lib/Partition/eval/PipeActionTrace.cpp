@@ -7,11 +7,9 @@
 
 using namespace onnxp;
 
-namespace {
-std::string actionLabel(const PipeAction &A) {
+std::string onnxp::pipeActionLabel(const PipeAction &A) {
   return std::to_string(A.stage) + pipeActionName(A.kind) + std::to_string(A.micro);
 }
-} // namespace
 
 void onnxp::drawPipeTimeline(const PipeProgram &P, const PipeTimeline &T, ChromeTrace &Trace,
                              const std::vector<std::string> &Names) {
@@ -20,7 +18,7 @@ void onnxp::drawPipeTimeline(const PipeProgram &P, const PipeTimeline &T, Chrome
     Trace.nameThread(D, 0, "compute");
     for (const PipeTimedAction &A : T.actions[D]) {
       const PipeAction &X = A.action;
-      Trace.addSlice(D, 0, actionLabel(X), pipeActionName(X.kind), A.start, A.end - A.start,
+      Trace.addSlice(D, 0, pipeActionLabel(X), pipeActionName(X.kind), A.start, A.end - A.start,
                      {{"stage", std::to_string(X.stage)}, {"micro-batch", std::to_string(X.micro)}});
     }
   }
@@ -29,7 +27,7 @@ void onnxp::drawPipeTimeline(const PipeProgram &P, const PipeTimeline &T, Chrome
 std::string onnxp::pipeProgramCsv(const PipeProgram &P) {
   std::string Out;
   for (const std::vector<PipeAction> &List : P.actions) {
-    for (size_t I = 0; I < List.size(); ++I) Out += (I ? "," : "") + actionLabel(List[I]);
+    for (size_t I = 0; I < List.size(); ++I) Out += (I ? "," : "") + pipeActionLabel(List[I]);
     Out += "\n";
   }
   return Out;

@@ -21,6 +21,10 @@ struct Variant {
   bool laterGradFirst = true;    ///< among ready I, the later virtual stage first
   bool laterForwardFirst = true; ///< among allowed F, the later virtual stage first
   bool reserve = false;          ///< an F of a device's earlier chunk keeps room for its later chunks
+  bool forwardFirst = false;     ///< an F before an I that can start at the same time
+  /// The share of the device's limit its first chunk's saved activations
+  /// may take (1: no cap): room kept for the V's second chunk.
+  double firstChunkShare = 1;
 };
 
 struct Candidate {
@@ -43,7 +47,7 @@ public:
          const std::vector<double> &Limit, Variant V)
       : P(P), Stages(Stages), Link(Link), Limit(Limit), V(V), S(static_cast<int>(Stages.size())),
         M(P.microbatches), NF(S, 0), NI(S, 0), FEnd(size_t(S) * M, 0), IEnd(FEnd), Free(P.devices, 0),
-        Held(P.devices, 0), PendingW(P.devices), StagesOf(P.devices) {
+        Held(P.devices, 0), HeldFirst(P.devices, 0), PendingW(P.devices), StagesOf(P.devices) {
     for (int St = 0; St < S; ++St) StagesOf[P.deviceOfStage[St]].push_back(St);
   }
 
@@ -73,7 +77,7 @@ private:
   Variant V;
   int S, M;
   std::vector<int> NF, NI;
-  std::vector<double> FEnd, IEnd, Free, Held;
+  std::vector<double> FEnd, IEnd, Free, Held, HeldFirst;
   std::vector<std::deque<std::pair<int, int>>> PendingW; // (stage, micro) in I order
   std::vector<std::vector<int>> StagesOf;
 
@@ -101,17 +105,20 @@ private:
         if (Ready) {
           double T = std::max(Free[D], FEnd[size_t(St) * M + Mb]);
           if (St + 1 < S) T = std::max(T, arrival(IEnd, St + 1, St, Mb, Stages[St].outputBytes));
-          Candidate C{T, 0, Order, PipeActionKind::InputGrad, St};
+          Candidate C{T, V.forwardFirst ? 1 : 0, Order, PipeActionKind::InputGrad, St};
           if (C.better(Best)) Best = C;
         }
       }
       if (NF[St] < M && (St == 0 || NF[St - 1] > NF[St])) {
         const double Need = Held[D] + Stages[St].activationBytes + reserveFor(D, St);
-        if (Need <= Limit[D] * (1 + 1e-9)) {
+        const bool First = StagesOf[D].size() > 1 && St == StagesOf[D].front();
+        const bool UnderShare =
+            !First || HeldFirst[D] + Stages[St].activationBytes <= V.firstChunkShare * Limit[D] * (1 + 1e-9);
+        if (Need <= Limit[D] * (1 + 1e-9) && UnderShare) {
           const int Mb = NF[St];
           double T = Free[D];
           if (St > 0) T = std::max(T, arrival(FEnd, St - 1, St, Mb, Stages[St - 1].outputBytes));
-          Candidate C{T, 1, V.laterForwardFirst ? -St : St, PipeActionKind::Forward, St};
+          Candidate C{T, V.forwardFirst ? 0 : 1, V.laterForwardFirst ? -St : St, PipeActionKind::Forward, St};
           if (C.better(Best)) Best = C;
         }
       }
@@ -133,6 +140,7 @@ private:
       End += Cost.forwardMs;
       FEnd[size_t(C.stage) * M + Mb] = End;
       Held[D] += Cost.activationBytes;
+      if (StagesOf[D].size() > 1 && C.stage == StagesOf[D].front()) HeldFirst[D] += Cost.activationBytes;
       break;
     case PipeActionKind::InputGrad:
       Mb = NI[C.stage]++;
@@ -145,6 +153,7 @@ private:
       PendingW[D].pop_front();
       End += Cost.weightGradMs;
       Held[D] -= Cost.activationBytes;
+      if (StagesOf[D].size() > 1 && C.stage == StagesOf[D].front()) HeldFirst[D] -= Cost.activationBytes;
       break;
     }
     Free[D] = End;
@@ -152,9 +161,10 @@ private:
   }
 };
 
-/// The kind's default activation limit per device (PipeActions.h), never
-/// below one micro-batch through all of the device's chunks.
-std::vector<double> defaultLimits(const PipeProgram &P, const std::vector<PipeStageCost> &Stages) {
+} // namespace
+
+std::vector<double> onnxp::pipeActivationLimits(const PipeProgram &P,
+                                                const std::vector<PipeStageCost> &Stages) {
   const int D = P.devices;
   std::vector<double> Sum(D, 0), Largest(D, 0);
   for (size_t St = 0; St < Stages.size(); ++St) {
@@ -173,19 +183,20 @@ std::vector<double> defaultLimits(const PipeProgram &P, const std::vector<PipeSt
   return L;
 }
 
-} // namespace
-
 Expected<PipeProgram> onnxp::greedyPipeProgram(PipeProgram P, const std::vector<PipeStageCost> &Stages,
                                                const PipeLinkMs &Link,
                                                const std::vector<double> &GivenLimit) {
-  std::vector<double> Limit = GivenLimit.empty() ? defaultLimits(P, Stages) : GivenLimit;
+  std::vector<double> Limit = GivenLimit.empty() ? pipeActivationLimits(P, Stages) : GivenLimit;
   if (Limit.size() != size_t(P.devices))
     return makeInternalError("activation limits for the wrong device count");
   bool Found = false;
   double BestSpan = 0, BestBubble = 0;
   PipeProgram Best = P;
-  for (int Bits = 0; Bits < 8; ++Bits) {
-    Variant V{(Bits & 1) != 0, (Bits & 2) != 0, (Bits & 4) != 0};
+  const bool Chunked = P.deviceOfStage.size() > size_t(P.devices);
+  for (int Bits = 0; Bits < 16 * 4; ++Bits) {
+    static const double Shares[] = {1, 0.75, 0.6, 0.5};
+    if (!Chunked && Bits >= 16) break;
+    Variant V{(Bits & 1) != 0, (Bits & 2) != 0, (Bits & 4) != 0, (Bits & 8) != 0, Shares[Bits / 16]};
     PipeProgram Try = P;
     if (!Greedy(P, Stages, Link, Limit, V).run(Try.actions)) continue;
     Expected<PipeTimeline> T = simulatePipeProgram(Try, Stages, Link);

@@ -18,6 +18,11 @@
 
 namespace onnxp {
 
+/// The kind's default saved-activation limit per device (PipeActions.h,
+/// buildPipeProgram), never below one micro-batch through all of the
+/// device's chunks.
+std::vector<double> pipeActivationLimits(const PipeProgram &P, const std::vector<PipeStageCost> &Stages);
+
 /// Fills P.actions (P's kind, devices, micro-batches and deviceOfStage
 /// set). Limit: bytes per device, empty for the kind's default.
 Expected<PipeProgram> greedyPipeProgram(PipeProgram P, const std::vector<PipeStageCost> &Stages,

@@ -1,0 +1,115 @@
+// test/ort/runner/action_schedule.test.js - pipeline.json's action lists run
+// in their order (issue 35, item 4), without ONNX Runtime. Run: node --test test/ort/runner/.
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert');
+const {actionLists, runActions} = require('../../../tools/ort-runner/action_schedule');
+const {simulateSchedule} = require('../../../tools/ort-runner/schedule');
+
+/// A training graph's written stages on 2 devices: F on acc0, the loss
+/// stage FB on acc1, B on acc0 (docs/output-format.md §3), with the action
+/// lists onnx-partition writes for them (ranks: acc0, acc1).
+function plan(ranks) {
+  const stages = [
+    {id: 0, name: 's0', device: 'acc0', kind: 'F', inputs: ['X'], outputs: ['A']},
+    {id: 1, name: 's1', device: 'acc1', kind: 'FB', inputs: ['A', 'L'], outputs: ['loss', 'A_grad']},
+    {id: 2, name: 's2', device: 'acc0', kind: 'B', inputs: ['A_grad', 'A'], outputs: ['W_grad']},
+  ];
+  const pipeline = {graph_inputs: [{name: 'X'}, {name: 'L'}], graph_outputs: [{name: 'loss'}, {name: 'W_grad'}],
+                    schedule_actions: {schedule: 'zb-h1', microbatches: 2, runnable: true, stage_ranks: [0, 1],
+                                       ranks}};
+  return {stages, pipeline};
+}
+
+const ZB_H1 = [{rank: 0, device: 'acc0', stages: [0, 2], actions: ['0F0', '0F1', '0I0', '0W0', '0I1', '0W1']},
+               {rank: 1, device: 'acc1', stages: [1], actions: ['1F0', '1I0', '1F1', '1I1', '1W0', '1W1']}];
+
+/// Runs the lists on fake workers (each run takes DURATIONS[stage] on a
+/// virtual clock); returns the order runs started in, or throws.
+async function run(ranks, durations = [1, 2, 1]) {
+  const {stages, pipeline} = plan(ranks);
+  const starts = [];
+  let clock = 0;
+  const events = [];
+  const workers = stages.map((st, s) => ({stage: st, inputs: st.inputs, kind: st.kind, accumulators: [], request(msg) {
+    starts.push(`${st.name}:${msg.mb}`);
+    for (const n of st.inputs) assert.ok(msg.feeds[n], `${st.name} ran micro-batch ${msg.mb} without '${n}'`);
+    return new Promise((resolve) => events.push({end: clock + durations[s], go: () =>
+      resolve({ms: durations[s], start: clock - durations[s], end: clock,
+               outputs: Object.fromEntries(st.outputs.map((n) => [n, `${n}:${msg.mb}`]))})}));
+  }}));
+  let result = null, error = null;
+  runActions(workers, pipeline, [{X: 1, L: 1}, {X: 2, L: 2}], actionLists(pipeline), () => {})
+      .then((r) => (result = r), (e) => (error = e));
+  for (;;) {
+    await new Promise((r) => setImmediate(r));
+    if (result || error || !events.length) break;
+    events.sort((x, y) => x.end - y.end);
+    const e = events.shift();
+    clock = e.end;
+    e.go();
+  }
+  if (error) throw error;
+  return {starts, result};
+}
+
+test('each device runs its listed order: F its forward stages, I its backward ones, W nothing', async () => {
+  const {starts, result} = await run(ZB_H1);
+  assert.deepStrictEqual(starts.filter((s) => !s.startsWith('s1')), ['s0:0', 's0:1', 's2:0', 's2:1']);
+  assert.deepStrictEqual(starts.filter((s) => s.startsWith('s1')), ['s1:0', 's1:1']);
+  assert.deepStrictEqual(result.outputs.map((o) => o.loss), ['loss:0', 'loss:1']);
+  // GPipe-like lists on acc0 (both forwards first) give the same order here;
+  // lists that run the backward of 0 between the forwards do not.
+  const interleaved = [{...ZB_H1[0], actions: ['0F0', '0I0', '0W0', '0F1', '0I1', '0W1']}, ZB_H1[1]];
+  const other = await run(interleaved);
+  assert.deepStrictEqual(other.starts.filter((s) => !s.startsWith('s1')), ['s0:0', 's2:0', 's0:1', 's2:1']);
+});
+
+test('the predicted iteration of the lists: simulateSchedule with "actions"', async () => {
+  const {stages, pipeline} = plan(ZB_H1);
+  const workers = stages.map((st) => ({stage: st, inputs: st.inputs, outputs: st.outputs, kind: st.kind, accumulators: []}));
+  // acc0: s0 0..1, 1..2; s1 on acc1 1..3, 3..5; s2 3..4, 5..6.
+  assert.strictEqual(await simulateSchedule(workers, pipeline, 2, 'actions', [1, 2, 1]), 6);
+});
+
+test('lists that cannot run are errors, never hangs', async () => {
+  // A backward listed before the forward it needs: the lists deadlock.
+  const early = [{...ZB_H1[0], actions: ['0I0', '0F0', '0W0', '0F1', '0I1', '0W1']}, ZB_H1[1]];
+  await assert.rejects(run(early), /deadlock: rank 0 \(acc0\) at 0I0 waits for 'A_grad' of micro-batch 0/);
+  // A stage must run every micro-batch once.
+  const twice = [{...ZB_H1[0], actions: ['0F0', '0F0', '0I0', '0W0', '0I1', '0W1']}, ZB_H1[1]];
+  await assert.rejects(run(twice), /run s0 for micro-batches 0, 0, not each of 0..1 once/);
+  await assert.rejects(run([ZB_H1[0], {...ZB_H1[1], stages: []}]), /stage s1 is in no rank's action list/);
+  await assert.rejects(run([ZB_H1[0], {...ZB_H1[1], device: 'acc2'}]), /rank 1 runs on acc2 but its stage s1 on acc1/);
+  await assert.rejects(run([ZB_H1[0], {...ZB_H1[1], actions: ['1F0', '1X0']}]), /'1X0' is not an action/);
+  await assert.rejects(run([{...ZB_H1[0], actions: ['1F0', ...ZB_H1[0].actions]}, ZB_H1[1]]),
+                       /rank 0 lists 1F0, an action of stage 1 of rank 1/);
+  // Lists the stage models cannot run (a V schedule's chunks) say why.
+  const {pipeline} = plan(ZB_H1);
+  pipeline.schedule_actions = {schedule: 'zb-v', runnable: false, not_runnable: 'chunks'};
+  assert.match(actionLists(pipeline).message, /zb-v action lists cannot run on these stage models: chunks/);
+  assert.strictEqual(actionLists({}), null);
+});
+
+test('a stage\'s gradient accumulators chain over its runs in the listed order', async () => {
+  // GPipe's lists run the backward last micro-batch first: the first run
+  // (micro-batch 1) resets, micro-batch 0's run continues from its buffer.
+  const gpipe = [{rank: 0, device: 'acc0', stages: [0, 2], actions: ['0F0', '0F1', '0B1', '0B0']},
+                 {rank: 1, device: 'acc1', stages: [1], actions: ['1F0', '1F1', '1B1', '1B0']}];
+  const {stages, pipeline} = plan(gpipe);
+  stages[2].inputs = ['A_grad', 'A', 'buf', 'reset'];
+  const fed = [];
+  const workers = stages.map((st) => ({stage: st, inputs: st.inputs, kind: st.kind,
+    accumulators: st.id === 2 ? [{buffer: 'buf', reset: 'reset', out: 'buf_out'}] : [],
+    request(msg) {
+      if (st.id === 2) fed.push(`mb${msg.mb} reset=${msg.feeds.reset.data[0]} buf=${msg.feeds.buf}`);
+      const outputs = Object.fromEntries(st.outputs.map((n) => [n, `${n}:${msg.mb}`]));
+      if (st.id === 2) outputs.buf_out = `sum after ${msg.mb}`;
+      return Promise.resolve({ms: 1, start: 0, end: 1, outputs});
+    }}));
+  const r = await runActions(workers, pipeline, [{X: 1, L: 1, buf: 'initial'}, {X: 2, L: 2, buf: 'initial'}],
+                             actionLists(pipeline), () => {});
+  assert.deepStrictEqual(fed, ['mb1 reset=1 buf=initial', 'mb0 reset=0 buf=sum after 1']);
+  assert.strictEqual(r.gradients.buf_out, 'sum after 0');
+});
