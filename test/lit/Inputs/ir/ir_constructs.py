@@ -7,7 +7,11 @@ are appended as raw protobuf fields (kept as unknown fields).
 KIND: irN (plain, ir_version N), node-metadata (IR 10 NodeProto
 metadata_props), function-value-info (IR 10 FunctionProto value_info, on a
 model-local function), overload (IR 10 NodeProto overload), int4 (an IR 10
-INT4 initializer), float4 (an IR 11 FLOAT4E2M1 value_info)."""
+INT4 initializer), float4 (an IR 11 FLOAT4E2M1 value_info), float8e8m0 (an
+IR 12 FLOAT8E8M0 value_info), function-default (IR 9: a model-local
+function whose attribute 'alpha' has a default value, FunctionProto
+attribute_proto, and a call that leaves 'alpha' out), function-default-given
+(the same function, the call giving 'alpha')."""
 import sys
 
 import onnx
@@ -77,6 +81,27 @@ elif kind == "float4":
     vi = h.make_tensor_value_info("y2", T.FLOAT, [4, 8])
     vi.type.tensor_type.elem_type = 23
     m.graph.value_info.append(vi)
+elif kind == "float8e8m0":
+    m = mlp(12)
+    vi = h.make_tensor_value_info("y2", T.FLOAT, [4, 8])
+    vi.type.tensor_type.elem_type = 24
+    m.graph.value_info.append(vi)
+elif kind.startswith("function-default"):
+    m = mlp(9)
+    leaky = h.make_node("LeakyRelu", ["a"], ["b"])
+    ref = h.make_attribute("alpha", 0.5)
+    ref.ClearField("f")
+    ref.ref_attr_name = "alpha"
+    ref.type = onnx.AttributeProto.FLOAT
+    leaky.attribute.append(ref)
+    f = h.make_function("local", "Leaky", ["a"], ["b"], [leaky], [h.make_opsetid("", 17)], ["alpha"])
+    f = with_fields(f, field(11, h.make_attribute("alpha", 0.25).SerializeToString()))
+    m.functions.append(f)
+    m.opset_import.append(h.make_opsetid("local", 1))
+    call = h.make_node("Leaky", ["y"], ["y2"], name="leaky", domain="local")
+    if kind == "function-default-given":
+        call.attribute.append(h.make_attribute("alpha", 0.1))
+    m.graph.node[1].CopyFrom(call)
 else:
     sys.exit("unknown kind " + kind)
 onnx.save(m, out)
