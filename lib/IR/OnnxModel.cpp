@@ -247,7 +247,7 @@ void dropRepeatedConstants(OnnxModel &M) {
     if (F != FirstAt.end() && F->second == I) *Kept.Add() = G.node(Last[N.output(0)]);
   }
   G.mutable_node()->Swap(&Kept);
-  M.notes.push_back(std::to_string(Dropped.size()) +
+  M.notes.push_back("warning: " + std::to_string(Dropped.size()) +
                     " Constant node(s) produce a tensor another Constant produces ('" + First +
                     "' first); kept the last of each, as ONNX Runtime does");
 }
@@ -293,8 +293,9 @@ void dropConstantsOfInitializers(OnnxModel &M) {
   }
   if (!Dropped) return;
   G.mutable_node()->Swap(&Kept);
-  M.notes.push_back(std::to_string(Dropped) + " Constant node(s) produce a tensor an initializer holds ('" +
-                    First + "' first); kept the initializer, as ONNX Runtime does");
+  M.notes.push_back("warning: " + std::to_string(Dropped) +
+                    " Constant node(s) produce a tensor an initializer holds ('" + First +
+                    "' first); kept the initializer, as ONNX Runtime does");
 }
 
 void repairWhatOrtAccepts(OnnxModel &M) {
@@ -315,7 +316,7 @@ void repairWhatOrtAccepts(OnnxModel &M) {
       }
     }
     Inits->Swap(&Kept);
-    M.notes.push_back(std::to_string(Dropped) + " initializer(s) repeat a name ('" + First +
+    M.notes.push_back("warning: " + std::to_string(Dropped) + " initializer(s) repeat a name ('" + First +
                       "' first); kept the last of each, as ONNX Runtime does");
   }
   dropRepeatedConstants(M);

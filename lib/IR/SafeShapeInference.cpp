@@ -616,9 +616,9 @@ bool SafeInference::contradictsDeclaredShape(const std::string &Name, const onnx
   if (Where.empty()) return false;
   bool IsOutput = std::any_of(G.output().begin(), G.output().end(),
                               [&](const onnx::ValueInfoProto &VI) { return VI.name() == Name; });
-  ContradictedShapes.push_back((IsOutput ? "graph output '" : "value_info of '") + Name + "' is declared " +
-                               tensorTypeText(Have) + " but inference gives " + tensorTypeText(Inferred) +
-                               " (" + Where +
+  ContradictedShapes.push_back(std::string("warning: ") + (IsOutput ? "graph output '" : "value_info of '") +
+                               Name + "' is declared " + tensorTypeText(Have) + " but inference gives " +
+                               tensorTypeText(Inferred) + " (" + Where +
                                "); planned and written as inferred (ONNX Runtime runs such a model)");
   Have = Inferred;
   return true;
