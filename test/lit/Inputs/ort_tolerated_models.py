@@ -11,7 +11,8 @@ KIND:
                         refuses it: "Duplicate definition of name (y2)")
   value-info            a value_info declaring float[4,5] where inference
                         gives float[4,8] (ORT: "Error merging shape info
-                        ... Falling back to lenient merge")"""
+                        ... Falling back to lenient merge")
+  aionnx                the default domain imported as 'ai.onnx' (opset 16)"""
 import sys
 
 import onnx
@@ -42,6 +43,9 @@ elif kind == "constant-node":
                                        value=h.make_tensor("y2const", T.FLOAT, [4, 8], [2.0] * 32)))
 elif kind == "value-info":
     m.graph.value_info.append(h.make_tensor_value_info("y2", T.FLOAT, [4, 5]))
+elif kind == "aionnx":
+    del m.opset_import[:]
+    m.opset_import.append(h.make_opsetid("ai.onnx", 16))
 else:
     sys.exit("unknown kind " + kind)
 onnx.save(m, out)
