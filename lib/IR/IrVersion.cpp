@@ -3,9 +3,16 @@
 // What IR 9-11 added (onnx/docs/IR.md, "IR version history"): IR 9 the
 // FLOAT8 element types (17-20), IR 10 UINT4/INT4 (21-22), function
 // overloads (NodeProto field 8, FunctionProto field 13) and metadata_props,
-// IR 11 FLOAT4E2M1 (23). metadata_props and the IR v10 placement fields
-// change no semantics; the ONNX 1.12 schema keeps them as unknown fields and
-// its checker ignores them. Element types and overloads it would misread.
+// IR 11 FLOAT4E2M1 (23) and the multi-device fields, IR 12 FLOAT8E8M0 (24),
+// IR 13 UINT2/INT2 (25-26). metadata_props, a function's value_info, the
+// multi-device fields and IR 9's default attribute values of functions
+// (FunctionProto.attribute_proto, field 11) change nothing the checker
+// decides: the ONNX 1.12 schema keeps them as unknown fields, every written
+// model carries them on, and ONNX Runtime applies them (a call relying on a
+// default reproduces its outputs; only ONNX 1.12's inference of the body
+// misses the value). Element types and overloads it would misread. ONNX
+// Runtime 1.30 loads IR 13 at most; a newer model cannot be told apart from
+// one the checker misreads.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/IrVersion.h"
@@ -26,6 +33,9 @@ std::string newerElemType(int64_t T) {
   case 21: return "UINT4 (IR 10)";
   case 22: return "INT4 (IR 10)";
   case 23: return "FLOAT4E2M1 (IR 11)";
+  case 24: return "FLOAT8E8M0 (IR 12)";
+  case 25: return "UINT2 (IR 13)";
+  case 26: return "INT2 (IR 13)";
   default: break;
   }
   if (T > onnx::TensorProto_DataType_DataType_MAX)
@@ -110,13 +120,24 @@ std::string onnxp::newerIrConstruct(const onnx::ModelProto &M) {
   return "";
 }
 
-Expected<onnx::ModelProto> onnxp::forIrChecker(const onnx::ModelProto &M, const std::string &What) {
-  if (M.ir_version() <= checkerIrVersion()) return M;
+Error onnxp::checkIrVersion(const onnx::ModelProto &M, const std::string &What) {
+  if (M.ir_version() <= checkerIrVersion()) return Error::success();
+  if (M.ir_version() > kMaxReadIrVersion)
+    return makeError(What, ": ir_version ", M.ir_version(),
+                     " is newer than ONNX Runtime 1.30 loads (IR <= ", kMaxReadIrVersion,
+                     "), and what it added cannot be told from what the ONNX checker here (IR <= ",
+                     checkerIrVersion(), ") knows");
   std::string Newer = newerIrConstruct(M);
   if (!Newer.empty())
     return makeError(What, ": ir_version ", M.ir_version(),
                      " and a construct the ONNX checker here (IR <= ", checkerIrVersion(),
                      ") does not know: ", Newer);
+  return Error::success();
+}
+
+Expected<onnx::ModelProto> onnxp::forIrChecker(const onnx::ModelProto &M, const std::string &What) {
+  if (M.ir_version() <= checkerIrVersion()) return M;
+  if (Error E = checkIrVersion(M, What)) return E;
   onnx::ModelProto Lowered = M;
   Lowered.set_ir_version(checkerIrVersion());
   return Lowered;

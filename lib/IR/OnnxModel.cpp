@@ -247,7 +247,7 @@ void dropRepeatedConstants(OnnxModel &M) {
     if (F != FirstAt.end() && F->second == I) *Kept.Add() = G.node(Last[N.output(0)]);
   }
   G.mutable_node()->Swap(&Kept);
-  M.notes.push_back(std::to_string(Dropped.size()) +
+  M.notes.push_back("warning: " + std::to_string(Dropped.size()) +
                     " Constant node(s) produce a tensor another Constant produces ('" + First +
                     "' first); kept the last of each, as ONNX Runtime does");
 }
@@ -272,6 +272,32 @@ void adoptAiOnnxDomain(OnnxModel &M) {
           : "the model imports the default domain as 'ai.onnx'; written as the default domain ('')");
 }
 
+/// A Constant node naming an initializer: ONNX Runtime 1.30 runs the model
+/// with the initializer's value, whatever the node order ("Duplicate
+/// initializer (dense, sparse or ConstantNode)"), so the Constant goes
+/// (issue 37).
+void dropConstantsOfInitializers(OnnxModel &M) {
+  onnx::GraphProto &G = *M.proto.mutable_graph();
+  std::unordered_set<std::string> Initializers;
+  for (const auto &T : G.initializer()) Initializers.insert(T.name());
+  int Dropped = 0;
+  std::string First;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> Kept;
+  for (const auto &N : G.node()) {
+    if (!isConstantNode(N) || !Initializers.count(N.output(0))) {
+      *Kept.Add() = N;
+      continue;
+    }
+    if (First.empty()) First = N.output(0);
+    ++Dropped;
+  }
+  if (!Dropped) return;
+  G.mutable_node()->Swap(&Kept);
+  M.notes.push_back("warning: " + std::to_string(Dropped) +
+                    " Constant node(s) produce a tensor an initializer holds ('" + First +
+                    "' first); kept the initializer, as ONNX Runtime does");
+}
+
 void repairWhatOrtAccepts(OnnxModel &M) {
   onnx::GraphProto &G = *M.proto.mutable_graph();
   std::unordered_map<std::string, int> Last;
@@ -290,10 +316,11 @@ void repairWhatOrtAccepts(OnnxModel &M) {
       }
     }
     Inits->Swap(&Kept);
-    M.notes.push_back(std::to_string(Dropped) + " initializer(s) repeat a name ('" + First +
+    M.notes.push_back("warning: " + std::to_string(Dropped) + " initializer(s) repeat a name ('" + First +
                       "' first); kept the last of each, as ONNX Runtime does");
   }
   dropRepeatedConstants(M);
+  dropConstantsOfInitializers(M);
   adoptAiOnnxDomain(M);
   std::set<std::string> Imported, Used;
   for (const auto &O : M.proto.opset_import()) Imported.insert(O.domain());
@@ -445,21 +472,30 @@ std::string gradientBase(const std::string &Name) {
 } // namespace
 
 namespace {
-/// Issue 37, item 2: a graph output whose declared shape contradicts the
-/// inferred one (Inferred: the graph inference wrote back, which then holds
-/// the inferred type; see SafeShapeInference) is declared as inferred.
-void adoptContradictedOutputShapes(onnx::ModelProto &M, const onnx::GraphProto &Inferred) {
-  for (int I = 0; I < M.graph().output_size() && I < Inferred.output_size(); ++I) {
-    onnx::ValueInfoProto &Out = *M.mutable_graph()->mutable_output(I);
-    const onnx::TypeProto &T = Inferred.output(I).type();
-    if (!Out.type().tensor_type().has_shape() || !T.tensor_type().has_shape()) continue;
-    const auto &A = Out.type().tensor_type().shape(), &B = T.tensor_type().shape();
-    bool Contradicts = A.dim_size() != B.dim_size();
-    for (int D = 0; !Contradicts && D < A.dim_size(); ++D)
-      Contradicts = A.dim(D).has_dim_value() && B.dim(D).has_dim_value() &&
-                    A.dim(D).dim_value() != B.dim(D).dim_value();
-    if (Contradicts) *Out.mutable_type() = T;
-  }
+/// Issue 37, item 2: a graph output or value_info whose declared shape
+/// contradicts the inferred one (Inferred: the graph inference wrote back;
+/// see SafeShapeInference) is written as inferred: the contradicting dims
+/// take the inferred values (the rest stay as declared, symbols included),
+/// another rank the inferred type.
+void adoptContradictedShapes(onnx::ModelProto &M, const onnx::GraphProto &Inferred) {
+  std::unordered_map<std::string, const onnx::TypeProto *> Types;
+  for (const auto *List : {&Inferred.value_info(), &Inferred.output()})
+    for (const auto &VI : *List) Types[VI.name()] = &VI.type();
+  auto Adopt = [&](onnx::ValueInfoProto &VI) {
+    auto It = Types.find(VI.name());
+    if (It == Types.end() || shapeContradiction(VI.type(), *It->second).empty()) return;
+    auto *Have = VI.mutable_type()->mutable_tensor_type()->mutable_shape();
+    const auto &Want = It->second->tensor_type().shape();
+    if (Have->dim_size() != Want.dim_size()) {
+      *VI.mutable_type() = *It->second;
+      return;
+    }
+    for (int D = 0; D < Want.dim_size(); ++D)
+      if (Have->dim(D).has_dim_value() && Want.dim(D).has_dim_value())
+        Have->mutable_dim(D)->set_dim_value(Want.dim(D).dim_value());
+  };
+  for (auto &VI : *M.mutable_graph()->mutable_output()) Adopt(VI);
+  for (auto &VI : *M.mutable_graph()->mutable_value_info()) Adopt(VI);
 }
 
 /// Binds symbolic dims on graph inputs (and outputs/value_info, so
@@ -583,7 +619,7 @@ Error onnxp::inferShapes(OnnxModel &M) {
   onnx::GraphProto *G = Copy.mutable_graph();
   bindDims(M, G);
   ONNXP_RETURN_IF_ERROR(inferShapesSafely(Copy, M.path, M.notes));
-  adoptContradictedOutputShapes(M.proto, *G);
+  adoptContradictedShapes(M.proto, *G);
   typeGraphOutputs(M, G);
   collectTensorInfos(M, G);
   estimateUnsized(M, G);

@@ -447,9 +447,9 @@ private:
   /// Inferred output types: new names are added, declared ones merged into.
   void mergeOutputTypes(const onnx::NodeProto &N, int Index,
                         onnx::shape_inference::InferenceContextImpl &Ctx);
-  bool contradictsDeclaredOutputShape(const std::string &Name, const onnx::TypeProto &Inferred,
-                                      onnx::TypeProto &Declared);
-  std::vector<std::string> ContradictedOutputs;
+  bool contradictsDeclaredShape(const std::string &Name, const onnx::TypeProto &Inferred,
+                                onnx::TypeProto &Have);
+  std::vector<std::string> ContradictedShapes;
   /// The schema's data propagation, then our own for shape arithmetic.
   void propagateData(onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema);
   Error inferNode(int Index);
@@ -605,28 +605,22 @@ std::string tensorTypeText(const onnx::TypeProto &T) {
 }
 
 /// Issue 37, item 2: ONNX Runtime runs a model whose declared graph output
-/// shape contradicts inference (same element type, another rank or a
-/// differing fixed dim). The inferred type replaces the declared one, with
-/// a note; true when that happened.
-bool SafeInference::contradictsDeclaredOutputShape(const std::string &Name, const onnx::TypeProto &Inferred,
-                                                   onnx::TypeProto &Declared) {
-  if (!Inferred.has_tensor_type() || !Declared.has_tensor_type() || !Inferred.tensor_type().has_shape() ||
-      !Declared.tensor_type().has_shape())
-    return false;
-  if (std::none_of(G.output().begin(), G.output().end(),
-                   [&](const onnx::ValueInfoProto &VI) { return VI.name() == Name; }))
-    return false;
-  const auto &A = Inferred.tensor_type(), &B = Declared.tensor_type();
-  if (A.elem_type() != B.elem_type() && A.elem_type() != 0 && B.elem_type() != 0) return false;
-  bool Contradicts = A.shape().dim_size() != B.shape().dim_size();
-  for (int I = 0; !Contradicts && I < A.shape().dim_size(); ++I)
-    Contradicts = A.shape().dim(I).has_dim_value() && B.shape().dim(I).has_dim_value() &&
-                  A.shape().dim(I).dim_value() != B.shape().dim(I).dim_value();
-  if (!Contradicts) return false;
-  ContradictedOutputs.push_back("graph output '" + Name + "' is declared " + tensorTypeText(Declared) +
-                                " but inference gives " + tensorTypeText(Inferred) +
-                                "; written as inferred (ONNX Runtime runs such a model)");
-  Declared = Inferred;
+/// or value_info shape contradicts inference (same element type, another
+/// rank or a differing fixed dim: ORT warns "Error merging shape info" and
+/// merges leniently). The inferred type replaces the declared one, with a
+/// note saying where they differ; true when that happened.
+bool SafeInference::contradictsDeclaredShape(const std::string &Name, const onnx::TypeProto &Inferred,
+                                             onnx::TypeProto &Have) {
+  if (!Declared.count(Name)) return false;
+  std::string Where = shapeContradiction(Have, Inferred);
+  if (Where.empty()) return false;
+  bool IsOutput = std::any_of(G.output().begin(), G.output().end(),
+                              [&](const onnx::ValueInfoProto &VI) { return VI.name() == Name; });
+  ContradictedShapes.push_back(std::string("warning: ") + (IsOutput ? "graph output '" : "value_info of '") +
+                               Name + "' is declared " + tensorTypeText(Have) + " but inference gives " +
+                               tensorTypeText(Inferred) + " (" + Where +
+                               "); planned and written as inferred (ONNX Runtime runs such a model)");
+  Have = Inferred;
   return true;
 }
 
@@ -642,7 +636,7 @@ void SafeInference::mergeOutputTypes(const onnx::NodeProto &N, int Index,
       NewValueInfo.push_back(Name);
       continue;
     }
-    if (contradictsDeclaredOutputShape(Name, Inferred, *It->second)) continue;
+    if (contradictsDeclaredShape(Name, Inferred, *It->second)) continue;
     try {
       onnx::shape_inference::mergeShapesAndTypes(Inferred, It->second);
     } catch (const std::exception &Ex) {
@@ -757,7 +751,7 @@ Error SafeInference::run(std::vector<std::string> &Notes) {
   seedTypes();
   for (int Index = 0; Index < G.node_size(); ++Index) ONNXP_RETURN_IF_ERROR(inferNode(Index));
   writeTypes();
-  Notes.insert(Notes.end(), ContradictedOutputs.begin(), ContradictedOutputs.end());
+  Notes.insert(Notes.end(), ContradictedShapes.begin(), ContradictedShapes.end());
   if (Failed) {
     std::string Note = "shape inference failed for " + std::to_string(Failed) +
                        " node(s); their outputs have unknown shapes (";
@@ -774,4 +768,24 @@ Error onnxp::inferShapesSafely(onnx::ModelProto &M, const std::string &Path,
   registerOrtOnnxDomainSchemas(); // the same schemas the output checker uses
   sortNodesTopologically(*M.mutable_graph());
   return SafeInference(M, Path).run(Notes);
+}
+
+std::string onnxp::shapeContradiction(const onnx::TypeProto &Declared, const onnx::TypeProto &Inferred) {
+  if (!Inferred.has_tensor_type() || !Declared.has_tensor_type() || !Inferred.tensor_type().has_shape() ||
+      !Declared.tensor_type().has_shape())
+    return "";
+  const auto &I = Inferred.tensor_type(), &D = Declared.tensor_type();
+  // A differing element type is an error in ONNX Runtime too.
+  if (I.elem_type() != D.elem_type() && I.elem_type() != 0 && D.elem_type() != 0) return "";
+  if (I.shape().dim_size() != D.shape().dim_size())
+    return "rank " + std::to_string(D.shape().dim_size()) + " declared, " +
+           std::to_string(I.shape().dim_size()) + " inferred";
+  std::string Dims;
+  for (int K = 0; K < I.shape().dim_size(); ++K) {
+    const auto &A = D.shape().dim(K), &B = I.shape().dim(K);
+    if (A.has_dim_value() && B.has_dim_value() && A.dim_value() != B.dim_value())
+      Dims += (Dims.empty() ? "dim " : ", dim ") + std::to_string(K) + ": " + std::to_string(A.dim_value()) +
+              " declared, " + std::to_string(B.dim_value()) + " inferred";
+  }
+  return Dims;
 }

@@ -95,8 +95,8 @@ Error onnxp::checkModelFull(const onnx::ModelProto &M, const std::string &What) 
 Error onnxp::checkInputModel(const onnx::ModelProto &Input, const std::string &InputPath) {
   Error Whole = checkModelFull(Input, InputPath);
   if (!Whole) return Whole;
-  if (std::string Newer = newerIrConstruct(Input); !Newer.empty() && Input.ir_version() > checkerIrVersion())
-    return Whole;
+  // An IR version the checker cannot take is the whole story (IrVersion.h).
+  if (Error Ir = checkIrVersion(Input, InputPath)) return Ir;
   std::string Prefix = InputPath + ": ";
   std::string Why =
       Whole.message().rfind(Prefix, 0) == 0 ? Whole.message().substr(Prefix.size()) : Whole.message();

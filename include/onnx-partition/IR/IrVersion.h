@@ -20,10 +20,18 @@ namespace onnxp {
 /// The highest IR version the linked ONNX checker knows (8 for ONNX 1.12).
 int checkerIrVersion();
 
-/// The first construct of M newer than checkerIrVersion() (a FLOAT8, INT4
-/// or FLOAT4 element type, a function overload), described with its IR
+/// The highest IR version read: what ONNX Runtime 1.30 loads (IR 13 added
+/// INT2/UINT2); newer models it refuses ("Unsupported model IR version").
+constexpr int kMaxReadIrVersion = 13;
+
+/// The first construct of M newer than checkerIrVersion() (a FLOAT8, INT4,
+/// FLOAT4 or INT2 element type, a function overload), described with its IR
 /// version and where it is ("" when there is none).
 std::string newerIrConstruct(const onnx::ModelProto &M);
+
+/// An error naming What when M's IR version is newer than the checker's and
+/// M is newer than kMaxReadIrVersion or uses a newer construct.
+Error checkIrVersion(const onnx::ModelProto &M, const std::string &What);
 
 /// M as the linked checker can take it: unchanged when its ir_version is
 /// one the checker knows, else with ir_version lowered to checkerIrVersion()

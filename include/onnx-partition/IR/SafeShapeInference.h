@@ -58,6 +58,12 @@ bool sortNodesTopologically(onnx::GraphProto &G);
 /// would put them, except that no `unk__N` symbols are invented.
 Error inferShapesSafely(onnx::ModelProto &M, const std::string &Path, std::vector<std::string> &Notes);
 
+/// Where a declared tensor type contradicts an inferred one of the same
+/// element type: "rank 3 declared, 2 inferred" or "dim 1: 5 declared, 3
+/// inferred"; "" when they agree (unknown or symbolic dims never contradict).
+/// ONNX Runtime runs such a model (issue 37, item 2).
+std::string shapeContradiction(const onnx::TypeProto &Declared, const onnx::TypeProto &Inferred);
+
 } // namespace onnxp
 
 #endif // ONNXP_IR_SAFESHAPEINFERENCE_H
