@@ -42,7 +42,8 @@ DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Plat
   // stage may be the neighbour) priced 2 A100s' backward transfers 12x too
   // high: dp's optimum lay above the plan it returned (LoRA: 0.250724
   // against 0.240424 ms) and it optimised the wrong loads.
-  const bool AccOnly = P.cpus == 0 && P.accelerators > 1;
+  // (Mixed kinds keep the host link: not re-measured there in time.)
+  const bool AccOnly = P.cpus == 0 && P.accelerators > 1 && !P.mixed();
   const int A = P.accelerators;
   for (int D = 0; D < A; ++D) {
     LinkIn.push_back(D > 0 ? P.linkBetween(D - 1, D) : AccOnly ? P.linkBetween(1, 0) : LinkKind::Host);
