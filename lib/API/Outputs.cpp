@@ -73,9 +73,16 @@ std::string stashBeyondMemoryCheck(const PassContext &Ctx, const StagedScheduleP
   // Issue 37, item 9: one note for all stages, not one per stage.
   std::string List;
   int Stages = 0;
-  const int P = static_cast<int>(S.gpus.size());
-  for (int St = 0; St < P; ++St) {
-    const int Counted = inFlightAtStage(PipelineScheduleKind::OneFOneB, St, P, S.microbatches);
+  // A GPU running several stages (issue 37, item 6) is counted at its
+  // earliest, as the memory check counts its device (Cost/PipelineInFlight.h).
+  int P = static_cast<int>(S.gpus.size());
+  if (!S.gpuStages.empty()) {
+    P = 0;
+    for (const std::vector<int> &Of : S.gpuStages) P += static_cast<int>(Of.size());
+  }
+  for (int St = 0; St < static_cast<int>(S.gpus.size()); ++St) {
+    const int First = S.gpuStages.empty() || S.gpuStages[St].empty() ? St : S.gpuStages[St].front();
+    const int Counted = inFlightAtStage(PipelineScheduleKind::OneFOneB, First, P, S.microbatches);
     const int Held = S.gpus[St].maxStashedMicrobatches;
     if (Held <= Counted) continue;
     if (++Stages <= 4)
@@ -92,33 +99,48 @@ std::string stashBeyondMemoryCheck(const PassContext &Ctx, const StagedScheduleP
 /// Issue 37, item 5: the schedule's peaks and the liveness figures of the
 /// device table are two models of one device's memory; say what each counts.
 std::string scheduleMemoryScope(const PassContext &Ctx) {
-  if (!Ctx.graph.isTraining()) return "";
+  // The iteration objectives' schedule is the iteration simulator's, whose
+  // peaks the device table shows too: one figure, nothing to tell apart.
+  if (!Ctx.graph.isTraining() || isIterationObjective(Ctx.plan->objectiveKind)) return "";
   return "  note: the schedule's peaks count each stage's weights with their gradient (and, for 1f1b, a "
          "stashed version), its optimizer state, and per micro-batch in flight only the activations "
          "crossing its boundaries; the liveness figures above count every activation saved for the "
          "backward pass\n";
 }
 
-/// Issue 37, item 6: the schedule prices each of the plan's stages as its
-/// own GPU. A device that runs several stages (BLOOM-3 on 4 devices: acc2,
-/// 16.79 ms of compute against a 13.92 ms period) computes more per
-/// micro-batch than the period says; name it.
+/// Issue 37, item 6: 1f1b runs the stages of a device on one GPU, so its
+/// period holds every device's compute (BLOOM-3 on 4 devices: acc2's two
+/// stages, 16.79 ms, had a 13.92 ms period when each stage was a GPU). A
+/// stage is the device most of its nodes run on (stagesAsChain): a device
+/// whose nodes sit in other devices' stages may still compute more than the
+/// period says; name it.
 std::string devicesBeyondPeriod(const PassContext &Ctx, const StagedSchedulePrice &S) {
   const Plan &Pl = *Ctx.plan;
-  if (!(S.period > 0)) return "";
+  if (isIterationObjective(Pl.objectiveKind)) return "";
   std::vector<int> DeviceOfStage;
   if (!stagesAsChain(Ctx.graph, Ctx.platform, Pl, &DeviceOfStage)) return "";
   std::string Out;
   for (size_t D = 0; D < Pl.usage.size(); ++D) {
-    if (!(Pl.usage[D].compute > S.period * (1 + 1e-9))) continue;
     std::string Stages;
+    int Count = 0;
     for (size_t St = 0; St < DeviceOfStage.size(); ++St)
-      if (DeviceOfStage[St] == static_cast<int>(D))
-        Stages += (Stages.empty() ? "" : ", ") + std::to_string(St);
-    Out += "  warning: " + Ctx.platform.deviceName(static_cast<int>(D)) + " computes " +
-           formatNumber(Pl.usage[D].compute) + " ms per micro-batch, more than the period " +
-           formatNumber(S.period) + " ms: the schedule prices its stages (" + Stages +
-           ") as separate GPUs, so the period is a lower bound for this plan\n";
+      if (DeviceOfStage[St] == static_cast<int>(D)) Stages += (Count++ ? ", " : "") + std::to_string(St);
+    const std::string Name = Ctx.platform.deviceName(static_cast<int>(D));
+    // gpipe and the action lists take a device's stages as separate GPUs
+    // (they need one run of stages per device): say so rather than print an
+    // iteration the device cannot keep.
+    if (S.period == 0 && Count > 1) {
+      Out += "  warning: " + Name + " runs stages " + Stages + ", which " + pipelineScheduleName(S.schedule) +
+             " prices as separate GPUs: the iteration is a lower bound for this plan (1f1b runs them on " +
+             "one device)\n";
+      continue;
+    }
+    if (!(S.period > 0) || !(Pl.usage[D].compute > S.period * (1 + 1e-9))) continue;
+    Out += "  warning: " + Name + " computes " + formatNumber(Pl.usage[D].compute) +
+           " ms per micro-batch, more than the period " + formatNumber(S.period) +
+           " ms: the schedule runs some of its nodes in stages of other devices" +
+           (Stages.empty() ? std::string() : " (its own: " + Stages + ")") +
+           ", so the period is a lower bound for this plan\n";
   }
   return Out;
 }

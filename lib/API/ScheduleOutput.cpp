@@ -53,6 +53,41 @@ Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx, ChromeTr
   return R;
 }
 
+/// The GPUs of a graph plan's stages when each device is one GPU: gpu[s]
+/// numbers devices in the order of their first stage (a plan of one stage
+/// per device keeps gpu[s] = s and the stage's name); device[g] is GPU g's
+/// platform device; a device of several stages is named with them.
+struct DeviceGpus {
+  std::vector<int> gpu, device;
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> stages; ///< per GPU
+};
+
+DeviceGpus deviceGpus(const Chain &Stages, const std::vector<int> &DeviceOfStage, const Platform &P) {
+  DeviceGpus D;
+  std::vector<std::vector<int>> &StagesOf = D.stages;
+  for (size_t S = 0; S < DeviceOfStage.size(); ++S) {
+    auto It = std::find(D.device.begin(), D.device.end(), DeviceOfStage[S]);
+    if (It == D.device.end()) {
+      D.device.push_back(DeviceOfStage[S]);
+      StagesOf.emplace_back();
+      It = D.device.end() - 1;
+    }
+    D.gpu.push_back(static_cast<int>(It - D.device.begin()));
+    StagesOf[D.gpu.back()].push_back(static_cast<int>(S));
+  }
+  for (size_t G = 0; G < D.device.size(); ++G) {
+    if (StagesOf[G].size() == 1) {
+      D.names.push_back(Stages.blocks[StagesOf[G].front()].name);
+      continue;
+    }
+    std::string List;
+    for (int S : StagesOf[G]) List += (List.empty() ? "" : ", ") + std::to_string(S);
+    D.names.push_back(P.deviceName(D.device[G]) + " (stages " + List + ")");
+  }
+  return D;
+}
+
 PipeScheduleOptions pipeOptions(const OutputOptions &O) {
   PipeScheduleOptions P;
   P.virtualStages = O.virtualStages;
@@ -113,10 +148,17 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   // Stage s is GPU s, standing for the device it runs on: the link between
   // two stages is the platform's between their devices (issue 21).
   const PipelineLinks Links = PipelineLinks::of(Ctx.platform, Devices);
+  // Issue 37, item 6: under 1f1b the stages of one device share it (its
+  // period holds all their work; BLOOM-3's acc2 ran two stages, 16.79 ms,
+  // under a 13.92 ms period when each stage was a GPU of its own).
+  const DeviceGpus OnDevices = deviceGpus(*Stages, Devices, Ctx.platform);
   auto PriceAs = [&](PipelineScheduleKind K) -> Expected<StagedSchedulePrice> {
     if (!isActionListSchedule(K)) {
       Expected<StagedSchedulePrice> R =
-          priceStagedSchedule(*Stages, Gpu, Links, K, O.microbatches, Trace, Names);
+          K == PipelineScheduleKind::OneFOneB
+              ? priceStagedSchedule(*Stages, OnDevices.gpu, PipelineLinks::of(Ctx.platform, OnDevices.device),
+                                    K, O.microbatches, Trace, OnDevices.names)
+              : priceStagedSchedule(*Stages, Gpu, Links, K, O.microbatches, Trace, Names);
       if (!R) return R;
       // The pattern simulators price gpipe and 1f1b; their action lists
       // (fixed orders, independent of the costs) are for pipeline.json.
@@ -152,9 +194,14 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   // Issue 37, item 5: the optimizer state memory accounting charged the
   // stage's nodes (--optimizer) is resident all iteration: it adds to every
   // instant, so to the peak, as in the liveness figure.
-  for (size_t S = 0; S < R->gpus.size() && S < Stages->size(); ++S) {
-    PipelineGpuMemory &M = R->gpus[S];
-    for (int V : Stages->blocks[S].nodes) M.optimizerState += Ctx.graph.node(V).optimizerBytes;
+  const bool OnDevice = R->schedule == PipelineScheduleKind::OneFOneB;
+  if (OnDevice) R->gpuStages = OnDevices.stages;
+  for (size_t S = 0; S < Stages->size(); ++S) {
+    const size_t G = OnDevice ? OnDevices.gpu[S] : S;
+    if (G >= R->gpus.size()) continue;
+    for (int V : Stages->blocks[S].nodes) R->gpus[G].optimizerState += Ctx.graph.node(V).optimizerBytes;
+  }
+  for (PipelineGpuMemory &M : R->gpus) {
     M.peak += M.optimizerState;
     R->peakMemory = std::max(R->peakMemory, M.peak);
   }

@@ -1,6 +1,8 @@
 //===- Analysis/Trainable.cpp - The one trainability rule ----------------===//
 #include "onnx-partition/Analysis/Trainable.h"
 
+#include <set>
+
 using namespace onnxp;
 
 bool onnxp::hasNativeBackward(const CostGraph &G) {
@@ -12,4 +14,62 @@ bool onnxp::hasNativeBackward(const CostGraph &G) {
 bool onnxp::isTrainable(const ParameterInfo &P, const CostGraph &G) {
   if (!G.isTraining()) return false;
   return P.trainable || !hasNativeBackward(G);
+}
+
+namespace {
+bool isFloatType(int32_t T) {
+  return T == onnx::TensorProto::FLOAT || T == onnx::TensorProto::FLOAT16 ||
+         T == onnx::TensorProto::BFLOAT16 || T == onnx::TensorProto::DOUBLE;
+}
+
+/// A Constant node's `value` tensor, or null (value_float, sparse_value...).
+const onnx::TensorProto *constantValue(const onnx::NodeProto &N) {
+  if (N.op_type() != "Constant" || !(N.domain().empty() || N.domain() == "ai.onnx") || N.output_size() != 1)
+    return nullptr;
+  for (const auto &A : N.attribute())
+    if (A.name() == "value" && A.has_t()) return &A.t();
+  return nullptr;
+}
+} // namespace
+
+std::vector<ParameterInfo> onnxp::constantNodeWeights(const OnnxModel &M) {
+  const onnx::GraphProto &G = M.graph();
+  std::set<std::string> Known, ReadByForward, AllNames;
+  for (const ParameterInfo &P : findParameters(M)) Known.insert(P.name);
+  for (const auto &I : G.input()) AllNames.insert(I.name());
+  for (const auto &N : G.node()) {
+    for (const std::string &O : N.output()) AllNames.insert(O);
+    // findParameters' notion of a forward reader: no backward scope, no optimizer.
+    if (N.name().find("_Grad/") != std::string::npos || isOptimizerOp(N.domain(), N.op_type())) continue;
+    for (const std::string &In : N.input()) ReadByForward.insert(In);
+  }
+  std::vector<ParameterInfo> Out;
+  for (const auto &N : G.node()) {
+    const onnx::TensorProto *T = constantValue(N);
+    const std::string &Name = N.output_size() == 1 ? N.output(0) : std::string();
+    if (!T || Name.empty() || Known.count(Name) || !ReadByForward.count(Name) || !isFloatType(T->data_type()))
+      continue;
+    double Elems = 1;
+    for (int64_t D : T->dims()) Elems *= static_cast<double>(D);
+    if (Elems <= 1) continue; // scalars are constants, not weights (findParameters' rule)
+    ParameterInfo P;
+    P.name = Name;
+    // Shape inference's size, else the value's own (the attribute is the tensor).
+    const double ElemBytes = T->data_type() == onnx::TensorProto::DOUBLE  ? 8
+                             : T->data_type() == onnx::TensorProto::FLOAT ? 4
+                                                                          : 2;
+    P.bytes = M.tensorBytesOrZero(Name);
+    if (!(P.bytes > 0)) P.bytes = Elems * ElemBytes;
+    // An ORT training graph names a trained tensor's gradient X_grad.
+    P.trainable = AllNames.count(Name + "_grad") || AllNames.count(Name + "_grad.accumulation.buffer");
+    P.inConstantNode = true;
+    Out.push_back(std::move(P));
+  }
+  return Out;
+}
+
+std::vector<ParameterInfo> onnxp::modelWeights(const OnnxModel &M) {
+  std::vector<ParameterInfo> All = findParameters(M);
+  for (ParameterInfo &P : constantNodeWeights(M)) All.push_back(std::move(P));
+  return All;
 }

@@ -269,7 +269,7 @@ Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const Co
   C.inputBytes = O.inputBytes;
   C.blocks.resize(L);
   const bool Training = G.isTraining();
-  std::vector<double> Saved(L, 0), Outputs(L, 0);
+  std::vector<double> Saved(L, 0), Outputs(L, 0), Trained(L, 0);
   // Issue 35: each backward node's W share with the blocks as pipeline
   // positions (a block's input gradient is what crosses to the block
   // before); a stage of several blocks has at least this W.
@@ -280,6 +280,7 @@ Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const Co
     B.nodes.push_back(V);
     B.sources.push_back(Nd.name);
     B.weightBytes += Nd.paramBytes;
+    Trained[BlockOf[V]] += Nd.gradBytes; // the trainable bytes the node owns (accountMemory)
     if (Nd.isForwardSide()) {
       B.forwardTime += Nd.accTime;
       B.forwardOverhead = std::max(B.forwardOverhead, Nd.workspaceBytes);
@@ -313,6 +314,10 @@ Linearization buildChain(const CostGraph &G, const LinearizeOptions &O, const Co
     ChainBlock &Blk = C.blocks[B];
     Blk.name = G.node(Separators[B]).name;
     Blk.storedBytes = std::max(Blk.outputBytes, Training ? Saved[B] : Outputs[B]);
+    // Issue 37, item 4: the graph's trainability rule (Analysis/Trainable.h)
+    // for the chain planners: what the block's nodes own no gradient for is
+    // frozen (frozen parameters, constants that are no weights).
+    if (Training) Blk.frozenBytes = std::clamp(Blk.weightBytes - Trained[B], 0.0, Blk.weightBytes);
   }
   Out.blockOf = std::move(BlockOf);
   return Out;

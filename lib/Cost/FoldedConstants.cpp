@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Cost/FoldedConstants.h"
 
+#include "onnx-partition/Analysis/Trainable.h"
 #include "onnx-partition/Analysis/TrainingGraph.h"
 
 #include <algorithm>
@@ -207,8 +208,13 @@ FoldedRemoval onnxp::removeFoldedNodes(CostGraph &G, const OnnxModel &M,
   const size_t N = G.numNodes();
   if (Marks.size() != N) return R;
 
-  std::unordered_set<std::string> Params;
+  std::unordered_set<std::string> Params, Weights;
   for (const ParameterInfo &P : findParameters(M)) Params.insert(P.name);
+  // Issue 37, item 4: a node reading a weight held in a Constant node stays
+  // when training, as one reading an initializer does (it owns the weight's
+  // gradient: Analysis/Trainable.h).
+  Weights = Params;
+  for (const ParameterInfo &P : constantNodeWeights(M)) Weights.insert(P.name);
   const TensorReaders T = tensorReaders(OG);
   // Cost node of each ONNX node (before renumbering).
   std::vector<int> CostOf(OG.node_size(), -1);
@@ -216,7 +222,7 @@ FoldedRemoval onnxp::removeFoldedNodes(CostGraph &G, const OnnxModel &M,
     for (int I : G.node(V).onnxNodes)
       if (I >= 0 && I < OG.node_size()) CostOf[I] = static_cast<int>(V);
 
-  const std::vector<char> Remove = nodesToRemove(G, OG, Marks, T, Params, R);
+  const std::vector<char> Remove = nodesToRemove(G, OG, Marks, T, Weights, R);
   const std::vector<double> ExtraParam = inheritedParameters(M, CostOf, Remove, T, Params);
   const std::vector<Constant> Constants = foldedConstants(G, M, CostOf, Remove, T);
 

@@ -2,9 +2,9 @@
 //
 // Ownership of a parameter follows the cost-graph builder: the first node in
 // graph order that reads it owns it (and its gradient and optimizer state),
-// so a shared parameter is charged once. Which parameters are trainable:
-// in an ONNX Runtime training graph, those with a gradient (findParameters);
-// in a forward-only graph under --training, every parameter.
+// so a shared parameter is charged once. Which weights there are and which
+// train: the one rule of Analysis/Trainable.h (weights held in Constant
+// nodes included).
 //
 // A forward activation is "saved" when a backward node reads it: the edges
 // of the graph say so directly, both for ORT graphs (ConvGrad reads X) and
@@ -57,7 +57,7 @@ void onnxp::accountMemory(CostGraph &G, const OnnxModel *M, OptimizerKind Opt, b
   // rule of Analysis/Trainable.h (every parameter when not training: the
   // charges below are then zero).
   std::map<std::string, double> TrainableBytes;
-  for (const ParameterInfo &P : findParameters(*M))
+  for (const ParameterInfo &P : modelWeights(*M))
     if (!Training || isTrainable(P, G)) TrainableBytes[P.name] = P.bytes;
   const onnx::GraphProto &OG = M->graph();
   std::vector<double> OwnedTrainable(OG.node_size(), 0);
@@ -314,9 +314,13 @@ bool onnxp::hasTensorLiveness(const CostGraph &G) {
 
 ResidentMemory onnxp::chainResidentMemory(const Chain &C, OptimizerKind Opt, size_t First, size_t Last) {
   ResidentMemory R;
-  for (size_t B = First; B < std::min(Last, C.size()); ++B) R.weights += C.blocks[B].weightBytes;
-  R.gradients = R.weights;
-  R.optimizerState = optimizerStateFactor(Opt) * R.weights;
+  // Issue 37, item 4: the weights that train (Analysis/Trainable.h, as
+  // the graph's accounting) have a gradient and optimizer state.
+  for (size_t B = First; B < std::min(Last, C.size()); ++B) {
+    R.weights += C.blocks[B].weightBytes;
+    R.gradients += C.blocks[B].weightBytes - C.blocks[B].frozenBytes;
+  }
+  R.optimizerState = optimizerStateFactor(Opt) * R.gradients;
   return R;
 }
 

@@ -75,6 +75,10 @@ Error Chain::validate() const {
     ONNXP_RETURN_IF_ERROR(Bytes(B.outputBytes, B.name, "output bytes"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.storedBytes, B.name, "stored bytes"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.weightBytes, B.name, "weight bytes"));
+    ONNXP_RETURN_IF_ERROR(Bytes(B.frozenBytes, B.name, "frozen bytes"));
+    if (B.frozenBytes > B.weightBytes)
+      return makeError(Where, ": block '", B.name, "': frozen bytes ", formatNumber(B.frozenBytes),
+                       " are more than its weight bytes ", formatNumber(B.weightBytes));
     ONNXP_RETURN_IF_ERROR(Bytes(B.forwardOverhead, B.name, "forward overhead"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.backwardOverhead, B.name, "backward overhead"));
   }

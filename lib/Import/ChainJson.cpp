@@ -103,11 +103,14 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
       const char *Key;
       double *Slot;
       bool Required;
-    } Fields[] = {
-        {"forwardTime", &Blk.forwardTime, true},           {"backwardTime", &Blk.backwardTime, true},
-        {"outputBytes", &Blk.outputBytes, true},           {"weightBytes", &Blk.weightBytes, true},
-        {"storedBytes", &Blk.storedBytes, false},          {"forwardOverhead", &Blk.forwardOverhead, false},
-        {"backwardOverhead", &Blk.backwardOverhead, false}};
+    } Fields[] = {{"forwardTime", &Blk.forwardTime, true},
+                  {"backwardTime", &Blk.backwardTime, true},
+                  {"outputBytes", &Blk.outputBytes, true},
+                  {"weightBytes", &Blk.weightBytes, true},
+                  {"storedBytes", &Blk.storedBytes, false},
+                  {"forwardOverhead", &Blk.forwardOverhead, false},
+                  {"backwardOverhead", &Blk.backwardOverhead, false},
+                  {"frozenBytes", &Blk.frozenBytes, false}};
     // Absent optional fields are NaN here, never a number a file could
     // give: `storedBytes: -1` is a negative size, not "absent" (issue 25).
     for (const Field &F : Fields) {
@@ -118,6 +121,7 @@ Expected<Chain> onnxp::parseChainJson(const std::string &Text, const std::string
     if (std::isnan(Blk.storedBytes) && !B.contains("storedBytes")) Blk.storedBytes = Blk.outputBytes;
     if (std::isnan(Blk.forwardOverhead) && !B.contains("forwardOverhead")) Blk.forwardOverhead = 0;
     if (std::isnan(Blk.backwardOverhead) && !B.contains("backwardOverhead")) Blk.backwardOverhead = 0;
+    if (std::isnan(Blk.frozenBytes) && !B.contains("frozenBytes")) Blk.frozenBytes = 0;
     ONNXP_RETURN_IF_ERROR(readBackwardSplit(B, Where, Blk));
     if (auto N = B.find("nodes"); N != B.end()) {
       if (!N->is_array()) return makeError(Where, ": \"nodes\" must be an array of node ids");
@@ -187,6 +191,7 @@ std::string onnxp::chainToJson(const Chain &C) {
                         {"sources", B.sources}};
     // Issue 35: the B/W split only where the source made one, so chains
     // without it are written as before.
+    if (B.frozenBytes > 0) Blk["frozenBytes"] = B.frozenBytes; // issue 37: absent, every weight trains
     if (B.backwardWeightTime > 0) {
       Blk["backwardInputTime"] = B.backwardTime - B.backwardWeightTime;
       Blk["backwardWeightTime"] = B.backwardWeightTime;

@@ -12,6 +12,8 @@
 #include "onnx-partition/Import/ChainJson.h"
 #include "onnx-partition/Pass/PassManager.h"
 #include "onnx-partition/Support/FileIO.h"
+#include "onnx-partition/Support/HumanUnits.h"
+#include "onnx-partition/Support/SummaryText.h"
 
 #include <iostream>
 
@@ -66,8 +68,9 @@ int runChain(int Argc, char **Argv) {
   }
   std::cerr << "chain: " << C.size() << " blocks from " << Ctx->graph.numNodes() << " cost nodes, forward "
             << formatNumber(C.totalForwardTime()) << " ms, backward " << formatNumber(C.totalBackwardTime())
-            << " ms, weights " << formatNumber(C.totalWeightBytes()) << " bytes\n";
-  for (const std::string &N : Ctx->notes) std::cerr << "note: " << N << "\n";
+            << " ms, weights " << humanBytes(C.totalWeightBytes()) << "\n";
+  // Issue 37, item 9: a note that is a warning is not "note: warning: ...".
+  for (const std::string &N : Ctx->notes) std::cerr << noteLine(N).substr(2);
   return 0;
 }
 

@@ -53,12 +53,13 @@ int runInspect(int Argc, char **Argv) {
     if (N.isForwardSide()) ActivationBytes += N.outputBytes;
   }
   std::vector<ParameterInfo> Params;
-  if (Ctx->model) Params = findParameters(*Ctx->model);
+  if (Ctx->model) Params = modelWeights(*Ctx->model); // weights held in Constant nodes included
   double ParamBytes = 0;
-  int Trainable = 0;
+  int Trainable = 0, InConstants = 0;
   for (const ParameterInfo &P : Params) {
     ParamBytes += P.bytes;
     Trainable += isTrainable(P, G); // issue 37: the rule the memory accounting charges by
+    InConstants += P.inConstantNode;
   }
   int MultiClasses = 0;
   {
@@ -86,6 +87,7 @@ int runInspect(int Argc, char **Argv) {
     J["optimizer_nodes"] = G.countRole(Role::Optimizer);
     J["parameters"] = Params.size();
     J["trainable_parameters"] = Trainable;
+    J["constant_node_parameters"] = InConstants;
     // Issue 39 item 9: a Constant of dims [2^31, 2^31] declares 2^64 bytes;
     // a double at or past 2^63 does not convert to int64_t (undefined
     // behaviour, INT64_MIN in Release). Such a size stays a JSON number.
@@ -121,7 +123,8 @@ int runInspect(int Argc, char **Argv) {
             << G.countRole(Role::Optimizer) << ")\n";
   std::cout << "edges: " << G.numEdges() << "\n";
   if (Ctx->model)
-    std::cout << "parameters: " << Params.size() << " (" << Trainable << " trainable), "
+    std::cout << "parameters: " << Params.size() << " (" << Trainable << " trainable"
+              << (InConstants ? ", " + std::to_string(InConstants) + " held in Constant nodes" : "") << "), "
               << formatNumber(ParamBytes) << " bytes\n";
   std::cout << "activation bytes: " << formatNumber(ActivationBytes) << "\n";
   std::cout << "colocation classes: " << G.numClasses() << " (" << MultiClasses

@@ -26,6 +26,7 @@
 #include "onnx-partition/Cost/Roofline.h"
 #include "onnx-partition/Support/FileIO.h"
 #include "onnx-partition/Support/OutputTransaction.h"
+#include "onnx-partition/Support/SummaryText.h"
 
 #include <nlohmann/json.hpp>
 
@@ -174,7 +175,7 @@ void printSummary(std::ostream &OS, const PassContext &Ctx, const std::vector<st
     for (const std::string &Op : FallbackOps) OS << " " << Op;
     OS << "\n";
   }
-  for (const std::string &N : Ctx.notes) OS << "note: " << N << "\n";
+  for (const std::string &N : Ctx.notes) OS << noteLine(N).substr(2); // never "note: warning:"
 }
 
 /// With --profile: how well the analytical model (for the device kind the

@@ -1,9 +1,17 @@
 //===- Analysis/Trainable.h - The one trainability rule ---------*- C++ -*-===//
 //
-// Issue 37, item 4: which parameters train, asked by the memory accounting
-// (gradients and optimizer state), `inspect` and the summaries alike. In an
-// ONNX Runtime training graph, a parameter with a gradient; in a forward
-// graph whose backward was derived (--training), every parameter.
+// Issue 37, item 4: which weights a model has and which of them train, asked
+// by the memory accounting (gradients and optimizer state), `inspect`, the
+// chain builder (Coarsen/Linearize: ChainBlock::frozenBytes) and so the chain
+// planners alike (docs/cost-model.md, "Which weights train").
+//
+// A weight is a floating-point tensor of more than one element that a
+// forward node reads, held in an initializer, in a graph input at a weight
+// slot or with a gradient (findParameters), or in a Constant node's `value`
+// (exporters that fold weights into the graph, PaddleOCR). In an ONNX
+// Runtime training graph a weight trains when it has a gradient (X_grad); in
+// a forward graph whose backward is derived (--training) every weight
+// trains; nothing trains in inference.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_ANALYSIS_TRAINABLE_H
@@ -11,6 +19,8 @@
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
 #include "onnx-partition/IR/CostGraph.h"
+
+#include <vector>
 
 namespace onnxp {
 
@@ -20,6 +30,14 @@ bool hasNativeBackward(const CostGraph &G);
 
 /// Whether P trains in G (see above); false when G is not a training graph.
 bool isTrainable(const ParameterInfo &P, const CostGraph &G);
+
+/// The weights Constant nodes hold (inConstantNode set), in node order: a
+/// Constant whose `value` is a floating-point tensor of more than one
+/// element read by a forward node, and no parameter findParameters lists.
+std::vector<ParameterInfo> constantNodeWeights(const OnnxModel &M);
+
+/// Every weight of M: findParameters(M), then constantNodeWeights(M).
+std::vector<ParameterInfo> modelWeights(const OnnxModel &M);
 
 } // namespace onnxp
 

@@ -26,6 +26,8 @@ struct ParameterInfo {
   double bytes = 0;
   bool trainable = false;
   bool isInitializer = false;
+  /// Held in a Constant node's `value` (Analysis/Trainable.h, issue 37 item 4).
+  bool inConstantNode = false;
 };
 
 /// The model's parameters, in graph order (initializers, then inputs).

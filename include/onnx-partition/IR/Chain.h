@@ -40,7 +40,11 @@ struct ChainBlock {
   /// everything (seed 001's stored size, "F_all"); includes a_l. Importers
   /// that know nothing finer set it to outputBytes.
   double storedBytes = 0;
-  double weightBytes = 0;      ///< W_l: parameter bytes of the block
+  double weightBytes = 0; ///< W_l: parameter bytes of the block
+  /// Of weightBytes, the bytes that do not train (frozen parameters,
+  /// non-weight constants: Analysis/Trainable.h): no gradient, no optimizer
+  /// state. 0 (every weight trains) for chains that cannot tell.
+  double frozenBytes = 0;
   double forwardOverhead = 0;  ///< transient bytes while F_l runs (workspace)
   double backwardOverhead = 0; ///< transient bytes while B_l runs
   /// Of backwardTime, the work that only feeds the block's parameter

@@ -39,6 +39,9 @@ struct StagedSchedulePrice {
   double peakMemory = 0;    ///< bytes, max over GPUs
   std::vector<std::string> gpuNames;
   std::vector<PipelineGpuMemory> gpus;
+  /// A graph plan's stages each GPU runs, in pipeline order (issue 37: 1f1b
+  /// runs a device's stages on one GPU); empty: GPU g runs stage g.
+  std::vector<std::vector<int>> gpuStages;
   /// Issue 35, schedules priced from action lists (PipeActions.h): the
   /// paper's per-device bubble (-1: not such a schedule), the largest saved
   /// activations of a device, the pipeline communication and notes.
@@ -72,7 +75,8 @@ Expected<StagedSchedulePrice> priceActionSchedule(const Chain &C, const std::vec
                                                   PipeProgram *Program = nullptr,
                                                   PipeTimeline *Timeline = nullptr);
 
-/// Prices GpuOfBlock (contiguous: each GPU one run of blocks) on C with
+/// Prices GpuOfBlock (gpipe: contiguous, each GPU one run of blocks; 1f1b:
+/// any allocation, a GPU's runs sharing its period, issue 37) on C with
 /// Links (a bandwidth: seed 000's uniform links; PipelineLinks::of: the
 /// platform's link between every two GPUs, issue 21). GpuNames (optional) label GPUs in the
 /// output. Trace, when set, receives the replayed iteration (gpipe) or a

@@ -1,8 +1,8 @@
 //===- Partition/pipeline/StagedSchedule.cpp - --schedule gpipe|1f1b ------===//
 //
-// See StagedSchedule.h. The allocation must be contiguous for both
-// schedules: GPipe is defined on a sequence of stages, and pricing a
-// non-contiguous 1F1B plan is pipeline-ilp's own pattern's job (--trace).
+// See StagedSchedule.h. GPipe's allocation must be contiguous (it is
+// defined on a sequence of stages); 1F1B's modulo pattern places any (a
+// graph plan's device running several stages, issue 37 item 6).
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/StagedSchedule.h"
@@ -30,8 +30,11 @@ Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const s
   if (Gpu.size() != C.size())
     return makeInternalError("allocation of ", Gpu.size(), " blocks for a chain of ", C.size());
   int NumGpus = Gpu.empty() ? 0 : *std::max_element(Gpu.begin(), Gpu.end()) + 1;
-  // Contiguity is checked here for both schedules: one run of blocks per GPU.
-  for (size_t I = 1; I < Gpu.size(); ++I)
+  // Contiguity is checked here for GPipe and the action lists: one run of
+  // blocks per GPU. 1F1B's modulo pattern places any allocation (a GPU's
+  // runs share its period; issue 37, item 6).
+  const bool AnyAllocation = Schedule == PipelineScheduleKind::OneFOneB;
+  for (size_t I = 1; I < Gpu.size() && !AnyAllocation; ++I)
     if (Gpu[I] != Gpu[I - 1])
       for (size_t J = 0; J + 1 < I; ++J)
         if (Gpu[J] == Gpu[I])
@@ -66,8 +69,16 @@ Expected<StagedSchedulePrice> onnxp::priceStagedSchedule(const Chain &C, const s
     S.peakMemory = R->peakMemory;
     S.gpus = std::move(R->gpus);
   } else {
-    Expected<PeriodicPattern> Pat =
-        buildModuloPattern(Tasks, Gpu, NumGpus, allocationLoad(Tasks, Gpu, NumGpus));
+    // The allocation's load is the shortest period; with several runs of
+    // blocks on a GPU their reservations may leave no gap long enough at it:
+    // the period grows until the modulo schedule fits (at the sum of all
+    // work it always does: one micro-batch at a time).
+    const double Load = allocationLoad(Tasks, Gpu, NumGpus);
+    Expected<PeriodicPattern> Pat = buildModuloPattern(Tasks, Gpu, NumGpus, Load);
+    for (double T = Load * 1.01; !Pat && AnyAllocation && T < 2 * Tasks.numTasks() * Load; T *= 1.01) {
+      (void)Pat.takeError();
+      Pat = buildModuloPattern(Tasks, Gpu, NumGpus, T);
+    }
     if (!Pat) return Pat.takeError();
     PipelineSimOptions O;
     O.numBatches = Microbatches;
@@ -113,7 +124,14 @@ std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
     if (M.blocks == 0) continue;
     OS << "  " << (G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)) << ": peak "
        << human(M.peak);
-    // Issue 37, item 6: a GPU whose steps hold nothing has no peak step.
+    // Issue 37, item 6: a GPU whose steps hold nothing has no peak step;
+    // item 5: the iteration simulator's stages (no step named) hold their
+    // model states and the activations of the micro-batches in flight.
+    if (M.peakTask.empty() && M.peak > M.weights) {
+      OS << " = weights, gradients and optimizer state " << human(M.weights) << " + saved activations of "
+         << M.maxStashedMicrobatches << " micro-batch(es) in flight " << human(M.peak - M.weights) << "\n";
+      continue;
+    }
     if (M.peakTask.empty()) {
       OS << " (no step holds memory: weights " << human(M.weights) << ")\n";
       continue;
