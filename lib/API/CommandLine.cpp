@@ -383,7 +383,11 @@ void onnxp::addCostOptions(CLI::App &App, CompileOptions &O) {
       ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16"}))
       ->group("Cost model");
   App.add_option_function<std::string>(
-         "--memory-model", [&O](const std::string &V) { O.partition.memoryModel = *parseMemoryModel(V); },
+         "--memory-model",
+         [&O](const std::string &V) {
+           O.partition.memoryModel = *parseMemoryModel(V);
+           O.memoryModelGiven = true;
+         },
          "How accelerator memory is checked on ONNX models: liveness (a tensor is held from "
          "its producer to its last reader on the device; default) or sum (every node's "
          "outputs held all iteration, as seed 004's tables). JSON workloads always use sum")

@@ -64,6 +64,29 @@ Error checkGlobalBatch(const CompileOptions &O) {
                           " micro-batches; give one or the other");
   return Error::success();
 }
+
+/// Issue 39, item 6: --memory-model and --schedule where the algorithm
+/// never reads them are usage errors, not silently ignored. A chain planner
+/// prices memory itself (its blocks' stash, recomputation or offloading);
+/// a one-accelerator planner has its own schedule of recomputation and
+/// transfers, which a pipeline of stages would misprice.
+Error checkMeaningfulForAlgorithm(const CompileOptions &O) {
+  if (!O.loadPlan.empty() || !O.passes.empty()) return Error::success();
+  Expected<const PartitionerInfo *> Info = findPartitioner(O.algorithm);
+  if (!Info) return Error::success(); // the unknown name is reported where the algorithm runs
+  const PartitionerInfo &I = **Info;
+  if (O.memoryModelGiven && I.input != PlannerInput::CostGraph)
+    return makeUsageError(
+        "--memory-model checks memory on the cost graph of an ONNX model (the graph planners); "
+        "--algo ",
+        O.algorithm, " plans a chain and prices its memory itself");
+  if (O.outputs.schedule != PipelineScheduleKind::None && I.facts.singleDevice)
+    return makeUsageError("--schedule prices a pipeline of stages on several devices; --algo ", O.algorithm,
+                          " plans one accelerator with its own schedule of recomputation and transfers "
+                          "(--trace draws it)");
+  return Error::success();
+}
+
 } // namespace
 
 Error onnxp::checkRequest(const CompileOptions &O) {
@@ -103,6 +126,7 @@ Error onnxp::checkRequest(const CompileOptions &O) {
       return makeUsageError("--chain-recipe shapes the chain of the chain planners; --algo ", O.algorithm,
                             " plans on the graph and makes no chain");
   }
+  ONNXP_RETURN_IF_ERROR(checkMeaningfulForAlgorithm(O));
   ONNXP_RETURN_IF_ERROR(checkGlobalBatch(O));
   Expected<const PartitionerInfo *> Sweeps = findPartitioner(O.algorithm);
   if (!O.outputs.memorySweep.empty() && !(Sweeps && (*Sweeps)->facts.sweepsMemory))

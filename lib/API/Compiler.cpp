@@ -13,6 +13,7 @@
 
 #include "onnx-partition/API/PiperOutput.h"
 #include "onnx-partition/API/WriteBack.h"
+#include "onnx-partition/Transforms/ReservedNodeNames.h"
 
 #include <iomanip>
 #include <ostream>
@@ -146,8 +147,17 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
     if (O.splitStatelessBackward)
       return makeUsageError("--split-stateless-backward applies to ONNX training models; '", O.input,
                             "' is a JSON workload whose colorClass fields fix the colocations");
+    // A workload's nodes carry no tensor lifetimes: its memory is always the
+    // sum of seed 004's tables (item 6: liveness would be silently ignored).
+    if (O.memoryModelGiven && O.partition.memoryModel != MemoryModel::Sum)
+      return makeUsageError("--memory-model ", memoryModelName(O.partition.memoryModel),
+                            " needs an ONNX model; '", O.input,
+                            "' is a JSON workload without tensor lifetimes, checked as sum");
   } else {
     Ctx.model = std::move(*In.model);
+    // Before any name is taken from the model's nodes (ReservedNodeNames.h).
+    if (std::string Note = escapeReservedNodeNames(*Ctx.model->proto.mutable_graph()); !Note.empty())
+      Ctx.notes.push_back(Note);
     ONNXP_RETURN_IF_ERROR(bindMicroBatch(Ctx, O));
     if (!Ctx.model->missingExternalData.empty())
       Ctx.notes.push_back("external data absent for " +

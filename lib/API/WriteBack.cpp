@@ -112,6 +112,7 @@ Error onnxp::writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, O
   auto Prepare = [&](onnx::ModelProto Out, const std::string &Path) -> Error {
     ExternalWriteOptions XO;
     XO.sourceDir = dirOf(M.path);
+    XO.sources = M.externalSources.get();
     XO.outputPath = Path;
     Expected<ExternalDataLayout> L = layoutExternalData(Out, XO);
     if (!L) return L.takeError();

@@ -19,6 +19,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace onnxp;
@@ -253,6 +258,72 @@ Error onnxp::checkExternalLocations(const onnx::ModelProto &M, const std::string
   return Result;
 }
 
+ExternalSourceFile::~ExternalSourceFile() {
+  if (fd >= 0) close(fd);
+}
+
+namespace {
+/// Opens Path for reading; O_NONBLOCK so that a FIFO put there cannot hang
+/// the open (fstat then refuses it). A process out of descriptors (a model
+/// with one data file per tensor) raises its soft limit once and retries.
+int openForReading(const std::string &Path) {
+  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (Fd >= 0 || errno != EMFILE) return Fd;
+  struct rlimit L;
+  if (getrlimit(RLIMIT_NOFILE, &L) != 0 || L.rlim_cur >= L.rlim_max) return Fd;
+  L.rlim_cur = L.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &L) != 0) return Fd;
+  return ::open(Path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+/// The file an open descriptor refers to, as the kernel resolved it.
+std::optional<fs::path> descriptorTarget(int Fd) {
+  std::error_code EC;
+  fs::path P = fs::read_symlink("/proc/self/fd/" + std::to_string(Fd), EC);
+  if (EC) return std::nullopt;
+  return P;
+}
+} // namespace
+
+Expected<ExternalSources> onnxp::openExternalSources(const onnx::ModelProto &M, const std::string &ModelDir) {
+  ExternalSources Out;
+  std::set<std::string> Seen;
+  std::error_code EC;
+  const fs::path RealDir = fs::weakly_canonical(fs::absolute(ModelDir, EC), EC);
+  Error Result = Error::success();
+  forEachExternalTensor(M, [&](const onnx::TensorProto &T) {
+    ExternalRef R = externalRef(T);
+    if (Result || R.location.empty()) return;
+    std::string Norm = fs::path(R.location).lexically_normal().string();
+    if (!Seen.insert(Norm).second) return;
+    auto F = std::make_shared<ExternalSourceFile>();
+    F->path = join(ModelDir, R.location);
+    F->fd = openForReading(F->path);
+    if (F->fd < 0) {
+      // Absent data is planned with sizes from the dims (a warning says so);
+      // a file that is there but cannot be read is an error.
+      if (errno != ENOENT && errno != ENOTDIR)
+        Result = makeError(F->path, ": cannot open the external data of tensor '", T.name(),
+                           "': ", std::strerror(errno));
+      return;
+    }
+    struct stat St;
+    if (fstat(F->fd, &St) != 0 || !S_ISREG(St.st_mode)) return; // not data: absent
+    // Confined on the descriptor itself: what was opened is what is read,
+    // whatever the name points at later.
+    std::optional<fs::path> Real = descriptorTarget(F->fd);
+    if (Real && !EC && !isInside(*Real, RealDir)) {
+      Result = makeError(F->path, ": external data location '", R.location, "' resolves to '", Real->string(),
+                         "', outside the model's folder; locations must stay inside it");
+      return;
+    }
+    F->size = static_cast<uint64_t>(St.st_size);
+    Out.emplace(Norm, std::move(F));
+  });
+  if (Result) return Result;
+  return Out;
+}
+
 std::vector<ExternalRef> onnxp::absentExternalData(const onnx::ModelProto &M, const std::string &ModelDir) {
   std::vector<ExternalRef> Out;
   forEachExternalTensor(M, [&](const onnx::TensorProto &T) {
@@ -304,15 +375,27 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
   bool SameFolder = fs::equivalent(fs::absolute(O.sourceDir, EC), fs::absolute(OutDir, EC), EC) && !EC;
   std::string OutName = fs::path(O.outputPath).filename().string();
 
+  // The source's files as opened when the model was read, else now.
+  ExternalSources Own;
+  const ExternalSources *Sources = O.sources;
+  if (!SameFolder && !Sources) {
+    Expected<ExternalSources> Opened = openExternalSources(M, O.sourceDir);
+    if (!Opened) return Opened.takeError();
+    Own = std::move(*Opened);
+    Sources = &Own;
+  }
+  auto SourceOf = [&](const ExternalRef &R) -> std::shared_ptr<const ExternalSourceFile> {
+    auto It = Sources->find(fs::path(R.location).lexically_normal().string());
+    return It == Sources->end() ? nullptr : It->second;
+  };
+
   // Absent data keeps its relative name; the new data file must not take it.
   std::map<std::string, std::pair<int, uint64_t>> Absent; // location -> tensors, bytes
   std::string DataName = OutName + ".data";
   if (!SameFolder)
     forEachExternalTensor(M, [&](const onnx::TensorProto &T) {
       ExternalRef R = externalRef(T);
-      std::error_code E2;
-      if (!fs::is_regular_file(fs::path(O.sourceDir) / R.location, E2))
-        Absent[fs::path(R.location).lexically_normal().string()];
+      if (!SourceOf(R)) Absent[fs::path(R.location).lexically_normal().string()];
     });
   for (int K = 1; Absent.count(DataName); ++K) DataName = OutName + "." + std::to_string(K) + ".data";
 
@@ -325,9 +408,9 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
       ExternalRef R = externalRef(T);
       std::string Norm = fs::path(R.location).lexically_normal().string();
       std::string Src = join(O.sourceDir, R.location);
-      std::error_code E2;
       uint64_t Declared = declaredTensorBytes(T).value_or(0);
-      if (!fs::is_regular_file(Src, E2)) {
+      std::shared_ptr<const ExternalSourceFile> Source = SourceOf(R);
+      if (!Source) {
         // Same relative name beside the new file: copying the source's file
         // there makes the output complete.
         setRef(T, Norm, R.offset, R.length.value_or(Declared));
@@ -341,7 +424,7 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
         L.absentLocations.insert(Norm);
         return;
       }
-      uint64_t Size = fs::file_size(Src, E2);
+      uint64_t Size = Source->size;
       uint64_t Length =
           R.length ? *R.length : (Declared ? Declared : (Size > R.offset ? Size - R.offset : 0));
       if (R.offset > Size || Length > Size - R.offset) {
@@ -353,6 +436,7 @@ Expected<ExternalDataLayout> onnxp::layoutExternalData(onnx::ModelProto &M, cons
       ExternalDataFile::Piece P;
       P.offset = alignUp(F.size);
       P.sourcePath = Src;
+      P.source = std::move(Source);
       P.sourceOffset = R.offset;
       P.length = Length;
       F.size = P.offset + Length;
@@ -438,16 +522,19 @@ Error onnxp::writeExternalDataFiles(const ExternalDataLayout &L, OutputTransacti
       if (P.sourcePath.empty()) {
         if (!writeAll(Fd, P.bytes.data(), P.bytes.size())) return Fail(std::strerror(errno));
       } else {
-        std::ifstream In(P.sourcePath, std::ios::binary);
-        In.seekg(static_cast<std::streamoff>(P.sourceOffset));
-        if (!In) return Fail("cannot read '" + P.sourcePath + "'");
+        // From the descriptor opened when the model was read (issue 39,
+        // item 9), never by name again.
+        if (!P.source) return Fail("no open source for '" + P.sourcePath + "'");
+        uint64_t At = P.sourceOffset;
         for (uint64_t Left = P.length; Left;) {
           uint64_t N = std::min<uint64_t>(Buf.size(), Left);
-          In.read(Buf.data(), static_cast<std::streamsize>(N));
-          if (static_cast<uint64_t>(In.gcount()) != N)
-            return Fail("'" + P.sourcePath + "' ended early (it changed while we read it?)");
-          if (!writeAll(Fd, Buf.data(), N)) return Fail(std::strerror(errno));
-          Left -= N;
+          ssize_t Got = pread(P.source->fd, Buf.data(), N, static_cast<off_t>(At));
+          if (Got < 0 && errno == EINTR) continue;
+          if (Got < 0) return Fail("cannot read '" + P.sourcePath + "': " + std::strerror(errno));
+          if (Got == 0) return Fail("'" + P.sourcePath + "' ended early (it changed while we read it?)");
+          if (!writeAll(Fd, Buf.data(), static_cast<uint64_t>(Got))) return Fail(std::strerror(errno));
+          Left -= static_cast<uint64_t>(Got);
+          At += static_cast<uint64_t>(Got);
         }
       }
       Pos = P.offset + P.length;

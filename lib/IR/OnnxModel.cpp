@@ -125,9 +125,19 @@ bool onnxp::looksLikeOnnxText(const std::string &C) {
 }
 
 namespace {
-void collectMissingExternal(OnnxModel &M) {
-  for (const ExternalRef &R : absentExternalData(M.proto, modelFolder(M.path)))
-    M.missingExternalData.push_back(R.tensor);
+/// Opens the model's data files once (issue 39, item 9: what is copied at
+/// write is what was checked here) and lists the tensors whose data is absent.
+Error openExternalData(OnnxModel &M) {
+  Expected<ExternalSources> Sources = openExternalSources(M.proto, modelFolder(M.path));
+  if (!Sources) return Sources.takeError();
+  M.externalSources = std::make_shared<const ExternalSources>(std::move(*Sources));
+  forEachExternalTensor(M.proto, [&](const onnx::TensorProto &T) {
+    ExternalRef R = externalRef(T);
+    if (R.location.empty() ||
+        !M.externalSources->count(std::filesystem::path(R.location).lexically_normal().string()))
+      M.missingExternalData.push_back(R.tensor);
+  });
+  return Error::success();
 }
 
 TensorInfo infoFromType(const onnx::TypeProto &T) {
@@ -393,7 +403,7 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
   // pass here want them sorted, so sort once on import.
   if (sortNodesTopologically(*M.proto.mutable_graph()))
     M.notes.push_back("the model's node list was not topologically sorted; nodes were reordered on import");
-  collectMissingExternal(M);
+  ONNXP_RETURN_IF_ERROR(openExternalData(M));
   for (const auto &I : M.graph().initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto &I : M.graph().input())
     if (!M.tensors.count(I.name())) M.tensors[I.name()] = infoFromType(I.type());

@@ -1,18 +1,19 @@
 //===- Support/OutputTransaction.cpp - All-or-nothing output files -------===//
 //
-// Temporaries are registered in a fixed table that the signal handler can
-// walk with async-signal-safe calls only (unlink, then the default action
-// re-raised). The table is updated with those signals blocked, so the
-// handler never sees it half-changed, and a temporary is created and
-// registered under one block, so no signal falls between the two.
+// Temporaries are registered with SignalCleanup.h's table, which the signal
+// handler walks; a temporary is created and registered under one block of
+// the signals, so no signal falls between the two.
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Support/OutputTransaction.h"
+
+#include "SignalCleanup.h"
 
 #include "onnx-partition/Support/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,8 @@
 #include <regex>
 #include <set>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,74 +31,15 @@ using namespace onnxp;
 namespace fs = std::filesystem;
 
 namespace {
-constexpr int kMaxTemporaries = 4096;
-constexpr int kMaxPath = 4096;
-char Temporaries[kMaxTemporaries][kMaxPath];
-volatile sig_atomic_t NumTemporaries = 0;
-
-/// The signals that end the process by default and leave no core dump of
-/// interest to us: each removes the temporaries first (issue 25 added
-/// SIGHUP, a closed terminal, and SIGQUIT, Ctrl-\).
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-class BlockSignals {
-public:
-  BlockSignals() {
-    sigset_t S;
-    sigemptyset(&S);
-    for (int Sig : kSignals) sigaddset(&S, Sig);
-    sigprocmask(SIG_BLOCK, &S, &Old);
-  }
-  ~BlockSignals() { sigprocmask(SIG_SETMASK, &Old, nullptr); }
-
-private:
-  sigset_t Old;
-};
-
-extern "C" void removeTemporariesAndDie(int Sig) {
-  for (int I = 0; I < NumTemporaries; ++I)
-    if (Temporaries[I][0]) unlink(Temporaries[I]);
-  signal(Sig, SIG_DFL);
-  raise(Sig);
-}
-
-void installHandlers() {
-  for (int Sig : kSignals) {
-    struct sigaction Old;
-    // A signal the user's shell ignores (nohup's SIGHUP) stays ignored;
-    // ours stays (SavedSignalHandlers may have put the caller's back since).
-    if (sigaction(Sig, nullptr, &Old) != 0 || Old.sa_handler == SIG_IGN ||
-        Old.sa_handler == removeTemporariesAndDie)
-      continue;
-    struct sigaction A;
-    std::memset(&A, 0, sizeof A);
-    A.sa_handler = removeTemporariesAndDie;
-    sigemptyset(&A.sa_mask);
-    sigaction(Sig, &A, nullptr);
-  }
-}
-
-/// Called with the signals blocked.
-bool registerTemporary(const std::string &Path) {
-  if (NumTemporaries >= kMaxTemporaries || Path.size() >= kMaxPath) return false;
-  std::memcpy(Temporaries[NumTemporaries], Path.c_str(), Path.size() + 1);
-  NumTemporaries = NumTemporaries + 1;
-  return true;
-}
-
-void forgetTemporary(const std::string &Path) {
-  BlockSignals B;
-  for (int I = 0; I < NumTemporaries; ++I)
-    if (Path == Temporaries[I]) Temporaries[I][0] = '\0';
-}
+using signal_cleanup::Block;
 
 /// A registered temporary beside Target (created and registered under one
 /// block of the signals).
 Expected<TempFile> registeredTemp(const std::string &Target) {
-  BlockSignals B;
+  Block B;
   Expected<TempFile> T = createTempBeside(Target);
   if (!T) return T;
-  if (!registerTemporary(T->path)) {
+  if (!signal_cleanup::registerPath(T->path)) {
     close(T->fd);
     unlink(T->path.c_str());
     return makeError("too many output files (or a path too long): '", Target, "'");
@@ -107,22 +51,46 @@ std::string dirOf(const std::string &Path) {
   std::string D = fs::path(Path).parent_path().string();
   return D.empty() ? "." : D;
 }
+
+/// Exclusive flock(2)s on the folders a commit renames into, taken in one
+/// order (device, inode) so two runs never wait for each other in a cycle,
+/// released when destroyed. A folder that cannot be opened or locked (a
+/// file system without locks) is left unlocked: the commit goes on as it
+/// did before the lock existed.
+class FolderLocks {
+public:
+  template <typename EntryList> explicit FolderLocks(const EntryList &Entries) {
+    std::vector<std::pair<std::pair<dev_t, ino_t>, int>> Open;
+    std::set<std::pair<dev_t, ino_t>> Seen;
+    for (const auto &E : Entries) {
+      if (E.tmp.empty()) continue;
+      int Fd = ::open(dirOf(E.target).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      struct stat St;
+      if (Fd < 0) continue;
+      if (fstat(Fd, &St) != 0 || !Seen.insert({St.st_dev, St.st_ino}).second) {
+        close(Fd);
+        continue;
+      }
+      Open.push_back({{St.st_dev, St.st_ino}, Fd});
+    }
+    std::sort(Open.begin(), Open.end());
+    for (auto &[Id, Fd] : Open) {
+      while (flock(Fd, LOCK_EX) != 0 && errno == EINTR) {}
+      Fds.push_back(Fd);
+    }
+  }
+  ~FolderLocks() {
+    for (int Fd : Fds) close(Fd); // closing releases the lock
+  }
+  FolderLocks(const FolderLocks &) = delete;
+  FolderLocks &operator=(const FolderLocks &) = delete;
+
+private:
+  std::vector<int> Fds;
+};
 } // namespace
 
-OutputTransaction::OutputTransaction() { installHandlers(); }
-
-struct SavedSignalHandlers::Saved {
-  struct sigaction Action[std::size(kSignals)];
-};
-
-SavedSignalHandlers::SavedSignalHandlers() : S(new Saved) {
-  for (size_t I = 0; I < std::size(kSignals); ++I) sigaction(kSignals[I], nullptr, &S->Action[I]);
-}
-
-SavedSignalHandlers::~SavedSignalHandlers() {
-  for (size_t I = 0; I < std::size(kSignals); ++I) sigaction(kSignals[I], &S->Action[I], nullptr);
-  delete S;
-}
+OutputTransaction::OutputTransaction() { signal_cleanup::installHandlers(); }
 
 OutputTransaction::~OutputTransaction() {
   if (Committed) return;
@@ -130,7 +98,7 @@ OutputTransaction::~OutputTransaction() {
     if (E.tmp.empty()) continue;
     std::error_code EC;
     fs::remove(E.tmp, EC);
-    forgetTemporary(E.tmp);
+    signal_cleanup::forgetPath(E.tmp);
   }
 }
 
@@ -214,7 +182,11 @@ Error OutputTransaction::commit() {
   // until every output is in place (then the process dies with all of them
   // written), never half a set. A failure midway (disk gone) leaves earlier
   // files renamed, which is reported.
-  BlockSignals B;
+  // Another run committing into the same folders waits until this run's
+  // renames are all done (issue 39, item 9): what is left is one run's set.
+  FolderLocks Locks(Entries);
+  Block B;
+  const char *RenameDelay = std::getenv("ONNXP_TEST_RENAME_DELAY_MS"); // test hook: widen the window
   for (const Entry &E : Entries) {
     if (E.tmp.empty()) continue;
     // An input swapped in at the target since add() is still never replaced.
@@ -225,7 +197,8 @@ Error OutputTransaction::commit() {
     std::error_code EC;
     fs::rename(E.tmp, E.target, EC);
     if (EC) return makeError("cannot move output into place at '", E.path, "': ", EC.message());
-    forgetTemporary(E.tmp);
+    signal_cleanup::forgetPath(E.tmp);
+    if (RenameDelay) usleep(static_cast<useconds_t>(std::strtoul(RenameDelay, nullptr, 10) % 60000) * 1000);
   }
   Committed = true;
   removeStaleStages();

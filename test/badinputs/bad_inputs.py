@@ -157,6 +157,14 @@ def issue39_cases():
     C.append(("chain: --split-stateless-backward", {"c.json": chain()},
               ["{d}/c.json", "--algo", "pipeline-pipedream", "--split-stateless-backward"]))
     C.append(("workload: --split-stateless-backward", {"w.json": workload()}, ["{d}/w.json", "--split-stateless-backward"]))
+    C.append(("chain: --memory-model with rotor", {"c.json": chain()},
+              ["{d}/c.json", "--algo", "rotor", "--memory-model", "sum"]))
+    C.append(("workload: --memory-model liveness", {"w.json": workload()},
+              ["{d}/w.json", "--memory-model", "liveness"]))
+    C.append(("chain: --schedule with rotor", {"c.json": chain()},
+              ["{d}/c.json", "--algo", "rotor", "--schedule", "1f1b"]))
+    C.append(("option: --schedule with offload-activations", {"m.onnxtxt": GOOD_MODEL},
+              ["{d}/m.onnxtxt", "--algo", "offload-activations", "--schedule", "gpipe"]))
     C.append(("option: --nodes 2 of a one-GPU preset", {"m.onnxtxt": GOOD_MODEL},
               ["{d}/m.onnxtxt", "--platform", "a100", "--nodes", "2"]))
     ext = {"m.onnx": external_model(), "w.bin": "\x01" * 24}

@@ -42,6 +42,9 @@ if not os.environ.get("ONNXP_NO_ORT") and shutil.which("node") and _npm(
     config.available_features.add("ort")
     if _npm(os.path.join("tools", "ort-runner"), "onnxruntime-web"):
         config.available_features.add("ort-training")
+# Tests that run a stand-in for ONNX Runtime's scripts need Node.js only.
+if shutil.which("node"):
+    config.available_features.add("node")
 # Tests that render --dot pictures with Graphviz declare `REQUIRES: graphviz`.
 if shutil.which("dot"):
     config.available_features.add("graphviz")

@@ -15,6 +15,8 @@
 #include "Options.h"
 #include "OrtScripts.h"
 
+#include "onnx-partition/Support/ChildProcess.h"
+
 #include "onnx-partition/Cost/AnalyticalCosts.h"
 #include "onnx-partition/Cost/Calibration.h"
 #include "onnx-partition/Cost/RankCorrelation.h"
@@ -120,16 +122,20 @@ int runCalibrate(int Argc, char **Argv) {
     // known inputs: ORT's profile must not be written over any of them.
     if (Expected<OutputKind> K = classifyOutput(Measure, "--measure"); !K) return reportError(K.takeError());
     if (Error E = runCompilePipeline(*First, O, /*WithPartition=*/false)) return reportError(E);
-    // The model ORT runs goes to a new file of our own (created exclusively),
-    // never over a user's file of a guessable name, and only ours is removed.
-    Expected<TempFile> Tmp = createTempBeside(Measure + ".model");
-    if (!Tmp) return reportError(Tmp.takeError());
-    close(Tmp->fd);
-    std::string Emitted = Tmp->path;
-    Error Emit = emitNamedModel(*First, Emitted);
-    Error Run = Emit ? std::move(Emit) : runOrtProfileScript(Emitted, Measure, Runs, Warmup, Threads);
-    std::remove(Emitted.c_str());
-    if (Run) return reportError(Run);
+    // The model ORT runs, the profile it writes and its own temporaries go
+    // to a scratch folder of ours beside the profile (never over a user's
+    // file of a guessable name); a signal meanwhile stops ORT and removes
+    // the folder (issue 39, item 9). The profile is renamed into place
+    // once measured, so --measure holds a whole profile or nothing new.
+    Expected<ScratchDirectory> Scratch = ScratchDirectory::createBeside(Measure);
+    if (!Scratch) return reportError(Scratch.takeError());
+    const std::string Emitted = Scratch->path() + "/model.onnx", Measured = Scratch->path() + "/profile.json";
+    if (Error E = emitNamedModel(*First, Emitted)) return reportError(E);
+    if (Error E = runOrtProfileScript(Emitted, Measured, Runs, Warmup, Threads, Scratch->path()))
+      return reportError(E);
+    Expected<std::string> Profile = readFile(Measured, kMaxModelFileBytes, "an ONNX Runtime profile", false);
+    if (!Profile) return reportError(Profile.takeError());
+    if (Error E = writeFileAtomically(Measure, *Profile)) return reportError(E);
     O.profile = Measure;
     // The measurement runs on a CPU core; it prices the kind it calibrates
     // (acc when the platform's accelerators stand for this machine's cores).

@@ -1,12 +1,10 @@
 //===- tools/onnx-partition/OrtScripts.cpp - Running test/ort scripts ---===//
 #include "OrtScripts.h"
 
-#include <cstdlib>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <vector>
+#include "onnx-partition/Support/ChildProcess.h"
 
-extern char **environ;
+#include <cstdlib>
+#include <vector>
 
 using namespace onnxp;
 
@@ -15,7 +13,7 @@ using namespace onnxp;
 #endif
 
 Error onnxp::tool::runOrtProfileScript(const std::string &Model, const std::string &Profile, int Runs,
-                                       int Warmup, int Threads) {
+                                       int Warmup, int Threads, const std::string &TmpDir) {
   const char *Env = std::getenv("ONNXP_ORT_SCRIPTS");
   std::string Script = std::string(Env && *Env ? Env : ONNXP_ORT_SCRIPTS_DIR) + "/profile.js";
   std::vector<std::string> Args = {"node",
@@ -31,16 +29,13 @@ Error onnxp::tool::runOrtProfileScript(const std::string &Model, const std::stri
                                    std::to_string(Threads)};
   std::string Command;
   for (const std::string &A : Args) Command += (Command.empty() ? "" : " ") + A;
-  std::vector<char *> Argv;
-  for (std::string &A : Args) Argv.push_back(A.data());
-  Argv.push_back(nullptr);
-  pid_t Pid;
-  // No shell: the paths are passed as they are.
-  if (posix_spawnp(&Pid, "node", nullptr, nullptr, Argv.data(), environ) != 0)
-    return makeError("cannot run '", Command, "': is node (Node.js) on the PATH?");
-  int Status = 0;
-  if (waitpid(Pid, &Status, 0) < 0 || !WIFEXITED(Status) || WEXITSTATUS(Status) != 0)
-    return makeError("'", Command, "' failed (exit status ", WIFEXITED(Status) ? WEXITSTATUS(Status) : -1,
+  std::vector<std::string> ChildEnv;
+  if (!TmpDir.empty()) ChildEnv.push_back("TMPDIR=" + TmpDir); // profile.js's own temporary folder
+  Expected<ChildExit> E = runChild(Args, ChildEnv);
+  if (!E) return makeError("cannot run '", Command, "': is node (Node.js) on the PATH?");
+  if (!E->exited || E->code != 0)
+    return makeError("'", Command, "' failed (", E->exited ? "exit status " : "signal ",
+                     E->exited ? E->code : E->signal,
                      "); run `bash tools/setup.sh deps` to install onnxruntime-node in test/ort");
   return Error::success();
 }

@@ -19,10 +19,12 @@ namespace onnxp::tool {
 /// Writes the model with named nodes and bound dims (profile --emit-onnx).
 Error emitNamedModel(const PassContext &Ctx, const std::string &Path);
 
-/// Runs `node profile.js Model -o Profile --runs R --warmup W --threads T`;
-/// an error names the command when node is missing or the script fails.
+/// Runs `node profile.js Model -o Profile --runs R --warmup W --threads T`
+/// (Support/ChildProcess.h: a signal stops it too), its temporary files
+/// under TmpDir when given; an error names the command when node is missing
+/// or the script fails.
 Error runOrtProfileScript(const std::string &Model, const std::string &Profile, int Runs, int Warmup,
-                          int Threads);
+                          int Threads, const std::string &TmpDir = "");
 
 } // namespace onnxp::tool
 

@@ -62,6 +62,10 @@ struct CompileOptions {
   bool splitStatelessBackward = false;           ///< --split-stateless-backward (issue 22)
   OptimizerKind optimizer = OptimizerKind::Adam; ///< --optimizer sgd|momentum|adam
   Precision precision = Precision::Model;        ///< --precision fp32|tf32|bf16|fp16 (issue 33)
+  /// --memory-model was given (partition.memoryModel holds it): a usage
+  /// error on inputs and planners that price memory their own way (issue 39,
+  /// item 6), where the default would be silently ignored anyway.
+  bool memoryModelGiven = false;
 
   // Algorithm.
   std::string algorithm = kDefaultAlgorithm; ///< --algo, a name from Partitioners.def

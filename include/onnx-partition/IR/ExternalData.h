@@ -29,6 +29,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -77,6 +79,30 @@ Error checkExternalLocations(const onnx::ModelProto &M, const std::string &Model
 /// References whose file is absent (resolved against ModelDir).
 std::vector<ExternalRef> absentExternalData(const onnx::ModelProto &M, const std::string &ModelDir);
 
+/// One external data file of the input model, opened once when the model
+/// is read and confined to its folder on the open descriptor (issue 39,
+/// item 9): every later size check and copy reads this descriptor, so a
+/// file replaced (by a link to somewhere else, say) while the run solves is
+/// never read. The descriptor closes with the last reference.
+struct ExternalSourceFile {
+  int fd = -1;
+  uint64_t size = 0;
+  std::string path; ///< the model's folder joined with the location, for messages
+  ExternalSourceFile() = default;
+  ExternalSourceFile(const ExternalSourceFile &) = delete;
+  ExternalSourceFile &operator=(const ExternalSourceFile &) = delete;
+  ~ExternalSourceFile();
+};
+
+/// Normalized location -> its opened file. A location whose file is absent
+/// (or not a regular file) has no entry: its data is absent.
+using ExternalSources = std::map<std::string, std::shared_ptr<const ExternalSourceFile>>;
+
+/// Opens every file M's external locations name, relative to ModelDir.
+/// Fails when an opened file resolves outside ModelDir (a link swapped in
+/// since checkExternalLocations) or when the process has no descriptor left.
+Expected<ExternalSources> openExternalSources(const onnx::ModelProto &M, const std::string &ModelDir);
+
 /// A copy of M that ONNX's checker and shape inference can take whatever
 /// the data files: external initializers, and Constant nodes whose value is
 /// external, become graph inputs of the same type and shape (so inference
@@ -88,8 +114,9 @@ onnx::ModelProto withoutExternalData(const onnx::ModelProto &M);
 struct ExternalDataFile {
   std::string path;
   struct Piece {
-    uint64_t offset = 0;    ///< where it goes in the new file
-    std::string sourcePath; ///< copy from here ...
+    uint64_t offset = 0;                              ///< where it goes in the new file
+    std::string sourcePath;                           ///< copy from here (named in messages) ...
+    std::shared_ptr<const ExternalSourceFile> source; ///< ... through this descriptor
     uint64_t sourceOffset = 0;
     uint64_t length = 0; ///< ... this many bytes
     std::string bytes;   ///< or write these (inline tensors moved out)
@@ -115,6 +142,9 @@ struct ExternalWriteOptions {
   uint64_t protobufLimit = kProtobufLimitBytes - (uint64_t(64) << 20);
   /// Inline tensors smaller than this stay inline when moving tensors out.
   uint64_t minExternalBytes = 1024;
+  /// The source's data files as opened when the model was read
+  /// (OnnxModel::externalSources); null: opened here.
+  const ExternalSources *sources = nullptr;
 };
 
 /// Rewrites M's external references for writing M at O.outputPath (see the

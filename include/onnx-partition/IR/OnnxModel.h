@@ -9,11 +9,13 @@
 #ifndef ONNXP_IR_ONNXMODEL_H
 #define ONNXP_IR_ONNXMODEL_H
 
+#include "onnx-partition/IR/ExternalData.h"
 #include "onnx-partition/Support/Error.h"
 
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,6 +47,9 @@ struct OnnxModel {
   std::string format;
   /// Initializers whose data lives in absent external files.
   std::vector<std::string> missingExternalData;
+  /// The external data files, opened once when the model was read
+  /// (IR/ExternalData.h); the write-back copies from these descriptors.
+  std::shared_ptr<const ExternalSources> externalSources;
   /// Tensor name -> info, for graph inputs/outputs/initializers/value_info.
   std::map<std::string, TensorInfo> tensors;
   /// Symbolic dims bound by the user (--dim NAME=VALUE).

@@ -303,3 +303,45 @@ TEST(ExternalData, DescribeListsEachFile) {
   Lines = describeExternalData(smallModel(true, "x.bin"), Dir);
   EXPECT_EQ(Lines[0], "x.bin: 2 tensors, 24 bytes, absent");
 }
+
+// Issue 39, item 9: the data files are opened once, when the model is read;
+// a file swapped for a link to an outside file while the run solves is not
+// what the written copy holds.
+TEST(ExternalData, CopiesFromTheFileOpenedAtReadEvenAfterASwap) {
+  std::string Src = freshDir("swap-src"), Out = freshDir("swap-out"), Outside = freshDir("swap-outside");
+  ASSERT_FALSE(writeFileAtomically(Src + "/w.bin", dataBytes()));
+  const std::string Secret(dataBytes().size(), 'S');
+  ASSERT_FALSE(writeFileAtomically(Outside + "/secret.bin", Secret));
+  onnx::ModelProto M = smallModel(true);
+  Expected<ExternalSources> Sources = openExternalSources(M, Src);
+  ASSERT_EXPECTED(Sources);
+  ASSERT_EQ(Sources->size(), 1u);
+  EXPECT_EQ(Sources->begin()->second->size, dataBytes().size());
+  // The swap: w.bin becomes a link to a file outside the model's folder.
+  ASSERT_EQ(unlink((Src + "/w.bin").c_str()), 0);
+  ASSERT_EQ(symlink((Outside + "/secret.bin").c_str(), (Src + "/w.bin").c_str()), 0);
+  ExternalWriteOptions O;
+  O.sourceDir = Src;
+  O.outputPath = Out + "/m.onnx";
+  O.sources = &*Sources;
+  Expected<ExternalDataLayout> L = layoutExternalData(M, O);
+  ASSERT_EXPECTED(L);
+  ASSERT_FALSE(writeExternalDataFiles(*L));
+  Expected<std::string> Data = readAll(Out + "/m.onnx.data");
+  ASSERT_EXPECTED(Data);
+  EXPECT_EQ(Data->substr(0, 16), dataBytes().substr(0, 16));
+  EXPECT_EQ(Data->find('S'), std::string::npos) << "the outside file was copied";
+  // Opened now (M's references were rewritten for the output: a fresh
+  // model), the same folder is refused: the link leads out of it.
+  Expected<ExternalSources> Again = openExternalSources(smallModel(true), Src);
+  ASSERT_FALSE(Again);
+  EXPECT_NE(Again.takeError().message().find("outside the model's folder"), std::string::npos);
+}
+
+TEST(ExternalData, AbsentFilesAreNotOpenedAndPlannedAsAbsent) {
+  std::string Src = freshDir("absent-src");
+  onnx::ModelProto M = smallModel(true);
+  Expected<ExternalSources> Sources = openExternalSources(M, Src);
+  ASSERT_EXPECTED(Sources);
+  EXPECT_TRUE(Sources->empty());
+}
