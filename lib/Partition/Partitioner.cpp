@@ -15,7 +15,7 @@
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include "MemoryFit.h"
-#include "SizeBudget.h"
+#include "onnx-partition/Partition/SizeBudget.h"
 
 #include <algorithm>
 #include <chrono>

@@ -5,7 +5,7 @@
 // "at most Budget nodes" as its fit test.
 //
 //===----------------------------------------------------------------------===//
-#include "SizeBudget.h"
+#include "onnx-partition/Partition/SizeBudget.h"
 
 using namespace onnxp;
 

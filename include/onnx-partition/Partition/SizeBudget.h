@@ -7,8 +7,8 @@
 // the limit's nodes -- and the algorithm plans the contracted graph.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ONNXP_LIB_PARTITION_SIZEBUDGET_H
-#define ONNXP_LIB_PARTITION_SIZEBUDGET_H
+#ifndef ONNXP_PARTITION_SIZEBUDGET_H
+#define ONNXP_PARTITION_SIZEBUDGET_H
 
 #include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Partition/Partitioner.h"
@@ -26,4 +26,4 @@ std::string sizeBudgetNote(const std::string &Algo, size_t Nodes, size_t Budget,
 
 } // namespace onnxp
 
-#endif // ONNXP_LIB_PARTITION_SIZEBUDGET_H
+#endif // ONNXP_PARTITION_SIZEBUDGET_H
