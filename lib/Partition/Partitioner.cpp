@@ -462,7 +462,9 @@ namespace {
 /// Issue 20 ("Size"): the largest input each algorithm handles within
 /// seconds of preprocessing (AlgorithmFacts::sizeLimit, set in
 /// Partitioners.def), so that --time-limit stays a limit; beyond it a usage
-/// error up front instead of minutes of work (or bad_alloc). Measured on
+/// error up front instead of minutes of work (or bad_alloc) -- for chain
+/// planners only since issue 38: graph planners contract the graph to
+/// their limit instead (runOnNodeBudget). Measured on
 /// generated chains (docs/benchmarks-history.md, issue 20): dp, dpl and pipedream
 /// build their unit graph and lattice in 0.6 s at 20,000 nodes and 8 s at
 /// 50,000; pipeline-pipedream 1.2 s at 20,000 blocks, pipeline-ilp keeps a

@@ -7,24 +7,34 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/SizeBudget.h"
 
+#include <algorithm>
+
 using namespace onnxp;
 
 namespace {
 
-/// Merges runs of ceil(units / Budget) consecutive units of a topological
+/// Merges runs of equally many consecutive units of a topological
 /// order of C.graph, forward and backward side apart (the planners pair a
 /// forward unit with its backward twins).
 Expected<ContractedGraph> mergeRuns(const CostGraph &G, ContractedGraph C, size_t Budget) {
   Expected<std::vector<int>> Order = C.graph.topologicalOrder();
   if (!Order) return Order.takeError();
   const size_t Units = C.graph.numNodes();
-  const size_t Run = (Units + Budget - 1) / Budget + 1; // + 1: two sides, two partial runs
+  size_t Forward = 0;
+  for (size_t U = 0; U < Units; ++U) Forward += C.graph.node(static_cast<int>(U)).isForwardSide();
+  // The shortest run length whose runs on both sides fit; one run of
+  // everything when the budget cannot hold one per side.
+  auto RunsOf = [](size_t N, size_t R) { return (N + R - 1) / R; };
+  size_t Run = std::max<size_t>(1, Units / std::max<size_t>(Budget, 1));
+  while (Budget >= 2 && RunsOf(Forward, Run) + RunsOf(Units - Forward, Run) > Budget) ++Run;
+  if (Budget < 2) Run = Units;
   std::vector<int> RunOf(Units, -1);
   int Runs = 0;
-  for (bool Forward : {true, false}) {
+  for (bool Side : {true, false}) {
     size_t InRun = Run;
     for (int U : *Order) {
-      if (C.graph.node(U).isForwardSide() != Forward) continue;
+      if (Budget >= 2 && C.graph.node(U).isForwardSide() != Side) continue;
+      if (Budget < 2 && !Side) break;
       if (InRun == Run) ++Runs, InRun = 0;
       RunOf[U] = Runs - 1;
       ++InRun;
