@@ -15,6 +15,7 @@
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 
 #include "MemoryFit.h"
+#include "onnx-partition/Partition/SizeBudget.h"
 
 #include <algorithm>
 #include <chrono>
@@ -461,7 +462,9 @@ namespace {
 /// Issue 20 ("Size"): the largest input each algorithm handles within
 /// seconds of preprocessing (AlgorithmFacts::sizeLimit, set in
 /// Partitioners.def), so that --time-limit stays a limit; beyond it a usage
-/// error up front instead of minutes of work (or bad_alloc). Measured on
+/// error up front instead of minutes of work (or bad_alloc) -- for chain
+/// planners only since issue 38: graph planners contract the graph to
+/// their limit instead (runOnNodeBudget). Measured on
 /// generated chains (docs/benchmarks-history.md, issue 20): dp, dpl and pipedream
 /// build their unit graph and lattice in 0.6 s at 20,000 nodes and 8 s at
 /// 50,000; pipeline-pipedream 1.2 s at 20,000 blocks, pipeline-ilp keeps a
@@ -480,11 +483,41 @@ Error checkSizeHandled(const PartitionerInfo &Info, size_t Nodes, size_t Blocks)
                           : " (contract it with --granularity layer|block|chain, or use --algo pardnn)");
 }
 
+/// Issue 38, item 1: a graph planner given more nodes than its limit plans
+/// the graph contracted to the limit (SizeBudget.h); the plan is mapped
+/// back and priced on G, as after --granularity (expandToUncontracted).
+Expected<Plan> runOnNodeBudget(const PartitionerInfo &Info, const CostGraph &G, const Platform &P,
+                               const PartitionOptions &O) {
+  const size_t Budget = Info.facts.sizeLimit;
+  Expected<ContractedGraph> C = contractToNodeBudget(G, P, O, Budget);
+  if (!C) return C.takeError();
+  if (C->graph.numNodes() > Budget)
+    return makeInternalError("contracting the ", G.numNodes(), "-node graph left ", C->graph.numNodes(),
+                             " units, more than ", Budget);
+  PartitionOptions Inner = O;
+  Inner.dataFree.clear(); // per node of G; the contraction used them
+  Expected<Plan> Coarse = runPartitionerOnce(Info.name, C->graph, P, Inner, nullptr);
+  if (!Coarse) return Coarse.takeError();
+  Plan Full = expandPlan(*Coarse, C->groupOf);
+  ONNXP_RETURN_IF_ERROR(finalizePlan(G, P, Full, finalizeOptionsFor(Info)));
+  if (std::isfinite(Full.lowerBound))
+    Full.lowerBoundScope = (Full.lowerBoundScope.empty() ? std::string("the plans this algorithm considers")
+                                                         : Full.lowerBoundScope) +
+                           " on the graph contracted to " + std::to_string(C->graph.numNodes()) + " units";
+  Full.stats["objective_on_units"] = Coarse->objective;
+  Full.stats["size_budget_units"] = static_cast<double>(C->graph.numNodes());
+  Full.notes.push_back(sizeBudgetNote(Info.name, G.numNodes(), Budget, *C));
+  return Full;
+}
+
 Expected<Plan> runPartitionerOnce(const std::string &Name, const CostGraph &G, const Platform &P,
                                   const PartitionOptions &O, const Chain *C) {
   Expected<const PartitionerInfo *> Found = findPartitioner(Name);
   if (!Found) return Found.takeError();
   const PartitionerInfo &Info = **Found;
+  if (Info.input == PlannerInput::CostGraph && Info.facts.sizeLimit > 0 && !Info.facts.limitCountsBlocks &&
+      G.numNodes() > Info.facts.sizeLimit)
+    return runOnNodeBudget(Info, G, P, O);
   ONNXP_RETURN_IF_ERROR(checkSizeHandled(Info, G.numNodes(), C ? C->size() : 0));
   if (PartitionOptions Implied = O; impliedGlobalBatch(Info, G, P, Implied))
     return runWithImpliedBatch(Name, G, P, O, Implied, C);

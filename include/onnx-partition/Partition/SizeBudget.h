@@ -1,0 +1,29 @@
+//===- Partition/SizeBudget.h - Contract a graph to a planner's size -----===//
+//
+// Issue 38, item 1: no graph planner refuses a graph for its node count.
+// A graph with more nodes than an algorithm's nodeLimit (Partitioners.def)
+// is contracted -- the exact reductions, then layer, block and chain
+// granularity (Coarsen/Contraction.h), the finest whose graph has at most
+// the limit's nodes -- and the algorithm plans the contracted graph.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ONNXP_PARTITION_SIZEBUDGET_H
+#define ONNXP_PARTITION_SIZEBUDGET_H
+
+#include "onnx-partition/Coarsen/Contraction.h"
+#include "onnx-partition/Partition/Partitioner.h"
+
+namespace onnxp {
+
+/// G contracted to at most Budget nodes. Where even the chain granularity
+/// leaves more units, runs of consecutive units of a topological order
+/// are merged (an interval of a topological order closes no cycle).
+Expected<ContractedGraph> contractToNodeBudget(const CostGraph &G, const Platform &P,
+                                               const PartitionOptions &O, size_t Budget);
+
+/// The note a plan made on such a contraction carries.
+std::string sizeBudgetNote(const std::string &Algo, size_t Nodes, size_t Budget, const ContractedGraph &C);
+
+} // namespace onnxp
+
+#endif // ONNXP_PARTITION_SIZEBUDGET_H
