@@ -12,8 +12,11 @@ bool onnxp::hasNativeBackward(const CostGraph &G) {
 }
 
 bool onnxp::isTrainable(const ParameterInfo &P, const CostGraph &G) {
-  if (!G.isTraining()) return false;
-  return P.trainable || !hasNativeBackward(G);
+  return isTrainable(P, G.isTraining(), G.isTraining() && hasNativeBackward(G));
+}
+
+bool onnxp::isTrainable(const ParameterInfo &P, bool Training, bool NativeBackward) {
+  return Training && (P.trainable || !NativeBackward);
 }
 
 namespace {

@@ -57,8 +57,9 @@ void onnxp::accountMemory(CostGraph &G, const OnnxModel *M, OptimizerKind Opt, b
   // rule of Analysis/Trainable.h (every parameter when not training: the
   // charges below are then zero).
   std::map<std::string, double> TrainableBytes;
+  const bool Native = Training && hasNativeBackward(G);
   for (const ParameterInfo &P : modelWeights(*M))
-    if (!Training || isTrainable(P, G)) TrainableBytes[P.name] = P.bytes;
+    if (!Training || isTrainable(P, Training, Native)) TrainableBytes[P.name] = P.bytes;
   const onnx::GraphProto &OG = M->graph();
   std::vector<double> OwnedTrainable(OG.node_size(), 0);
   std::set<std::string> Owned;

@@ -56,9 +56,11 @@ int runInspect(int Argc, char **Argv) {
   if (Ctx->model) Params = modelWeights(*Ctx->model); // weights held in Constant nodes included
   double ParamBytes = 0;
   int Trainable = 0, InConstants = 0;
+  const bool Native = G.isTraining() && hasNativeBackward(G);
   for (const ParameterInfo &P : Params) {
     ParamBytes += P.bytes;
-    Trainable += isTrainable(P, G); // issue 37: the rule the memory accounting charges by
+    Trainable +=
+        isTrainable(P, G.isTraining(), Native); // issue 37: the rule the memory accounting charges by
     InConstants += P.inConstantNode;
   }
   int MultiClasses = 0;

@@ -30,6 +30,9 @@ bool hasNativeBackward(const CostGraph &G);
 
 /// Whether P trains in G (see above); false when G is not a training graph.
 bool isTrainable(const ParameterInfo &P, const CostGraph &G);
+/// The same with G's two facts computed once (hasNativeBackward scans the
+/// graph: per parameter it made accountMemory quadratic on big graphs).
+bool isTrainable(const ParameterInfo &P, bool Training, bool NativeBackward);
 
 /// The weights Constant nodes hold (inConstantNode set), in node order: a
 /// Constant whose `value` is a floating-point tensor of more than one
