@@ -27,7 +27,11 @@ namespace fs = std::filesystem;
 Expected<ScratchDirectory> ScratchDirectory::createBeside(const std::string &Target) {
   fs::path T(Target);
   std::string Dir = T.parent_path().empty() ? "." : T.parent_path().string();
-  std::string Template = (fs::path(Dir) / ("." + T.filename().string() + ".tmp-XXXXXX")).string();
+  // Built by appends: g++ 12 reports a false -Wstringop-overflow for
+  // "." + std::string at -O3.
+  std::string Name = ".";
+  Name.append(T.filename().string()).append(".tmp-XXXXXX");
+  std::string Template = (fs::path(Dir) / Name).string();
   signal_cleanup::installHandlers();
   signal_cleanup::Block B;
   if (!mkdtemp(Template.data()))
