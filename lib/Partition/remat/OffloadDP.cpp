@@ -389,7 +389,10 @@ private:
   /// back before they end, in less than Cut: at most beta Cut / 2.
   double forwardBound(int I, int X, int A, int AF, int AB, double Cut) {
     if (!NoOff) return 0;
-    const int Own = Cut < Inf ? int(std::min<double>(Relief, std::floor(S.beta * Cut / 2 + 1e-9))) : Relief;
+    // A cut at or below 0 (-inf when nothing can beat it) lets the link hold
+    // nothing; converting -inf or NaN to int is undefined (UBSan, CI).
+    const double Slots = std::floor(S.beta * Cut / 2 + 1e-9);
+    const int Own = !(Cut < Inf) ? Relief : Slots > 0 ? int(std::min<double>(Relief, Slots)) : 0;
     const int Kept = A + std::max({AF, AB, Relief - Own});
     if (Kept + inputSize(I, X) > M + Relief) return Inf;
     const double V = NoOff->forward(I, X, Kept, 0, 0);
