@@ -20,6 +20,8 @@
 #include "onnx-partition/Support/ChromeTrace.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
+#include <cmath>
+#include <sstream>
 #include <utility>
 
 using namespace onnxp;
@@ -124,13 +126,20 @@ Expected<Plan> onnxp::partitionOffloadWeights(const Chain &C, const Platform &P,
   Out.stats["idle_ms"] = Pl->idleTime;
   // Issue 20: "offloads nothing from N bytes" read as "this plan offloads
   // nothing" on plans that offloaded 46 layers; say both facts plainly.
-  Out.notes.push_back(
-      std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " + std::to_string((long long)I->memory) +
-      " bytes, beta " + std::to_string((long long)(I->bandwidth * 1000)) +
-      " bytes/s each way; this plan offloads " + std::to_string(Layers) + " of " + std::to_string(I->L) +
-      " layers' weights (" + std::to_string(Chosen) + " choices); the iteration needs at least " +
-      std::to_string((long long)I->minimumMemory()) + " bytes, and no offloading from " +
-      std::to_string((long long)I->noOffloadMemory()) + " bytes on");
+  // A platform may give 1e300 bytes: converting that to an integer is
+  // undefined (UBSan, test/fuzz/chain_planner_mutations.py in CI).
+  auto Whole = [](double X) {
+    if (std::isfinite(X) && std::fabs(X) < 9e18) return std::to_string(static_cast<long long>(X));
+    std::ostringstream OS;
+    OS << X;
+    return OS.str();
+  };
+  Out.notes.push_back(std::string("offload-weights: ") + Pl->algorithm + ", M_GPU " + Whole(I->memory) +
+                      " bytes, beta " + Whole(I->bandwidth * 1000) +
+                      " bytes/s each way; this plan offloads " + std::to_string(Layers) + " of " +
+                      std::to_string(I->L) + " layers' weights (" + std::to_string(Chosen) +
+                      " choices); the iteration needs at least " + Whole(I->minimumMemory()) +
+                      " bytes, and no offloading from " + Whole(I->noOffloadMemory()) + " bytes on");
   // Issue 37, item 5: rotor charges the optimizer state on the accelerator
   // ("the weights alone need ..."); seed 002's model has none (§3: a layer is
   // updated as soon as its gradient is computed; optimizer state is its
