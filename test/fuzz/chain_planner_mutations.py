@@ -160,6 +160,8 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("seconds", type=float)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-runs", type=int, default=0,
+                    help="stop after this many runs too (0: no cap): with a --seed, the same inputs on any machine")
     ap.add_argument("--out", default=None)
     ap.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
     a = ap.parse_args()
@@ -186,7 +188,7 @@ def main():
     start = time.time()
     n = 0
     work = tempfile.mkdtemp(prefix="run.", dir=out)
-    while time.time() - start < a.seconds:
+    while time.time() - start < a.seconds and not (a.max_runs and n >= a.max_runs):
         fmt, text = rng.choice(seeds)
         memory = None
         try:

@@ -265,6 +265,8 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("seconds", type=float)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-runs", type=int, default=0,
+                    help="stop after this many runs too (0: no cap): with a --seed, the same inputs on any machine")
     ap.add_argument("--out", default=None)
     ap.add_argument("--shared", default=os.path.join(HERE, "..", "..", "..", "shared"))
     a = ap.parse_args()
@@ -285,7 +287,7 @@ def main():
     work = tempfile.mkdtemp(prefix="run.", dir=out)
     runs, codes, messages, findings = collections.Counter(), collections.Counter(), set(), []
     start, n = time.time(), 0
-    while time.time() - start < a.seconds:
+    while time.time() - start < a.seconds and not (a.max_runs and n >= a.max_runs):
         name, model = rng.choice(seeds)
         m = type(model)()
         m.CopyFrom(model)
