@@ -53,8 +53,8 @@ Expected<ContractedGraph> mergeRuns(const CostGraph &G, ContractedGraph C, size_
 
 } // namespace
 
-Expected<ContractedGraph> onnxp::contractToNodeBudget(const CostGraph &G, const Platform &P,
-                                                      const PartitionOptions &O, size_t Budget) {
+ContractionOptions onnxp::plannerContractionOptions(const CostGraph &G, const Platform &P,
+                                                    const PartitionOptions &O) {
   double TotalMem = 0;
   for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
   ContractionOptions CO;
@@ -63,6 +63,12 @@ Expected<ContractedGraph> onnxp::contractToNodeBudget(const CostGraph &G, const 
   CO.reductions.transferScale = P.minLinkPriceRatio();
   CO.reductions.timeTrades = P.cpus == 0 && !P.overlapComm && !O.replicate;
   if (O.dataFree.size() == G.numNodes()) CO.linearize.dataFree = O.dataFree;
+  return CO;
+}
+
+Expected<ContractedGraph> onnxp::contractToNodeBudget(const CostGraph &G, const Platform &P,
+                                                      const PartitionOptions &O, size_t Budget) {
+  ContractionOptions CO = plannerContractionOptions(G, P, O);
   CO.fits = [Budget](const CostGraph &CG) { return CG.numNodes() <= Budget; };
   Expected<ContractedGraph> C = contract(G, CO);
   if (!C) return C.takeError();

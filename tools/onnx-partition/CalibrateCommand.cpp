@@ -27,10 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstdio>
 #include <iostream>
-
-#include <unistd.h>
 
 using namespace onnxp;
 using namespace onnxp::tool;

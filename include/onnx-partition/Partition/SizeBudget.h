@@ -15,6 +15,13 @@
 
 namespace onnxp {
 
+/// The contraction a planner may make of G on P under O, with every exact
+/// reduction the request allows (memory that never binds, the platform's
+/// cheapest link, time trades without CPUs or overlap, --data-free nodes);
+/// the caller sets `fits`. dp's auto contraction and the size budget share it.
+ContractionOptions plannerContractionOptions(const CostGraph &G, const Platform &P,
+                                             const PartitionOptions &O);
+
 /// G contracted to at most Budget nodes. Where even the chain granularity
 /// leaves more units, runs of consecutive units of a topological order
 /// are merged (an interval of a topological order closes no cycle).

@@ -24,6 +24,7 @@
 #include "UnitGraph.h"
 
 #include "onnx-partition/Coarsen/Contraction.h"
+#include "onnx-partition/Partition/SizeBudget.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,14 +82,7 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
                                                          const PartitionOptions &O,
                                                          const IdealDPTuning &Tuning, bool FullFits,
                                                          size_t FullCount) {
-  double TotalMem = 0;
-  for (const CostNode &N : G.nodes()) TotalMem += N.memBytes;
-  ContractionOptions CO;
-  CO.granularity = Granularity::Auto;
-  CO.reductions.memoryNeverBinds = !O.replicate && TotalMem <= P.accMemory();
-  CO.reductions.transferScale = P.minLinkPriceRatio();
-  CO.reductions.timeTrades = P.cpus == 0 && !P.overlapComm && !O.replicate;
-  if (O.dataFree.size() == G.numNodes()) CO.linearize.dataFree = O.dataFree;
+  ContractionOptions CO = plannerContractionOptions(G, P, O);
   const size_t Budget = std::min(O.idealLimit, kAutoIdealBudget);
   CO.fits = [Budget](const CostGraph &CG) {
     return static_cast<bool>(countIdeals(buildUnitGraph(CG, /*Linearize=*/false), Budget));
