@@ -87,9 +87,9 @@ double pairsOf(const Plan &Pl) {
 Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, const Platform &P,
                                                          const PartitionOptions &O,
                                                          const IdealDPTuning &Tuning, bool FullFits,
-                                                         size_t FullCount) {
+                                                         size_t FullCount, size_t IdealBudget) {
   ContractionOptions CO = plannerContractionOptions(G, P, O);
-  const size_t Budget = std::min(O.idealLimit, kAutoIdealBudget);
+  const size_t Budget = std::min(O.idealLimit, IdealBudget > 0 ? IdealBudget : kAutoIdealBudget);
   CO.fits = [Budget](const CostGraph &CG) {
     return static_cast<bool>(countIdeals(buildUnitGraph(CG, /*Linearize=*/false), Budget));
   };
