@@ -38,7 +38,16 @@ const onnx::TensorProto *constantValue(const onnx::NodeProto &N) {
 std::vector<ParameterInfo> onnxp::constantNodeWeights(const OnnxModel &M) {
   const onnx::GraphProto &G = M.graph();
   std::set<std::string> Known, ReadByForward, AllNames;
-  for (const ParameterInfo &P : findParameters(M)) Known.insert(P.name);
+  // An exporter keeps its weights in one place: PyTorch and TF exports in
+  // initializers (or graph inputs), PaddleOCR's in Constant nodes. Beside
+  // weights held elsewhere a Constant holds a table the exporter computed
+  // (Llama-2's rotary cos/sin cache, read by a Slice in every layer): no
+  // weight unless the model gives it a gradient.
+  bool WeightsElsewhere = false;
+  for (const ParameterInfo &P : findParameters(M)) {
+    Known.insert(P.name);
+    WeightsElsewhere = true;
+  }
   for (const auto &I : G.input()) AllNames.insert(I.name());
   for (const auto &N : G.node()) {
     for (const std::string &O : N.output()) AllNames.insert(O);
@@ -65,6 +74,7 @@ std::vector<ParameterInfo> onnxp::constantNodeWeights(const OnnxModel &M) {
     if (!(P.bytes > 0)) P.bytes = Elems * ElemBytes;
     // An ORT training graph names a trained tensor's gradient X_grad.
     P.trainable = AllNames.count(Name + "_grad") || AllNames.count(Name + "_grad.accumulation.buffer");
+    if (WeightsElsewhere && !P.trainable) continue;
     P.inConstantNode = true;
     Out.push_back(std::move(P));
   }

@@ -8,7 +8,9 @@
 // A weight is a floating-point tensor of more than one element that a
 // forward node reads, held in an initializer, in a graph input at a weight
 // slot or with a gradient (findParameters), or in a Constant node's `value`
-// (exporters that fold weights into the graph, PaddleOCR). In an ONNX
+// (exporters that fold weights into the graph, PaddleOCR) -- in a model
+// that holds weights elsewhere a Constant holds a computed table (Llama-2's
+// rotary cache), a weight only with a gradient. In an ONNX
 // Runtime training graph a weight trains when it has a gradient (X_grad); in
 // a forward graph whose backward is derived (--training) every weight
 // trains; nothing trains in inference.
@@ -36,7 +38,8 @@ bool isTrainable(const ParameterInfo &P, bool Training, bool NativeBackward);
 
 /// The weights Constant nodes hold (inConstantNode set), in node order: a
 /// Constant whose `value` is a floating-point tensor of more than one
-/// element read by a forward node, and no parameter findParameters lists.
+/// element read by a forward node, and no parameter findParameters lists;
+/// when findParameters lists any, only those with a gradient.
 std::vector<ParameterInfo> constantNodeWeights(const OnnxModel &M);
 
 /// Every weight of M: findParameters(M), then constantNodeWeights(M).

@@ -76,14 +76,20 @@ Grouping windowGrouping(const CostGraph &G, const ContractedGraph &C, const Plan
   return Gr;
 }
 
+/// The ideal pairs a DP's plan says it priced.
+double pairsOf(const Plan &Pl) {
+  auto It = Pl.stats.find("pairs");
+  return It == Pl.stats.end() ? 0 : It->second;
+}
+
 } // namespace
 
 Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, const Platform &P,
                                                          const PartitionOptions &O,
                                                          const IdealDPTuning &Tuning, bool FullFits,
-                                                         size_t FullCount) {
+                                                         size_t FullCount, size_t IdealBudget) {
   ContractionOptions CO = plannerContractionOptions(G, P, O);
-  const size_t Budget = std::min(O.idealLimit, kAutoIdealBudget);
+  const size_t Budget = std::min(O.idealLimit, IdealBudget > 0 ? IdealBudget : kAutoIdealBudget);
   CO.fits = [Budget](const CostGraph &CG) {
     return static_cast<bool>(countIdeals(buildUnitGraph(CG, /*Linearize=*/false), Budget));
   };
@@ -101,6 +107,10 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
   Inner.balanceCompute = false;
   Expected<Plan> Coarse = runIdealDP(C->graph, P, O, /*Linearize=*/false, Inner);
   if (!Coarse) return Coarse.takeError();
+  // Every DP below adds its ideal pairs: the plan's "pairs" is the work of
+  // the whole solve, which dp's budgets read (KindOrders.cpp prices each
+  // further order of the kinds by it).
+  double Pairs = pairsOf(*Coarse);
   // Coarse to fine, one granularity finer (see the file comment).
   Plan Best = *Coarse;
   ContractedGraph Cur = std::move(*C);
@@ -130,6 +140,7 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
       }
       Expected<Plan> Refined = runIdealDP(R.graph, P, O, /*Linearize=*/false, Inner);
       ++Rounds;
+      if (Refined) Pairs += pairsOf(*Refined);
       const bool Better = Refined && Refined->objective < Best.objective * (1 - 1e-9);
       if (!Better && Focus == 1) { // the other boundary may still help
         Focus = 2, W = 2;
@@ -147,10 +158,12 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
     Even.balanceCompute = true;
     Expected<Plan> Balanced = runIdealDP(Cur.graph, P, O, /*Linearize=*/false, Even);
     if (!Balanced) return Balanced.takeError();
+    Pairs += pairsOf(*Balanced);
     if (Balanced->objective <= Best.objective * (1 + 1e-9)) Best = std::move(*Balanced);
   }
   Plan Pl = expandPlan(Best, Cur.groupOf);
   Pl.stats["refine_rounds"] = Rounds;
+  Pl.stats["pairs"] = Pairs;
   if (Used == Granularity::Op) {
     // Exact reductions only: still optimal among contiguous plans of G.
     Pl.lowerBound = Pl.objective;
@@ -177,6 +190,7 @@ Expected<std::optional<Plan>> onnxp::dp::solveContracted(const CostGraph &G, con
                      " units): optimal among contiguous plans on the contracted graph");
   if (G.numNodes() <= kDplNodeBudget) {
     Expected<Plan> L = runIdealDP(G, P, O, /*Linearize=*/true, Tuning);
+    if (L) Pl.stats["pairs"] += pairsOf(*L);
     if (L && L->objective < Pl.objective) {
       Pl.device = L->device;
       Pl.stage = L->stage;

@@ -40,7 +40,18 @@ struct Solution {
   /// takes ideals by size), so the back pointers of a complete split read
   /// back a valid one.
   bool TimedOut = false;
+  /// The DP stopped at its PairBudget (MaxLoadDP): no Value, no Segments.
+  bool OverBudget = false;
+  double Walked = 0; ///< ideals it pushed from (its share of the lattice)
 };
+
+/// The DP's work budget in (ideal, superset) pairs, about half a CPU second
+/// here: what dp spends on kind orders beyond the platform's own
+/// (KindOrders.cpp), the least it gives compute balancing (IdealDP.cpp),
+/// and what the exact DP on a graph within kAutoIdealBudget may take
+/// before dp contracts it as a big graph (issue 37, item 8: a mid-size
+/// Inception graph of 19,607 ideals took 3.3e7 pairs, 3.9 CPU s).
+constexpr double kDPPairBudget = 4e6;
 
 /// The run's deadline as the DP loops see it (PartitionOptions::deadline):
 /// tick() looks at the clock every 4096 calls, so it can sit in the
@@ -146,9 +157,11 @@ constexpr size_t kExactIdealBudget = kAutoIdealBudget;
 /// kExactIdealBudget ideals (FullCount), nothing (the caller runs the exact
 /// DP on G); otherwise the finest structural granularity that
 /// fits, refined around stage boundaries, mapped back to G.
+/// IdealBudget: the contraction's ideal budget, kAutoIdealBudget (or the
+/// --ideal-limit) when 0.
 Expected<std::optional<Plan>> solveContracted(const CostGraph &G, const Platform &P,
                                               const PartitionOptions &O, const IdealDPTuning &Tuning,
-                                              bool FullFits, size_t FullCount);
+                                              bool FullFits, size_t FullCount, size_t IdealBudget = 0);
 
 Expected<Plan> solveOnUnits(const CostGraph &G, const Platform &P, const PartitionOptions &O,
                             const UnitGraph &UG);

@@ -112,6 +112,8 @@ public:
     double LoadCap = 0, MinCompute = 0;
   };
   std::optional<BalanceMode> Balance;
+  /// Stop once this many ideal pairs are priced (Solution::OverBudget).
+  double PairBudget = kInfinity;
 
 private:
   int idx(int A, int C) const { return A * (Cpus + 1) + C; }
@@ -295,6 +297,11 @@ Solution MaxLoadDP::solve(double UpperBound) {
       if (V[S] <= Cut && (Balance || V[S] < Fewer) && canFinish(From, A, C)) Live.push_back(S);
     }
     if (Live.empty()) continue;
+    if (Sol.Pairs > PairBudget) {
+      Sol.OverBudget = true;
+      return Sol;
+    }
+    ++Sol.Walked;
     Sol.Pairs +=
         walkUpFrom(L, Cost, From, Cut, O.replicate ? Cut * K : Cut, K > 0, Cpus > 0, Clock,
                    [&](int To, bool AccOk, bool CpuOk) { relax(From, To, Live, Cost, AccOk, CpuOk); });
@@ -376,7 +383,7 @@ std::pair<double, double> computeRange(const CostGraph &G, const Platform &P, co
 /// least spread of all optimal splits; the walk is exact when it ends by
 /// itself (no split left), not at MaxPoints or the time budget.
 /// balanceCompute's work budget on small graphs (ideal pairs).
-constexpr double kBalancePairFloor = 4e6;
+constexpr double kBalancePairFloor = kDPPairBudget;
 struct BalanceResult {
   std::optional<Solution> Even; ///< set when better than the first split
   double FirstSpread = 0, Spread = 0;
@@ -428,6 +435,39 @@ Error timedOutError(size_t Ideals) {
 std::string timedOutNote(const std::string &What) {
   return "the time limit stopped " + What +
          "; the plan is the best complete split found by then, not proven optimal";
+}
+} // namespace
+
+namespace {
+/// Issue 37, item 8: the exact DP over Ideals ideals stopped at the DP's
+/// work budget (Exact.OverBudget) after Spent pairs in all. The pairs grow
+/// about as the square of the ideals (each ideal's walk covers the
+/// supersets within the cut), so the lattice walked so far tells the ideal
+/// budget that keeps the work within the pair budget; dp contracts the
+/// graph to it as it contracts a big graph (AutoContract.cpp), and says so.
+Expected<Plan> solveOverBudget(const CostGraph &G, const Platform &P, const PartitionOptions &O,
+                               const IdealDPTuning &Tuning, double Ideals, const Solution &Exact,
+                               double Spent) {
+  const double Estimate = Exact.Pairs * Ideals / std::max(1.0, Exact.Walked);
+  const size_t Budget =
+      std::max<size_t>(2, static_cast<size_t>(std::floor(Ideals * std::sqrt(kDPPairBudget / Estimate))));
+  Expected<std::optional<Plan>> Pl =
+      solveContracted(G, P, O, Tuning, /*FullFits=*/false, static_cast<size_t>(Ideals), Budget);
+  if (!Pl) return Pl.takeError();
+  if (!*Pl) return makeInternalError("dp: the contraction of an over-budget graph returned no plan");
+  Plan Out = std::move(**Pl);
+  Out.stats["pairs"] += Spent;
+  Out.stats["exact_ideals"] = Ideals;
+  Out.stats["exact_pairs_estimate"] = Estimate;
+  Out.notes.insert(
+      Out.notes.begin(),
+      "dp: the exact DP over the " + formatNumber(Ideals) + " ideals of the " + std::to_string(G.numNodes()) +
+          "-node graph passed the DP's work budget of " + formatNumber(kDPPairBudget) +
+          " ideal pairs after pushing from " + formatNumber(Exact.Walked) + " of them (about " +
+          formatNumber(Estimate) + " pairs for all at that rate); contracted as a big graph to at most " +
+          std::to_string(Budget) +
+          " ideals (the work grows about as their square): optimal on the contracted graph only");
+  return Out;
 }
 } // namespace
 
@@ -530,8 +570,22 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
     if (!FullL) return FullL.takeError();
     Ideals = static_cast<double>(FullL->count());
     // dpl's split lies in dp's search space: its value bounds the optimum.
-    Solution Exact = Solve(Full, *FullL, Tuning.pruneByBound ? Best.Value : kInfinity);
+    const double UB = Tuning.pruneByBound ? Best.Value : kInfinity;
+    Solution Exact = Gpipe ? Solve(Full, *FullL, UB) : [&] {
+      MaxLoadDP D(G, P, O, Full, *FullL);
+      // Issue 37, item 8: within kAutoIdealBudget ideals a wide graph can
+      // still cost the exact DP 1e8 pairs; past the DP's work budget it is
+      // contracted as a big graph is.
+      if (Tuning.autoContract) D.PairBudget = kDPPairBudget;
+      return D.solve(UB);
+    }();
     Pairs += Exact.Pairs;
+    if (Exact.OverBudget) {
+      Expected<Plan> Pl = solveOverBudget(G, P, O, Tuning, Ideals, Exact, Pairs);
+      if (Pl)
+        Pl->solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+      return Pl;
+    }
     ExactTimedOut = Exact.TimedOut;
     if (Exact.Value <= Best.Value && !Exact.Segments.empty()) {
       Best = std::move(Exact);

@@ -4,6 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/dp/KindOrders.h"
+
+#include "DPCore.h"
+
 #include "onnx-partition/IR/AcceleratorKinds.h"
 #include "onnx-partition/Partition/dp/IdealDP.h"
 #include "onnx-partition/Support/Deadline.h"
@@ -100,10 +103,10 @@ bool onnxp::searchesKindOrders(const Platform &P) {
 
 namespace {
 /// DP work (ideal, sub-ideal pairs) dp may spend on kind orders beyond the
-/// first: every order of 4 + 4 accelerators (70) for light ResNet-50
-/// (about 24,000 pairs each), only the platform's own for Llama-2 training
-/// (2.2e7 pairs).
-constexpr double kKindOrderPairBudget = 4e6;
+/// first: the DP's work budget (DPCore.h), every order of 4 + 4
+/// accelerators (70) for light ResNet-50 (about 24,000 pairs each), only
+/// the platform's own for Llama-2 training (2.2e7 pairs).
+constexpr double kKindOrderPairBudget = dp::kDPPairBudget;
 constexpr size_t kMaxKindOrders = 256;
 /// Orders tying the best max-load that are re-run with compute balancing.
 constexpr size_t kMaxBalancedTies = 8;
