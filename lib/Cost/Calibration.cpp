@@ -84,17 +84,96 @@ void gridSearch(double (&Log)[Dims], const std::function<double(const double *)>
   }
 }
 
-/// The one efficiency E (a fraction of both of D's peaks, D's overhead)
-/// that fits S best, within 2 decades of the peaks as the per-kind fits.
-double fitOneEfficiency(const std::vector<Weighted> &S, const DeviceSpec &D) {
+/// How far gridSearch can move a parameter from its start, in decades: the
+/// sum of its four rounds' spans (10^2.65625 = 453.158x, the factor the
+/// PaddleOCR classifier's kinds stopped at before rates were bounded).
+constexpr double kGridReach = 2 + 0.5 + 0.125 + 0.03125;
+
+/// Appends to Out each parameter of a finished gridSearch (best point Log,
+/// started at Start) left at a limit: at Upper with the error still falling
+/// beyond it (the fit wants more than the peak; a parameter the samples do
+/// not determine sits there too, but its error is flat), or at the edge
+/// of the searched span.
+template <int Dims>
+void findLimits(const double (&Log)[Dims], const double (&Start)[Dims], const double *Upper,
+                const std::function<double(const double *)> &Err, const char *const (&Names)[Dims],
+                const std::string &Kind, int Samples, std::vector<CalibrationLimit> *Out) {
+  if (!Out) return;
+  const double AtBest = Err(Log);
+  for (int P = 0; P < Dims; ++P) {
+    CalibrationLimit L{Kind, Names[P], Samples, CalibrationLimit::AbovePeak};
+    if (Upper && std::isfinite(Upper[P]) && Log[P] >= Upper[P] - 1e-12) {
+      double T[Dims];
+      std::copy(Log, Log + Dims, T);
+      T[P] = Upper[P] + 0.05; // 12% above the peak
+      if (Err(T) < AtBest * (1 - 1e-9)) Out->push_back(L);
+      continue;
+    }
+    if (std::fabs(Log[P] - Start[P]) < kGridReach - 1e-9) continue;
+    L.reason = Log[P] < Start[P] ? CalibrationLimit::GridEdgeLow : CalibrationLimit::GridEdgeHigh;
+    Out->push_back(L);
+  }
+}
+
+/// The one efficiency E (a fraction of both of D's peaks, D's overhead,
+/// at most Upper) that fits S best, within 2 decades of the peaks as the
+/// per-kind fits.
+double fitOneEfficiency(const std::vector<Weighted> &S, const DeviceSpec &D, double Upper,
+                        const std::string &Kind, std::vector<CalibrationLimit> *Limits) {
   double Log[1] = {0};
-  gridSearch(Log, [&](const double *T) {
+  const double Start[1] = {0}, Up[1] = {std::log10(Upper)};
+  const std::function<double(const double *)> Err = [&](const double *T) {
     return logSse(S, D.peakFlops * std::pow(10, T[0]), D.memBandwidth * std::pow(10, T[0]),
                   D.kernelOverheadMs);
-  });
+  };
+  gridSearch(Log, Err, Up);
+  static const char *const Names[1] = {"efficiency"};
+  findLimits(Log, Start, Up, Err, Names, Kind, static_cast<int>(S.size()), Limits);
   return std::pow(10, Log[0]);
 }
+
+/// Issue 37, item 7: an efficiency is a fraction of the device's peak, at
+/// most 1. A kind the per-kind fit found faster than the device-wide fit
+/// (both bounded by the platform's peaks) raises the device's peak to its
+/// rate, and every kind's efficiencies are rescaled to it: the fitted
+/// kinds are priced as fitted; a kind the profile did not hold runs at the
+/// raised peaks.
+void normalizeToPeaks(DeviceSpec &D) {
+  double Flops = D.peakFlops, Bw = D.memBandwidth;
+  for (const auto &KE : D.opKinds) {
+    Flops = std::max(Flops, D.peakFlops * KE.second.flopsEfficiency);
+    Bw = std::max(Bw, D.memBandwidth * KE.second.bandwidthEfficiency);
+  }
+  for (auto &KE : D.opKinds) {
+    KE.second.flopsEfficiency = std::min(1.0, KE.second.flopsEfficiency * D.peakFlops / Flops);
+    KE.second.bandwidthEfficiency = std::min(1.0, KE.second.bandwidthEfficiency * D.memBandwidth / Bw);
+  }
+  D.peakFlops = Flops;
+  D.memBandwidth = Bw;
+}
 } // namespace
+
+std::vector<std::string> onnxp::describeLimits(const std::vector<CalibrationLimit> &Limits) {
+  std::string Clamped, Edge;
+  for (const CalibrationLimit &L : Limits) {
+    std::string Item = (L.kind.empty() ? std::string("the device-wide") : L.kind) + " " + L.parameter + " (" +
+                       std::to_string(L.samples) + (L.samples == 1 ? " kernel" : " kernels");
+    if (L.reason == CalibrationLimit::AbovePeak) {
+      Clamped += (Clamped.empty() ? "" : ", ") + Item + ")";
+      continue;
+    }
+    Edge += (Edge.empty() ? "" : ", ") + Item +
+            (L.reason == CalibrationLimit::GridEdgeLow ? ", low)" : ", high)");
+  }
+  std::vector<std::string> Lines;
+  if (!Clamped.empty())
+    Lines.push_back(
+        "clamped at the platform's peak (the fit wants more; no kernel beats its device's peak): " + Clamped);
+  if (!Edge.empty())
+    Lines.push_back(
+        "at the edge of the searched span (453x from the start; the best value may lie beyond): " + Edge);
+  return Lines;
+}
 
 FitQuality onnxp::fitQuality(const std::vector<CalibrationSample> &S, const DeviceSpec &D) {
   FitQuality Q;
@@ -118,7 +197,7 @@ FitQuality onnxp::fitQuality(const std::vector<CalibrationSample> &S, const Devi
 }
 
 DeviceSpec onnxp::calibrateDevice(const std::vector<CalibrationSample> &S, const DeviceSpec &Base,
-                                  const CalibrationOptions &O) {
+                                  const CalibrationOptions &O, std::vector<CalibrationLimit> *Limits) {
   DeviceSpec D = Base;
   D.opKinds.clear();
   std::vector<Weighted> All;
@@ -132,15 +211,17 @@ DeviceSpec onnxp::calibrateDevice(const std::vector<CalibrationSample> &S, const
   // The device: peak FLOP/s, bandwidth, overhead.
   double Log[3] = {std::log10(D.peakFlops), std::log10(D.memBandwidth),
                    std::log10(std::max(D.kernelOverheadMs, 1e-6))};
+  const double DevStart[3] = {Log[0], Log[1], Log[2]};
+  static const char *const DevNames[3] = {"peak FLOP/s", "bandwidth", "overhead"};
+  static const char *const KindNames[3] = {"FLOP/s", "bandwidth", "overhead"};
   // Issue 37, item 7: no rate above the platform's peaks (a fit beyond
   // them only reaches the grid's edge: 453x on a PaddleOCR classifier).
   const double PeakLog[3] = {Log[0], Log[1], INFINITY};
-  gridSearch(
-      Log,
-      [&](const double *T) {
-        return logSse(All, std::pow(10, T[0]), std::pow(10, T[1]), std::pow(10, T[2]));
-      },
-      PeakLog);
+  const std::function<double(const double *)> DevErr = [&](const double *T) {
+    return logSse(All, std::pow(10, T[0]), std::pow(10, T[1]), std::pow(10, T[2]));
+  };
+  gridSearch(Log, DevErr, PeakLog);
+  findLimits(Log, DevStart, PeakLog, DevErr, DevNames, "", static_cast<int>(All.size()), Limits);
   D.peakFlops = std::pow(10, Log[0]);
   D.memBandwidth = std::pow(10, Log[1]);
   D.kernelOverheadMs = std::pow(10, Log[2]);
@@ -154,27 +235,27 @@ DeviceSpec onnxp::calibrateDevice(const std::vector<CalibrationSample> &S, const
     // Named, not structured bindings: clang 14 cannot capture those in a lambda.
     const std::string &Kind = KindSamples.first;
     const std::vector<Weighted> &Ks = KindSamples.second;
+    const double KindPeak[3] = {PeakLog[0] - Log[0], PeakLog[1] - Log[1], INFINITY};
     if (static_cast<int>(Ks.size()) < std::max(1, O.minKindSamples)) {
       // Too few samples for three parameters, but one or two still say how
       // far off the kind runs: a single efficiency on both peaks, with the
       // device's overhead (AlexNet's two LRNs ran 29x their roofline).
-      double Scale = std::min(fitOneEfficiency(Ks, D),
-                              std::min(Base.peakFlops / D.peakFlops, Base.memBandwidth / D.memBandwidth));
+      double Scale = fitOneEfficiency(Ks, D, std::pow(10, std::min(KindPeak[0], KindPeak[1])), Kind, Limits);
       D.opKinds[Kind] = {Scale, Scale, D.kernelOverheadMs, static_cast<int>(Ks.size())};
       continue;
     }
     double KLog[3] = {0, 0, Log[2]};
-    const double KindPeak[3] = {PeakLog[0] - Log[0], PeakLog[1] - Log[1], INFINITY};
-    gridSearch(
-        KLog,
-        [&](const double *T) {
-          return logSse(Ks, D.peakFlops * std::pow(10, T[0]), D.memBandwidth * std::pow(10, T[1]),
-                        std::pow(10, T[2]));
-        },
-        KindPeak);
+    const double KStart[3] = {0, 0, Log[2]};
+    const std::function<double(const double *)> KErr = [&](const double *T) {
+      return logSse(Ks, D.peakFlops * std::pow(10, T[0]), D.memBandwidth * std::pow(10, T[1]),
+                    std::pow(10, T[2]));
+    };
+    gridSearch(KLog, KErr, KindPeak);
+    findLimits(KLog, KStart, KindPeak, KErr, KindNames, Kind, static_cast<int>(Ks.size()), Limits);
     D.opKinds[Kind] = {std::pow(10, KLog[0]), std::pow(10, KLog[1]), std::pow(10, KLog[2]),
                        static_cast<int>(Ks.size())};
   }
+  normalizeToPeaks(D);
   return D;
 }
 

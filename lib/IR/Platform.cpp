@@ -282,6 +282,10 @@ Error readOpKinds(const nlohmann::json &J, DeviceSpec &D, const std::string &Whe
       double X = V.get<double>();
       if (Key == "flopsEfficiency" || Key == "bandwidthEfficiency") {
         ONNXP_RETURN_IF_ERROR(checkedQuantity(X, /*AllowZero=*/false, KWhere + "." + Key));
+        // Issue 37, item 7: a fraction of the device's peak; no kernel beats it.
+        if (X > 1)
+          return makeError(KWhere, ".", Key, ": ", X,
+                           " is above 1 (a fraction of the device's peak, which no kernel beats)");
         (Key == "flopsEfficiency" ? E.flopsEfficiency : E.bandwidthEfficiency) = X;
       } else if (Key == "kernelOverheadMs") {
         ONNXP_RETURN_IF_ERROR(checkedQuantity(X, /*AllowZero=*/true, KWhere + "." + Key));

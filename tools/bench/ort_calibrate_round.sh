@@ -14,8 +14,11 @@
 # --original check); the machine is shared, so each stage's and the
 # period's figure is the median over the REPS runs, with `uptime` beside.
 #
-# It exits 1, saying so on stderr, when the calibrated plan's measured
-# period (median) is longer than the uncalibrated one's (issue 37).
+# Issue 37, item 7: it exits 1, saying so on stderr, when calibrate refuses
+# the fit (it predicts held-out kernels worse than PLATFORM), when the
+# calibrated plan's measured period (median) is longer than the
+# uncalibrated one's, or when its prediction of that period is further off
+# (|measured / predicted - 1|) than the uncalibrated plan's.
 #
 #   tools/bench/ort_calibrate_round.sh BUILD_DIR OUT_DIR MODEL.onnx ALGO PLATFORM [REPS] [extra flags]
 #
@@ -48,14 +51,17 @@ round() { # NAME PLATFORM_FILE
 round uncal "$PLATFORM"
 echo "calibrate: $(uptime)" >> "$OUT/uptime.log"
 # shellcheck disable=SC2086
-"$TOOL" calibrate "$MODEL" $EXTRA --platform "$PLATFORM" --measure "$OUT/profile.json" --target acc \
-    --runs 10 --warmup 3 -o "$OUT/cal.json" > "$OUT/calibrate.log"
+if ! "$TOOL" calibrate "$MODEL" $EXTRA --platform "$PLATFORM" --measure "$OUT/profile.json" --target acc \
+    --runs 10 --warmup 3 -o "$OUT/cal.json" > "$OUT/calibrate.log"; then
+  echo "FAIL: calibrate refused or failed (its error above); no calibrated round" >&2
+  exit 1
+fi
 cat "$OUT/calibrate.log"
 round cal "$OUT/cal.json"
 python3 - "$OUT" "$REPS" <<'PY'
 import json, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
-periods = {}
+periods, errors = {}, {}
 for name in ("uncal", "cal"):
     runs = [json.load(open(f"{out}/{name}/run{r}.json")) for r in range(1, reps + 1)]
     label = "uncalibrated platform" if name == "uncal" else "calibrated platform (cal.json)"
@@ -73,10 +79,18 @@ for name in ("uncal", "cal"):
     ok = all(r["check"]["ok"] for r in runs)
     print(f'\noutputs against the unpartitioned model: {"PASS" if ok else "FAIL"} in every run')
     periods[name] = me
-# Issue 37, item 7: a calibration that makes the plan slower is a failure.
+    errors[name] = abs(me / pr - 1) * 100
+# Issue 37, item 7: a calibration that makes the plan slower, or its
+# prediction further off, is a failure.
+summary = (f'period {periods["cal"]:.4g} ms against {periods["uncal"]:.4g} ms uncalibrated (medians of {reps} '
+           f'runs); predicted {errors["cal"]:.1f}% off against {errors["uncal"]:.1f}%')
+failed = []
 if periods["cal"] > periods["uncal"]:
-    print(f'\nFAIL: the calibrated plan measures worse than the uncalibrated one: period '
-          f'{periods["cal"]:.4g} ms against {periods["uncal"]:.4g} ms (medians of {reps} runs)', file=sys.stderr)
+    failed.append("the calibrated plan measures worse than the uncalibrated one")
+if errors["cal"] > errors["uncal"]:
+    failed.append("the calibrated prediction of the period is further off than the uncalibrated one")
+if failed:
+    print(f'\nFAIL: {"; ".join(failed)}: {summary}', file=sys.stderr)
     sys.exit(1)
-print(f'\ncalibrated plan: period {periods["cal"]:.4g} ms against {periods["uncal"]:.4g} ms uncalibrated')
+print(f'\ncalibrated plan: {summary}')
 PY

@@ -47,6 +47,11 @@ Expected<nlohmann::json> basePlatformJson(const std::string &Platform) {
   } catch (const std::exception &) {}
   return makeError(Name, ": not a platform file (a JSON object)");
 }
+/// Spearman's rho, or why there is none: a profile of kernels the roofline
+/// prices alike (one op on one shape) has all predictions tied.
+std::string rhoText(double Rho) {
+  return std::isnan(Rho) ? std::string("undefined (all predictions tie)") : formatNumber(Rho);
+}
 } // namespace
 
 namespace onnxp::tool {
@@ -165,10 +170,11 @@ int runCalibrate(int Argc, char **Argv) {
                   kHeldOutEvery, "th profiled node) worse than the uncalibrated platform: their total time ",
                   formatNumber(Held.after.totalError), "% off against ", formatNumber(Held.before.totalError),
                   "%, MAPE ", formatNumber(Held.after.mape), "% against ", formatNumber(Held.before.mape),
-                  "%, Spearman rho ", formatNumber(Held.after.rho), " against ",
-                  formatNumber(Held.before.rho), "; nothing written (",
-                  Fit.perKind ? "try --device-only, or " : "", "plan with the platform as it is)"));
-  const DeviceSpec After = calibrateDevice(S, Before, Fit);
+                  "%, Spearman rho ", rhoText(Held.after.rho), " against ", rhoText(Held.before.rho),
+                  "; nothing written (", Fit.perKind ? "try --device-only, or " : "",
+                  "plan with the platform as it is)"));
+  std::vector<CalibrationLimit> Limits;
+  const DeviceSpec After = calibrateDevice(S, Before, Fit, &Limits);
   FitQuality QB = fitQuality(S, Before), QA = fitQuality(S, After);
 
   // The platform given, with the fitted device kind replaced: a platform
@@ -193,26 +199,31 @@ int runCalibrate(int Argc, char **Argv) {
             << ", fitted as the platform's " << (ToCpu ? "cpu" : "accelerator") << "\n";
   std::cout << "  before: peak " << formatNumber(Before.peakFlops) << " FLOP/s, bandwidth "
             << formatNumber(Before.memBandwidth) << " B/s, overhead " << formatNumber(Before.kernelOverheadMs)
-            << " ms: Spearman rho " << formatNumber(QB.rho) << ", MAPE " << formatNumber(QB.mape) << "%\n";
+            << " ms: Spearman rho " << rhoText(QB.rho) << ", MAPE " << formatNumber(QB.mape) << "%\n";
   std::cout << "  after:  peak " << formatNumber(After.peakFlops) << " FLOP/s, bandwidth "
             << formatNumber(After.memBandwidth) << " B/s, overhead " << formatNumber(After.kernelOverheadMs)
-            << " ms: Spearman rho " << formatNumber(QA.rho) << ", MAPE " << formatNumber(QA.mape) << "%\n";
+            << " ms: Spearman rho " << rhoText(QA.rho) << ", MAPE " << formatNumber(QA.mape) << "%\n";
   if (Held.heldOut > 0)
     std::cout << "  held out: " << Held.heldOut << " kernels (every " << kHeldOutEvery
               << "th, fitted without them): total time " << formatNumber(Held.before.totalError)
               << "% off before, " << formatNumber(Held.after.totalError) << "% after; MAPE "
               << formatNumber(Held.before.mape) << "% before, " << formatNumber(Held.after.mape)
-              << "% after\n";
+              << "% after; Spearman rho " << rhoText(Held.before.rho) << " before, "
+              << rhoText(Held.after.rho) << " after\n";
   if (!After.opKinds.empty()) {
     std::cout << "  op kinds (of peak FLOP/s, of bandwidth, overhead; nodes):";
     for (const auto &[Kind, E] : After.opKinds)
       std::cout << "\n    " << Kind << ": " << formatNumber(E.flopsEfficiency) << ", "
                 << formatNumber(E.bandwidthEfficiency) << ", " << formatNumber(E.kernelOverheadMs * 1e3)
                 << " us; " << E.samples
-                << (E.samples < Fit.minKindSamples ? " (one efficiency, the device's overhead: too few nodes)"
-                                                   : "");
+                << (E.samples < Fit.minKindSamples
+                        ? " (one factor on both device-wide rates, the device's overhead: too few nodes)"
+                        : "");
     std::cout << "\n";
   }
+  // Issue 37, item 7: a parameter clamped at the peak or left at the
+  // grid's edge is said, with its kind and kernel count.
+  for (const std::string &Line : describeLimits(Limits)) std::cout << "  note: " << Line << "\n";
   std::cout << "  wrote " << O.outputs.output << " (use it with --platform)\n";
   return 0;
 }

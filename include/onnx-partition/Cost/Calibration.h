@@ -48,11 +48,30 @@ struct CalibrationOptions {
   int minKindSamples = 3;
 };
 
+/// A fitted parameter the search left at a limit (issue 37, item 7): the
+/// fit wanted a rate above the platform's peak and was clamped at it, or
+/// the best value is at the edge of the span the grid searched (453.158x
+/// its start either way), where the optimum may lie beyond.
+struct CalibrationLimit {
+  enum Reason { AbovePeak, GridEdgeLow, GridEdgeHigh };
+  std::string kind;      ///< op kind; empty for the device-wide fit
+  std::string parameter; ///< "FLOP/s", "bandwidth", "overhead" or "efficiency"
+  int samples = 0;       ///< profiled kernels the fit used
+  Reason reason = AbovePeak;
+};
+/// At most two lines (no "note:"): the parameters clamped at the peak and
+/// those at the grid's edge, each with its kind and kernel count.
+std::vector<std::string> describeLimits(const std::vector<CalibrationLimit> &Limits);
+
 /// Base with its peaks and overhead fitted to S and, with O.perKind, its
-/// opKinds table replaced by one entry per kind S holds samples of. No
-/// fitted rate, the device's or a kind's, exceeds Base's peaks (issue 37).
+/// opKinds table replaced by one entry per kind S holds samples of.
+/// Issue 37, item 7: no fitted rate, the device's or a kind's, exceeds
+/// Base's peaks, and every efficiency is at most 1: the device's peaks are
+/// the fastest rates its fits reached (the device-wide fit's, or a faster
+/// kind's). Limits, when given, receives every parameter left at a limit.
 DeviceSpec calibrateDevice(const std::vector<CalibrationSample> &S, const DeviceSpec &Base,
-                           const CalibrationOptions &O = CalibrationOptions());
+                           const CalibrationOptions &O = CalibrationOptions(),
+                           std::vector<CalibrationLimit> *Limits = nullptr);
 
 /// Issue 37, item 7: a fit judged on kernels it did not see. Every
 /// kHeldOutEvery-th sample (in profile order) is held out, the rest fitted;

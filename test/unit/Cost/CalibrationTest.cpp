@@ -70,9 +70,14 @@ TEST(Calibration, RecoversPerKindEfficienciesOfASyntheticProfile) {
   EXPECT_NEAR(Relu.kernelOverheadMs / 0.002, 1, 0.02);
   EXPECT_NEAR(Reshape.kernelOverheadMs / 0.001, 1, 0.02);
   EXPECT_EQ(Conv.samples, 6);
-  // Relu's samples are all memory-bound: its FLOP/s efficiency is not
-  // identified and stays at the device's fitted peak (the tie-break).
-  EXPECT_NEAR(Relu.flopsEfficiency, 1, 0.02);
+  // Relu's samples are all memory-bound: its FLOP/s rate is not identified
+  // and stays at the device-wide fit's (the tie-break), which Conv's faster
+  // rate raised the device's peak above (issue 37: efficiencies <= 1).
+  CalibrationOptions DeviceOnly;
+  DeviceOnly.perKind = false;
+  DeviceSpec Coarse = calibrateDevice(S, Start, DeviceOnly);
+  EXPECT_NEAR(D.peakFlops * Relu.flopsEfficiency / Coarse.peakFlops, 1, 0.02);
+  EXPECT_LE(Relu.flopsEfficiency, 1);
 
   // Softmax, below minKindSamples, gets one efficiency on both peaks and
   // the device's overhead.
@@ -86,9 +91,6 @@ TEST(Calibration, RecoversPerKindEfficienciesOfASyntheticProfile) {
   FitQuality Q = fitQuality(S, D);
   for (const CalibrationSample &X : S)
     EXPECT_NEAR(rooflineMs(X.work, D, X.kind) / X.measuredMs, 1, 0.02) << X.kind;
-  CalibrationOptions DeviceOnly;
-  DeviceOnly.perKind = false;
-  DeviceSpec Coarse = calibrateDevice(S, Start, DeviceOnly);
   EXPECT_TRUE(Coarse.opKinds.empty());
   EXPECT_LT(Q.logSse, fitQuality(S, Coarse).logSse);
   EXPECT_LT(fitQuality(S, Coarse).logSse, fitQuality(S, Start).logSse);
@@ -112,6 +114,12 @@ TEST(Calibration, PlatformFileCarriesOpKindsToTheRoofline) {
       parsePlatform(R"({"cpu": {"opKinds": {"Conv": {"flopsEfficiency": 0}}}})", "bad.json");
   ASSERT_FALSE(static_cast<bool>(Bad));
   EXPECT_NE(Bad.takeError().message().find("opKinds.Conv.flopsEfficiency"), std::string::npos);
+  // An efficiency above 1 would beat the device's peak (issue 37, item 7).
+  Expected<Platform> Over =
+      parsePlatform(R"({"cpu": {"opKinds": {"Add": {"bandwidthEfficiency": 453.158}}}})", "over.json");
+  ASSERT_FALSE(static_cast<bool>(Over));
+  EXPECT_NE(Over.takeError().message().find("opKinds.Add.bandwidthEfficiency: 453.158 is above 1"),
+            std::string::npos);
   Expected<Platform> Unknown = parsePlatform(R"({"cpu": {"opKinds": {"Conv": {"speed": 2}}}})", "bad.json");
   ASSERT_FALSE(static_cast<bool>(Unknown));
   EXPECT_NE(Unknown.takeError().message().find("unknown field 'speed'"), std::string::npos);
@@ -184,6 +192,74 @@ TEST(Calibration, NoRateAboveThePeaks) {
     EXPECT_LE(D.peakFlops * E.flopsEfficiency, Start.peakFlops * (1 + 1e-9)) << Kind;
     EXPECT_LE(D.memBandwidth * E.bandwidthEfficiency, Start.memBandwidth * (1 + 1e-9)) << Kind;
   }
+}
+
+// Issue 37, item 7: an efficiency is a fraction of the device's peak, never
+// above 1. MatMul runs at 80% of the true peak FLOP/s, Conv at 40%: the
+// device-wide fit lands between them, and MatMul's efficiency relative to
+// it was 1.6. Now the device's peak is the fastest fitted rate (MatMul's,
+// at most the platform's) and each kind keeps its rate.
+TEST(Calibration, EfficienciesAreFractionsOfTheDevicesPeak) {
+  DeviceSpec Start{"start", 5e11, 5e10, 0.003, kInfinity, {}};
+  std::vector<CalibrationSample> S = syntheticProfile();
+  for (double F : {1e7, 1e8, 1e9}) {
+    OpWork W = work(F, F / 100);
+    S.push_back({"MatMul", W, 0.005 + W.flops / 8e10 * 1e3});
+  }
+  std::vector<CalibrationLimit> Limits;
+  DeviceSpec D = calibrateDevice(S, Start, CalibrationOptions(), &Limits);
+  for (const auto &[Kind, E] : D.opKinds) {
+    EXPECT_LE(E.flopsEfficiency, 1.0) << Kind;
+    EXPECT_LE(E.bandwidthEfficiency, 1.0) << Kind;
+  }
+  EXPECT_NEAR(D.peakFlops / 8e10, 1, 0.02);
+  EXPECT_NEAR(D.opKinds.at("MatMul").flopsEfficiency, 1, 0.02);
+  EXPECT_NEAR(D.peakFlops * D.opKinds.at("Conv").flopsEfficiency / 4e10, 1, 0.02);
+  for (const CalibrationSample &X : S)
+    EXPECT_NEAR(rooflineMs(X.work, D, X.kind) / X.measuredMs, 1, 0.02) << X.kind;
+  // Every rate is within the platform's peaks: nothing clamped.
+  for (const CalibrationLimit &L : Limits) EXPECT_NE(L.reason, CalibrationLimit::AbovePeak) << L.kind;
+}
+
+// A kind that runs faster than the platform's peaks is clamped at them and
+// said: which kind, which rate, how many kernels. A kind 2000x slower than
+// the peak is past the grid's reach (453x) and is said to be at its edge.
+TEST(Calibration, ClampsAndGridEdgesAreReported) {
+  DeviceSpec Start{"start", 1e11, 1e10, 0.001, kInfinity, {}};
+  std::vector<CalibrationSample> S = syntheticProfile();
+  for (double F : {1e7, 1e8, 1e9}) {
+    OpWork W = work(F, F / 100);
+    S.push_back({"Fast", W, 0.001 + W.flops / 1e13 * 1e3});
+    OpWork Small = work(F / 1e5, F / 1e7); // light kernels: the device-wide fit stays
+    S.push_back({"Slow", Small, 0.001 + Small.flops / 5e7 * 1e3});
+  }
+  std::vector<CalibrationLimit> Limits;
+  calibrateDevice(S, Start, CalibrationOptions(), &Limits);
+  auto Find = [&](const std::string &Kind, const std::string &Param) -> const CalibrationLimit * {
+    for (const CalibrationLimit &L : Limits)
+      if (L.kind == Kind && L.parameter == Param) return &L;
+    return nullptr;
+  };
+  const CalibrationLimit *Fast = Find("Fast", "FLOP/s");
+  ASSERT_NE(Fast, nullptr);
+  EXPECT_EQ(Fast->reason, CalibrationLimit::AbovePeak);
+  EXPECT_EQ(Fast->samples, 3);
+  std::vector<std::string> Lines = describeLimits(Limits);
+  ASSERT_EQ(Lines.size(), 2u);
+  EXPECT_NE(Lines[0].find("clamped at the platform's peak (the fit wants more; no kernel beats its device's "
+                          "peak): "),
+            std::string::npos);
+  EXPECT_NE(Lines[0].find("Fast FLOP/s (3 kernels)"), std::string::npos);
+  const CalibrationLimit *Slow = Find("Slow", "FLOP/s");
+  ASSERT_NE(Slow, nullptr);
+  EXPECT_EQ(Slow->reason, CalibrationLimit::GridEdgeLow);
+  EXPECT_NE(Lines[1].find("at the edge of the searched span"), std::string::npos);
+  EXPECT_NE(Lines[1].find("Slow FLOP/s (3 kernels, low)"), std::string::npos);
+  // Kinds the grid fits inside the peaks are not listed; nor are the
+  // parameters their samples do not determine (Relu's FLOP/s, all of its
+  // kernels memory-bound).
+  for (const char *Fine : {"Conv", "Relu", "Reshape"}) EXPECT_EQ(Find(Fine, "FLOP/s"), nullptr) << Fine;
+  EXPECT_EQ(Find("Conv", "bandwidth"), nullptr);
 }
 
 // A fit is judged on kernels it did not see: when the fitted kernels say
