@@ -1,0 +1,206 @@
+//===- Partition/piper/MegatronLayers.cpp - Layers and their TP splits ---===//
+//
+// See MegatronLayers.h.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/Partition/piper/MegatronLayers.h"
+
+#include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Coarsen/Linearize.h"
+#include "onnx-partition/IR/OnnxModel.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace onnxp;
+
+namespace {
+
+/// A weight MatMul: the node and the activation it reads.
+struct WeightMatMul {
+  int node = -1;
+  std::string input; ///< the activation tensor
+};
+
+const TensorInfo *outputInfo(const CostGraph &G, const OnnxModel &M, int V) {
+  const CostNode &N = G.node(V);
+  if (N.onnxNodes.empty()) return nullptr;
+  const onnx::NodeProto &P = M.graph().node(N.onnxNodes.front());
+  return P.output_size() ? M.tensor(P.output(0)) : nullptr;
+}
+
+int64_t lastDim(const TensorInfo *T) { return T && T->hasShape && !T->dims.empty() ? T->dims.back() : -1; }
+
+/// The weight MatMul reading one activation and a weight, or nothing.
+std::optional<WeightMatMul> weightMatMul(const CostGraph &G, const OnnxModel &M,
+                                         const std::vector<char> &DataFree,
+                                         const std::set<std::string> &Weights, int V) {
+  const CostNode &N = G.node(V);
+  if ((N.op != "MatMul" && N.op != "Gemm") || DataFree[V] || N.onnxNodes.empty()) return std::nullopt;
+  const onnx::NodeProto &P = M.graph().node(N.onnxNodes.front());
+  if (P.input_size() < 2) return std::nullopt;
+  std::set<std::string> FromData;
+  bool Weight = Weights.count(P.input(0)) || Weights.count(P.input(1));
+  for (int E : G.inEdges(V)) {
+    const CostEdge &Ed = G.edge(E);
+    if (DataFree[Ed.src]) Weight |= Ed.tensor == P.input(0) || Ed.tensor == P.input(1);
+    else FromData.insert(Ed.tensor);
+  }
+  if (!Weight || FromData.size() != 1) return std::nullopt;
+  return WeightMatMul{V, *FromData.begin()};
+}
+
+/// Forward nodes of the layer reachable from Starts (Down) or reaching
+/// them (up), through edges inside the layer.
+std::set<int> reach(const CostGraph &G, const std::set<int> &Inside, const std::vector<int> &Starts,
+                    bool Down) {
+  std::set<int> Seen(Starts.begin(), Starts.end());
+  std::vector<int> Work = Starts;
+  while (!Work.empty()) {
+    const int V = Work.back();
+    Work.pop_back();
+    for (int E : Down ? G.outEdges(V) : G.inEdges(V)) {
+      const int W = Down ? G.edge(E).dst : G.edge(E).src;
+      if (Inside.count(W) && Seen.insert(W).second) Work.push_back(W);
+    }
+  }
+  return Seen;
+}
+
+/// Megatron blocks among the layer's forward nodes (in topological order).
+std::vector<MegatronBlock> findBlocks(const CostGraph &G, const OnnxModel &M,
+                                      const std::vector<char> &DataFree, const std::set<std::string> &Weights,
+                                      const std::vector<int> &Forward) {
+  std::vector<WeightMatMul> Mm;
+  for (int V : Forward)
+    if (std::optional<WeightMatMul> W = weightMatMul(G, M, DataFree, Weights, V)) Mm.push_back(*W);
+  const std::set<int> Inside(Forward.begin(), Forward.end());
+  std::vector<MegatronBlock> Blocks;
+  size_t I = 0;
+  while (I < Mm.size()) {
+    // The column group: every weight MatMul reading Mm[I]'s activation.
+    MegatronBlock B;
+    std::vector<size_t> Members;
+    for (size_t J = I; J < Mm.size(); ++J)
+      if (Mm[J].input == Mm[I].input) Members.push_back(J);
+    for (size_t J : Members) B.column.push_back(Mm[J].node);
+    const std::set<int> Down = reach(G, Inside, B.column, true);
+    const TensorInfo *In = M.tensor(Mm[I].input);
+    size_t Row = Mm.size();
+    for (size_t J = I + 1; J < Mm.size() && Row == Mm.size(); ++J)
+      if (std::find(Members.begin(), Members.end(), J) == Members.end() && Down.count(Mm[J].node) &&
+          lastDim(outputInfo(G, M, Mm[J].node)) == lastDim(In) && lastDim(In) > 0)
+        Row = J;
+    if (Row == Mm.size()) {
+      ++I;
+      continue;
+    }
+    B.row = Mm[Row].node;
+    const std::set<int> Up = reach(G, Inside, {B.row}, false);
+    for (int V : Forward)
+      if (Down.count(V) && Up.count(V)) B.sharded.push_back(V);
+    // The projections' weights (a transposed or cast weight is a data-free
+    // node owning the parameter) are split with them.
+    std::vector<int> Projections = B.column;
+    Projections.push_back(B.row);
+    for (int V : Projections)
+      for (int E : G.inEdges(V)) {
+        const int W = G.edge(E).src;
+        if (DataFree[W] && Inside.count(W) &&
+            std::find(B.sharded.begin(), B.sharded.end(), W) == B.sharded.end())
+          B.sharded.push_back(W);
+      }
+    for (int V : B.sharded)
+      if (G.node(V).op == "Softmax") {
+        B.attention = true;
+        const CostNode &S = G.node(V);
+        const onnx::NodeProto &P = M.graph().node(S.onnxNodes.front());
+        const TensorInfo *T = P.input_size() ? M.tensor(P.input(0)) : nullptr;
+        B.heads = T && T->hasShape && T->dims.size() == 4 ? static_cast<int>(T->dims[1]) : 0;
+      }
+    Blocks.push_back(std::move(B));
+    I = Row + 1;
+  }
+  return Blocks;
+}
+
+bool splits(const CostGraph &G, const OnnxModel &M, const MegatronBlock &B, int T) {
+  if (B.attention && (B.heads <= 0 || B.heads % T != 0)) return false;
+  for (int V : B.column) {
+    const int64_t W = lastDim(outputInfo(G, M, V));
+    if (W <= 0 || W % T != 0) return false;
+  }
+  // The row projection's input width: its activation (the data-side edge).
+  for (int E : G.inEdges(B.row))
+    if (const TensorInfo *In = M.tensor(G.edge(E).tensor))
+      if (In->hasShape && !In->dims.empty() && In->dims.back() > 0 && In->dims.back() % T != 0) return false;
+  return true;
+}
+
+} // namespace
+
+Expected<std::vector<MegatronLayer>> onnxp::megatronLayers(const CostGraph &G, const OnnxModel &M,
+                                                           int MaxDegree) {
+  if (!G.isTraining())
+    return makeUsageError(
+        "--algo piper on an ONNX model plans training: give a training graph or --training");
+  LinearizeOptions LO;
+  std::set<std::string> Weights;
+  for (const ParameterInfo &P : findParameters(M)) Weights.insert(P.name);
+  for (const auto &Init : M.graph().initializer()) Weights.insert(Init.name());
+  for (const auto &In : M.graph().input())
+    if (!M.isInitializer(In.name()) && !Weights.count(In.name()))
+      if (const TensorInfo *T = M.tensor(In.name()))
+        if (std::optional<double> B = T->bytes()) LO.inputBytes += *B;
+  LO.dataFree = dataFreeNodes(G, M);
+  LO.sideInputs = true;
+  LO.layers = true; // --chain-recipe layers, kept whole (no balancing cuts)
+  Expected<Linearization> L = linearizeGraph(G, LO);
+  if (!L) return L.takeError();
+  const bool AnyParams = hasParameterBytes(G);
+  std::vector<MegatronLayer> Layers;
+  for (size_t Bk = 0; Bk < L->chain.size(); ++Bk) {
+    const ChainBlock &Block = L->chain.blocks[Bk];
+    MegatronLayer Ly;
+    Ly.name = Block.name;
+    Ly.nodes = Block.nodes;
+    std::vector<int> Forward;
+    for (int V : Block.nodes)
+      if (G.node(V).isForwardSide()) Forward.push_back(V);
+    Ly.blocks = findBlocks(G, M, LO.dataFree, Weights, Forward);
+    std::set<int> Sharded;
+    for (const MegatronBlock &B : Ly.blocks) Sharded.insert(B.sharded.begin(), B.sharded.end());
+    TensorParallelLayer &C = Ly.costs;
+    for (int V : Block.nodes) {
+      const CostNode &N = G.node(V);
+      const bool Split =
+          Sharded.count(V) || (N.partner >= 0 && Sharded.count(N.partner) && !N.isForwardSide());
+      const double Ms = N.accTime;
+      (N.isForwardSide() ? C.forwardMs : C.backwardMs) += Ms;
+      if (Split) (N.isForwardSide() ? C.shardedForwardMs : C.shardedBackwardMs) += Ms;
+      const double State = iterationStateBytes(N, AnyParams, true);
+      C.stateBytes += State;
+      C.gradientBytes += N.gradBytes;
+      C.activationBytes += N.savedBytes;
+      if (Split) {
+        C.shardedStateBytes += State;
+        C.shardedGradientBytes += N.gradBytes;
+        C.shardedActivationBytes += N.savedBytes;
+      }
+    }
+    C.inputBytes = L->chain.activationBytes(Bk);
+    C.outputBytes = Block.outputBytes;
+    Ly.degrees = {1};
+    if (!Ly.blocks.empty())
+      for (int T : {2, 4, 8})
+        if (T <= MaxDegree && std::all_of(Ly.blocks.begin(), Ly.blocks.end(),
+                                          [&](const MegatronBlock &B) { return splits(G, M, B, T); }))
+          Ly.degrees.push_back(T);
+    if (Ly.degrees.size() > 1)
+      for (const MegatronBlock &B : Ly.blocks) C.allReduceBytes.push_back(G.node(B.row).outputBytes);
+    Layers.push_back(std::move(Ly));
+  }
+  return Layers;
+}
