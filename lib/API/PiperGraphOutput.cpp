@@ -62,7 +62,7 @@ std::string summaryOf(const PiperGraphRun &Run, const PiperGraphOptions &PO, con
   OS << (Whole.empty() ? "" : "; whole on each GPU: " + Whole) << "\n";
   for (const PiperGraphPlan &Pl : Run.plans)
     OS << "  TP at most " << Pl.maxTensorParallel << ": "
-       << (Pl.ok() ? "iteration " + ms(Pl.price.iterationMs) + ", " + Pl.layout()
+       << (Pl.ok() ? "iteration " + ms(Pl.price.iterationMs) + ", " + Pl.layout() + " (" + Pl.method + ")"
                    : "no plan (" + Pl.status + ")")
        << "\n";
   const PiperGraphPlan &Best = Run.plans[Run.best];
@@ -105,10 +105,13 @@ json planJson(const PiperGraphRun &Run, const PiperGraphPlan &Pl) {
                       {"all_reduce_ms", Pl.price.stages[S].allReduceMs},
                       {"layers", Layers}});
   }
-  json J = {{"max_tensor_parallel", Pl.maxTensorParallel}, {"layout", Pl.layout()}, {"stages", Stages}};
+  json J = {{"max_tensor_parallel", Pl.maxTensorParallel},
+            {"method", Pl.method},
+            {"layout", Pl.layout()},
+            {"stages", Stages}};
   if (Pl.ok()) {
     J["iteration_ms"] = Pl.price.iterationMs;
-    J["dp_time_per_sample_s"] = Pl.dpTimePerSample;
+    if (Pl.method == "piper-dp") J["dp_time_per_sample_s"] = Pl.dpTimePerSample;
   } else {
     J["status"] = Pl.status;
   }

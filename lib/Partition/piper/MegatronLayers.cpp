@@ -6,6 +6,7 @@
 #include "onnx-partition/Partition/piper/MegatronLayers.h"
 
 #include "onnx-partition/Analysis/TrainingGraph.h"
+#include "onnx-partition/Coarsen/Contraction.h"
 #include "onnx-partition/Coarsen/Linearize.h"
 #include "onnx-partition/IR/OnnxModel.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
@@ -164,7 +165,9 @@ Expected<std::vector<MegatronLayer>> onnxp::megatronLayers(const CostGraph &G, c
   for (size_t Bk = 0; Bk < L->chain.size(); ++Bk) {
     const ChainBlock &Block = L->chain.blocks[Bk];
     MegatronLayer Ly;
-    Ly.name = Block.name;
+    // The exporter's scope ("/layers.3"), else the block's separator.
+    Ly.name = scopeKey(Block.name, Granularity::Block);
+    if (Ly.name.empty()) Ly.name = Block.name;
     Ly.nodes = Block.nodes;
     std::vector<int> Forward;
     for (int V : Block.nodes)

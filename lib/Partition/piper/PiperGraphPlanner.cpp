@@ -8,6 +8,8 @@
 #include "onnx-partition/Cost/TensorParallel.h"
 #include "onnx-partition/Partition/piper/PiperPlanner.h"
 
+#include "MegatronLayouts.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -94,21 +96,26 @@ PiperGraphPlan planAtCap(const std::vector<MegatronLayer> &Layers, const Platfor
     Out.status = E.message();
     return Out;
   }
-  Expected<std::vector<IterationStage>> Sim = piperGraphIterationStages(Layers, Out.stages, P, O);
+  pricePiperGraphPlan(Layers, Out, P, O);
+  return Out;
+}
+} // namespace
+
+void onnxp::pricePiperGraphPlan(const std::vector<MegatronLayer> &Layers, PiperGraphPlan &Pl,
+                                const Platform &P, const PiperGraphOptions &O) {
+  Expected<std::vector<IterationStage>> Sim = piperGraphIterationStages(Layers, Pl.stages, P, O);
   if (!Sim) {
-    Out.status = Sim.takeError().message();
-    return Out;
+    Pl.status = Sim.takeError().message();
+    return;
   }
   IterationRequest Req;
   Req.microbatches = O.microbatches;
   Req.schedule = O.schedule;
   Req.training = true;
   Expected<IterationPrice> Price = simulateIteration(*Sim, P, Req);
-  if (!Price) Out.status = Price.takeError().message();
-  else Out.price = std::move(*Price);
-  return Out;
+  if (!Price) Pl.status = Price.takeError().message();
+  else Pl.price = std::move(*Price);
 }
-} // namespace
 
 bool PiperGraphPlan::usesTensorParallel() const {
   return std::any_of(stages.begin(), stages.end(),
@@ -205,7 +212,10 @@ Expected<PiperGraphRun> onnxp::planPiperGraph(const CostGraph &G, const OnnxMode
   for (int Cap : {1, 2, 4, 8}) {
     if (Cap > acceleratorsPerNode(P)) break;
     Run.instance = piperInstanceForLayers(Run.layers, P, O, Cap);
-    Run.plans.push_back(planAtCap(Run.layers, P, O, Cap));
+    PiperGraphPlan Dp = planAtCap(Run.layers, P, O, Cap);
+    PiperGraphPlan Uniform = bestUniformLayout(Run.layers, P, O, Cap);
+    const bool UniformBetter = Uniform.ok() && (!Dp.ok() || Uniform.price.iterationMs < Dp.price.iterationMs);
+    Run.plans.push_back(UniformBetter ? std::move(Uniform) : std::move(Dp));
     const PiperGraphPlan &Pl = Run.plans.back();
     if (Pl.ok() && (Run.best < 0 || Pl.price.iterationMs < Run.plans[Run.best].price.iterationMs))
       Run.best = static_cast<int>(Run.plans.size()) - 1;

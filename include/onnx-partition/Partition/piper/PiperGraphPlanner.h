@@ -13,7 +13,9 @@
 // and the platform has several nodes).
 //
 // Piper's DP (PiperPlanner.h, NeurIPS'21 §4) plans it once per cap on t
-// (1, 2, 4, 8): the cap 1 is the best plan without tensor parallelism.
+// (1, 2, 4, 8), beside the uniform PP x DP x TP layouts of Megatron-LM
+// (MegatronLayouts.h, private); per cap the better of the two by the
+// simulator is kept. The cap 1 is the best plan without tensor parallelism.
 // Each plan is laid out on the accelerators (stages of larger t first, so
 // each group of t consecutive accelerators stays inside a node; replica r
 // of a stage is its r-th group) and priced by the iteration simulator
@@ -56,9 +58,10 @@ struct PiperGraphStage {
   int firstDevice = 0; ///< its d t accelerators follow (group r: firstDevice + r t ...)
 };
 
-/// One of the DP's plans, at a cap on t, priced by the simulator.
+/// A plan at a cap on t, priced by the simulator.
 struct PiperGraphPlan {
   int maxTensorParallel = 1;
+  std::string method = "piper-dp"; ///< piper-dp (Piper's DP) or uniform (MegatronLayouts.h)
   std::vector<PiperGraphStage> stages;
   double dpTimePerSample = 0; ///< Piper's own value (seconds per sample)
   long long ideals = 0;
@@ -74,7 +77,7 @@ struct PiperGraphPlan {
 struct PiperGraphRun {
   std::vector<MegatronLayer> layers;
   PiperInstance instance;            ///< at the largest cap
-  std::vector<PiperGraphPlan> plans; ///< one per cap, ascending (plans[0]: cap 1)
+  std::vector<PiperGraphPlan> plans; ///< the better per cap, ascending (plans[0]: cap 1)
   int best = -1;                     ///< least iteration among the priced plans; -1: none fits
 };
 
@@ -87,6 +90,11 @@ Expected<std::vector<IterationStage>> piperGraphIterationStages(const std::vecto
                                                                 const std::vector<PiperGraphStage> &Stages,
                                                                 const Platform &P,
                                                                 const PiperGraphOptions &O);
+
+/// Prices Pl's stages (laid out already) with the simulator: sets
+/// Pl.price, or Pl.status when they do not fit.
+void pricePiperGraphPlan(const std::vector<MegatronLayer> &Layers, PiperGraphPlan &Pl, const Platform &P,
+                         const PiperGraphOptions &O);
 
 /// The run (see the file comment). Fails when no plan fits.
 Expected<PiperGraphRun> planPiperGraph(const CostGraph &G, const OnnxModel &M, const Platform &P,
