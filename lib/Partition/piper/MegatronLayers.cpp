@@ -23,6 +23,8 @@ namespace {
 struct WeightMatMul {
   int node = -1;
   std::string input; ///< the activation tensor
+  int64_t in = -1;   ///< K: the width it reads (-1: unknown)
+  int64_t out = -1;  ///< N: the width it writes
 };
 
 const TensorInfo *outputInfo(const CostGraph &G, const OnnxModel &M, int V) {
@@ -42,15 +44,30 @@ std::optional<WeightMatMul> weightMatMul(const CostGraph &G, const OnnxModel &M,
   if ((N.op != "MatMul" && N.op != "Gemm") || DataFree[V] || N.onnxNodes.empty()) return std::nullopt;
   const onnx::NodeProto &P = M.graph().node(N.onnxNodes.front());
   if (P.input_size() < 2) return std::nullopt;
-  std::set<std::string> FromData;
-  bool Weight = Weights.count(P.input(0)) || Weights.count(P.input(1));
-  for (int E : G.inEdges(V)) {
-    const CostEdge &Ed = G.edge(E);
-    if (DataFree[Ed.src]) Weight |= Ed.tensor == P.input(0) || Ed.tensor == P.input(1);
-    else FromData.insert(Ed.tensor);
+  // A tensor is weight-side when it is a weight or a data-free node's
+  // output; the activation is the other input (a graph input included).
+  std::map<std::string, int> Producer;
+  for (int E : G.inEdges(V)) Producer[G.edge(E).tensor] = G.edge(E).src;
+  auto WeightSide = [&](const std::string &T) {
+    auto It = Producer.find(T);
+    return Weights.count(T) > 0 || (It != Producer.end() && DataFree[It->second]);
+  };
+  const bool W0 = WeightSide(P.input(0)), W1 = WeightSide(P.input(1));
+  if (W0 == W1) return std::nullopt;
+  WeightMatMul W{V, W1 ? P.input(0) : P.input(1)};
+  // K and N from the weight's 2-D shape (Gemm's transB swaps them), else
+  // from the activations' last dims.
+  const std::string &WeightName = P.input(0) == W.input ? P.input(1) : P.input(0);
+  const TensorInfo *Wt = M.tensor(WeightName);
+  if (Wt && Wt->hasShape && Wt->dims.size() == 2 && P.input(1) == WeightName) {
+    bool TransB = false;
+    for (const auto &A : P.attribute()) TransB |= A.name() == "transB" && A.i() != 0;
+    W.in = Wt->dims[TransB ? 1 : 0];
+    W.out = Wt->dims[TransB ? 0 : 1];
   }
-  if (!Weight || FromData.size() != 1) return std::nullopt;
-  return WeightMatMul{V, *FromData.begin()};
+  if (W.in <= 0) W.in = lastDim(M.tensor(W.input));
+  if (W.out <= 0) W.out = lastDim(outputInfo(G, M, V));
+  return W;
 }
 
 /// Forward nodes of the layer reachable from Starts (Down) or reaching
@@ -88,17 +105,18 @@ std::vector<MegatronBlock> findBlocks(const CostGraph &G, const OnnxModel &M,
       if (Mm[J].input == Mm[I].input) Members.push_back(J);
     for (size_t J : Members) B.column.push_back(Mm[J].node);
     const std::set<int> Down = reach(G, Inside, B.column, true);
-    const TensorInfo *In = M.tensor(Mm[I].input);
     size_t Row = Mm.size();
     for (size_t J = I + 1; J < Mm.size() && Row == Mm.size(); ++J)
       if (std::find(Members.begin(), Members.end(), J) == Members.end() && Down.count(Mm[J].node) &&
-          lastDim(outputInfo(G, M, Mm[J].node)) == lastDim(In) && lastDim(In) > 0)
+          Mm[J].out == Mm[I].in && Mm[I].in > 0)
         Row = J;
     if (Row == Mm.size()) {
       ++I;
       continue;
     }
     B.row = Mm[Row].node;
+    for (size_t J : Members) B.widths.push_back(Mm[J].out); // column outputs, split t ways
+    B.widths.push_back(Mm[Row].in);                         // the row projection's input
     const std::set<int> Up = reach(G, Inside, {B.row}, false);
     for (int V : Forward)
       if (Down.count(V) && Up.count(V)) B.sharded.push_back(V);
@@ -119,7 +137,9 @@ std::vector<MegatronBlock> findBlocks(const CostGraph &G, const OnnxModel &M,
         const CostNode &S = G.node(V);
         const onnx::NodeProto &P = M.graph().node(S.onnxNodes.front());
         const TensorInfo *T = P.input_size() ? M.tensor(P.input(0)) : nullptr;
-        B.heads = T && T->hasShape && T->dims.size() == 4 ? static_cast<int>(T->dims[1]) : 0;
+        // [batch, heads, q, k]; [batch, q, k]: one head, which no t > 1 splits.
+        if (T && T->hasShape && T->dims.size() == 4) B.heads = static_cast<int>(T->dims[1]);
+        else if (T && T->hasShape && T->dims.size() == 3) B.heads = 1;
       }
     Blocks.push_back(std::move(B));
     I = Row + 1;
@@ -127,16 +147,10 @@ std::vector<MegatronBlock> findBlocks(const CostGraph &G, const OnnxModel &M,
   return Blocks;
 }
 
-bool splits(const CostGraph &G, const OnnxModel &M, const MegatronBlock &B, int T) {
+bool splits(const MegatronBlock &B, int T) {
   if (B.attention && (B.heads <= 0 || B.heads % T != 0)) return false;
-  for (int V : B.column) {
-    const int64_t W = lastDim(outputInfo(G, M, V));
+  for (int64_t W : B.widths)
     if (W <= 0 || W % T != 0) return false;
-  }
-  // The row projection's input width: its activation (the data-side edge).
-  for (int E : G.inEdges(B.row))
-    if (const TensorInfo *In = M.tensor(G.edge(E).tensor))
-      if (In->hasShape && !In->dims.empty() && In->dims.back() > 0 && In->dims.back() % T != 0) return false;
   return true;
 }
 
@@ -199,7 +213,7 @@ Expected<std::vector<MegatronLayer>> onnxp::megatronLayers(const CostGraph &G, c
     if (!Ly.blocks.empty())
       for (int T : {2, 4, 8})
         if (T <= MaxDegree && std::all_of(Ly.blocks.begin(), Ly.blocks.end(),
-                                          [&](const MegatronBlock &B) { return splits(G, M, B, T); }))
+                                          [&](const MegatronBlock &B) { return splits(B, T); }))
           Ly.degrees.push_back(T);
     if (Ly.degrees.size() > 1)
       for (const MegatronBlock &B : Ly.blocks) C.allReduceBytes.push_back(G.node(B.row).outputBytes);

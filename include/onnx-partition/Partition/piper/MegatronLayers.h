@@ -17,7 +17,8 @@
 //    [batch, heads, q, k] gives the heads), else an MLP.
 // Degree t in {1, 2, 4, 8} (at most MaxDegree) is allowed when every block
 // splits evenly: heads, each column projection's output width and the row
-// projection's input width divisible by t. The sharded part of a block is
+// projection's input width divisible by t (widths from the weights' 2-D
+// shapes, Gemm's transB read; else from the activations' last dims). The sharded part of a block is
 // its projections and every node between them, with their backward
 // partners; its costs, per micro-batch, fill Cost/TensorParallel.h's
 // TensorParallelLayer.
@@ -30,6 +31,7 @@
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,10 +42,11 @@ struct OnnxModel;
 /// One Megatron block found in a layer.
 struct MegatronBlock {
   bool attention = false;
-  std::vector<int> column;  ///< cost-graph nodes of the column-parallel projections
-  int row = -1;             ///< the row-parallel projection
-  int heads = 0;            ///< attention: heads split t ways (0: MLP)
-  std::vector<int> sharded; ///< forward nodes split t ways (projections and between)
+  std::vector<int> column;     ///< cost-graph nodes of the column-parallel projections
+  int row = -1;                ///< the row-parallel projection
+  int heads = 0;               ///< attention: heads split t ways (0: MLP)
+  std::vector<int64_t> widths; ///< the column outputs' and the row input's widths
+  std::vector<int> sharded;    ///< forward nodes split t ways (projections and between)
 };
 
 struct MegatronLayer {
