@@ -18,6 +18,7 @@
 using namespace onnxp;
 
 namespace {
+constexpr size_t kMaxMergedBlocks = 8;
 
 /// A weight MatMul: the node and the activation it reads.
 struct WeightMatMul {
@@ -90,12 +91,13 @@ std::set<int> reach(const CostGraph &G, const std::set<int> &Inside, const std::
 /// Megatron blocks among the layer's forward nodes (in topological order).
 std::vector<MegatronBlock> findBlocks(const CostGraph &G, const OnnxModel &M,
                                       const std::vector<char> &DataFree, const std::set<std::string> &Weights,
-                                      const std::vector<int> &Forward) {
+                                      const std::vector<int> &Forward, bool &Open) {
   std::vector<WeightMatMul> Mm;
   for (int V : Forward)
     if (std::optional<WeightMatMul> W = weightMatMul(G, M, DataFree, Weights, V)) Mm.push_back(*W);
   const std::set<int> Inside(Forward.begin(), Forward.end());
   std::vector<MegatronBlock> Blocks;
+  Open = false;
   size_t I = 0;
   while (I < Mm.size()) {
     // The column group: every weight MatMul reading Mm[I]'s activation.
@@ -111,6 +113,7 @@ std::vector<MegatronBlock> findBlocks(const CostGraph &G, const OnnxModel &M,
           Mm[J].out == Mm[I].in && Mm[I].in > 0)
         Row = J;
     if (Row == Mm.size()) {
+      Open = true; // a column group without its row projection (yet)
       ++I;
       continue;
     }
@@ -176,21 +179,39 @@ Expected<std::vector<MegatronLayer>> onnxp::megatronLayers(const CostGraph &G, c
   if (!L) return L.takeError();
   const bool AnyParams = hasParameterBytes(G);
   std::vector<MegatronLayer> Layers;
-  for (size_t Bk = 0; Bk < L->chain.size(); ++Bk) {
-    const ChainBlock &Block = L->chain.blocks[Bk];
+  auto ForwardOf = [&](size_t From, size_t To) {
+    std::vector<int> F;
+    for (size_t B = From; B < To; ++B)
+      for (int V : L->chain.blocks[B].nodes)
+        if (G.node(V).isForwardSide()) F.push_back(V);
+    return F;
+  };
+  for (size_t Bk = 0, End = 1; Bk < L->chain.size(); Bk = End, End = Bk + 1) {
     MegatronLayer Ly;
     // The exporter's scope ("/layers.3"), else the block's separator.
-    Ly.name = scopeKey(Block.name, Granularity::Block);
-    if (Ly.name.empty()) Ly.name = Block.name;
-    Ly.nodes = Block.nodes;
-    std::vector<int> Forward;
-    for (int V : Block.nodes)
-      if (G.node(V).isForwardSide()) Forward.push_back(V);
-    Ly.blocks = findBlocks(G, M, LO.dataFree, Weights, Forward);
+    Ly.name = scopeKey(L->chain.blocks[Bk].name, Granularity::Block);
+    if (Ly.name.empty()) Ly.name = L->chain.blocks[Bk].name;
+    bool Open = false;
+    Ly.blocks = findBlocks(G, M, LO.dataFree, Weights, ForwardOf(Bk, End), Open);
+    // Without exporter scopes a layer is a separator block, and an
+    // attention is cut at its separators (the softmax, the context
+    // MatMul): a column group without its row projection takes the next
+    // blocks in, up to kMaxMergedBlocks, when that completes more pairs.
+    for (size_t E = End + 1; Open && E <= std::min(L->chain.size(), Bk + kMaxMergedBlocks); ++E) {
+      bool MergedOpen = false;
+      std::vector<MegatronBlock> Merged =
+          findBlocks(G, M, LO.dataFree, Weights, ForwardOf(Bk, E), MergedOpen);
+      if (Merged.size() <= Ly.blocks.size()) continue;
+      Ly.blocks = std::move(Merged);
+      Open = MergedOpen;
+      End = E;
+    }
+    for (size_t B = Bk; B < End; ++B)
+      Ly.nodes.insert(Ly.nodes.end(), L->chain.blocks[B].nodes.begin(), L->chain.blocks[B].nodes.end());
     std::set<int> Sharded;
     for (const MegatronBlock &B : Ly.blocks) Sharded.insert(B.sharded.begin(), B.sharded.end());
     TensorParallelLayer &C = Ly.costs;
-    for (int V : Block.nodes) {
+    for (int V : Ly.nodes) {
       const CostNode &N = G.node(V);
       const bool Split =
           Sharded.count(V) || (N.partner >= 0 && Sharded.count(N.partner) && !N.isForwardSide());
@@ -208,7 +229,7 @@ Expected<std::vector<MegatronLayer>> onnxp::megatronLayers(const CostGraph &G, c
       }
     }
     C.inputBytes = L->chain.activationBytes(Bk);
-    C.outputBytes = Block.outputBytes;
+    C.outputBytes = L->chain.blocks[End - 1].outputBytes;
     Ly.degrees = {1};
     if (!Ly.blocks.empty())
       for (int T : {2, 4, 8})
