@@ -4,7 +4,11 @@
 // with the tensor-parallel degrees Megatron's split allows it. The layers
 // are the linearize pass's blocks with `--chain-recipe layers` (one block
 // per exporter scope: "/layers.3", "h.2", ...; Coarsen/Linearize.h), kept
-// whole (no balancing cuts). In each layer's forward nodes:
+// whole (no balancing cuts). Without scopes the blocks are separator
+// blocks, which cut an attention at its softmax and context MatMul: a
+// layer with a column group but no row projection takes the next blocks
+// in (up to 8) when that completes more Megatron pairs. In each layer's
+// forward nodes:
 //  - a weight MatMul/Gemm reads one activation and a weight (an
 //    initializer, a parameter, or a data-free node such as a transposed
 //    weight);
