@@ -11,6 +11,7 @@
 #include "onnx-partition/Pass/PassManager.h"
 #include "onnx-partition/Support/FileIO.h"
 
+#include "onnx-partition/API/PiperGraphOutput.h"
 #include "onnx-partition/API/PiperOutput.h"
 #include "onnx-partition/API/WriteBack.h"
 #include "onnx-partition/Transforms/ReservedNodeNames.h"
@@ -234,6 +235,7 @@ Expected<CompileResult> compileContext(PassContext &Ctx, const CompileOptions &O
   // Issue 34: a planner of Piper's problem on a Piper input read whole.
   Expected<const PartitionerInfo *> Info = findPartitioner(O.algorithm);
   if (Info && (*Info)->input == PlannerInput::Piper) {
+    if (Ctx.model) return compilePiperGraph(Ctx, O, Files); // item 2: TMPCs from the graph
     if (!Ctx.piper)
       return makeUsageError("--algo ", O.algorithm, " plans on a Piper planner input (JSON nodes with TMPCs)",
                             Ctx.piperError.empty() ? "" : ": " + Ctx.piperError);
