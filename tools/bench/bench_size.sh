@@ -34,10 +34,10 @@ for L in "${LAYERS[@]}"; do
     # shellcheck disable=SC2086
     /usr/bin/time -f '%U %S' -o "$TMP/t" "$BUILD/tools/onnx-partition" "$TMP/l$L.onnx" --training \
       --dim batch_size=1 --devices 8 --memory 1TiB --algo "$ALGO" $REST >"$TMP/out" 2>&1 || true
-    NODES=$(grep -oE '[0-9]+ nodes, [0-9]+ edges' "$TMP/out" | head -1 | cut -d' ' -f1)
-    RESULT=$(grep -E '^  algorithm |^error' "$TMP/out" | head -1 | sed 's/^ *//' | cut -c1-70)
+    NODES=$(grep -oE '[0-9]+ nodes, [0-9]+ edges' "$TMP/out" | head -1 | cut -d' ' -f1 || true)
+    RESULT=$(grep -E '^  algorithm |^error' "$TMP/out" | head -1 | sed 's/^ *//' | cut -c1-70 || true)
     if grep -q 'more than the [0-9]* it plans directly' "$TMP/out"; then
-      RESULT="$RESULT [contracted: $(grep -oE 'granularity [a-z]+ to [0-9]+ units' "$TMP/out" | head -1)]"
+      RESULT="$RESULT [contracted: $(grep -oE 'granularity [a-z]+ to [0-9]+ units' "$TMP/out" | head -1 || true)]"
     fi
     CPU=$(tail -1 "$TMP/t" | awk '{printf "%.2f", $1 + $2}')
     TARGET=$(target "${NODES:-0}")
