@@ -1,7 +1,8 @@
 //===- Analysis/Trainable.cpp - The one trainability rule ----------------===//
 #include "onnx-partition/Analysis/Trainable.h"
 
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 using namespace onnxp;
 
@@ -35,25 +36,40 @@ const onnx::TensorProto *constantValue(const onnx::NodeProto &N) {
 }
 } // namespace
 
-std::vector<ParameterInfo> onnxp::constantNodeWeights(const OnnxModel &M) {
+namespace {
+/// constantNodeWeights given findParameters(M) (modelWeights has it already).
+/// Issue 38: on graphs of 10^5 nodes the sets hold only what is asked of
+/// them (views into M's names): the Constant nodes' outputs, and the stems
+/// of gradient names.
+std::vector<ParameterInfo> constantNodeWeightsBeside(const OnnxModel &M,
+                                                     const std::vector<ParameterInfo> &Params) {
   const onnx::GraphProto &G = M.graph();
-  std::set<std::string> Known, ReadByForward, AllNames;
+  std::unordered_set<std::string_view> Known, ReadByForward, Constants, GradStems;
+  for (const ParameterInfo &P : Params) Known.insert(P.name);
   // An exporter keeps its weights in one place: PyTorch and TF exports in
   // initializers (or graph inputs), PaddleOCR's in Constant nodes. Beside
   // weights held elsewhere a Constant holds a table the exporter computed
   // (Llama-2's rotary cos/sin cache, read by a Slice in every layer): no
   // weight unless the model gives it a gradient.
-  bool WeightsElsewhere = false;
-  for (const ParameterInfo &P : findParameters(M)) {
-    Known.insert(P.name);
-    WeightsElsewhere = true;
-  }
-  for (const auto &I : G.input()) AllNames.insert(I.name());
+  const bool WeightsElsewhere = !Params.empty();
+  for (const auto &N : G.node())
+    if (constantValue(N)) Constants.insert(N.output(0));
+  // An ORT training graph names a trained tensor's gradient X_grad (or its
+  // accumulation buffer X_grad.accumulation.buffer): X's stem.
+  auto AddStem = [&](std::string_view Name) {
+    for (std::string_view Suffix : {std::string_view("_grad"), std::string_view("_grad.accumulation.buffer")})
+      if (Name.size() >= Suffix.size() && Name.substr(Name.size() - Suffix.size()) == Suffix)
+        GradStems.insert(Name.substr(0, Name.size() - Suffix.size()));
+  };
+  for (const auto &I : G.input()) AddStem(I.name());
   for (const auto &N : G.node()) {
-    for (const std::string &O : N.output()) AllNames.insert(O);
+    for (const std::string &O : N.output()) AddStem(O);
     // findParameters' notion of a forward reader: no backward scope, no optimizer.
-    if (N.name().find("_Grad/") != std::string::npos || isOptimizerOp(N.domain(), N.op_type())) continue;
-    for (const std::string &In : N.input()) ReadByForward.insert(In);
+    if (Constants.empty() || N.name().find("_Grad/") != std::string::npos ||
+        isOptimizerOp(N.domain(), N.op_type()))
+      continue;
+    for (const std::string &In : N.input())
+      if (Constants.count(In)) ReadByForward.insert(In);
   }
   std::vector<ParameterInfo> Out;
   for (const auto &N : G.node()) {
@@ -72,17 +88,22 @@ std::vector<ParameterInfo> onnxp::constantNodeWeights(const OnnxModel &M) {
                                                                           : 2;
     P.bytes = M.tensorBytesOrZero(Name);
     if (!(P.bytes > 0)) P.bytes = Elems * ElemBytes;
-    // An ORT training graph names a trained tensor's gradient X_grad.
-    P.trainable = AllNames.count(Name + "_grad") || AllNames.count(Name + "_grad.accumulation.buffer");
+    P.trainable = GradStems.count(Name) > 0;
     if (WeightsElsewhere && !P.trainable) continue;
     P.inConstantNode = true;
     Out.push_back(std::move(P));
   }
   return Out;
 }
+} // namespace
+
+std::vector<ParameterInfo> onnxp::constantNodeWeights(const OnnxModel &M) {
+  return constantNodeWeightsBeside(M, findParameters(M));
+}
 
 std::vector<ParameterInfo> onnxp::modelWeights(const OnnxModel &M) {
   std::vector<ParameterInfo> All = findParameters(M);
-  for (ParameterInfo &P : constantNodeWeights(M)) All.push_back(std::move(P));
+  std::vector<ParameterInfo> Constants = constantNodeWeightsBeside(M, All);
+  for (ParameterInfo &P : Constants) All.push_back(std::move(P));
   return All;
 }

@@ -16,7 +16,9 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace onnxp;
 
@@ -84,46 +86,67 @@ struct UnionFind {
 
 std::vector<ParameterInfo> onnxp::findParameters(const OnnxModel &M) {
   const onnx::GraphProto &G = M.graph();
-  std::set<std::string> AllNames;
-  for (const auto &I : G.input()) AllNames.insert(I.name());
+  // Issue 38: the passes call this several times on graphs of 10^5 nodes,
+  // so the sets hold what is asked of them -- the initializers and graph
+  // inputs (views into M's names, which outlive the call) and the
+  // gradient names' stems -- and each node input is hashed once.
+  // An ORT training graph names a trained tensor's gradient X_grad (or its
+  // accumulation buffer X_grad.accumulation.buffer): X's stem.
+  static constexpr std::string_view GradSuffixes[] = {"_grad", "_grad.accumulation.buffer"};
+  std::unordered_set<std::string_view> GradStems;
+  auto AddStem = [&](std::string_view Name) {
+    for (std::string_view Suffix : GradSuffixes)
+      if (Name.size() >= Suffix.size() && Name.substr(Name.size() - Suffix.size()) == Suffix)
+        GradStems.insert(Name.substr(0, Name.size() - Suffix.size()));
+  };
+  for (const auto &I : G.input()) AddStem(I.name());
   for (const auto &N : G.node())
-    for (const std::string &O : N.output()) AllNames.insert(O);
+    for (const std::string &O : N.output()) AddStem(O);
 
-  // Inputs read at a weight slot of a forward op.
-  std::set<std::string> WeightSlotInputs, ReadByForward;
+  // Initializers read by a forward op; graph inputs read at a weight slot of one.
+  enum : char { IsInitializer = 1, IsInput = 2, ReadByForward = 4, AtWeightSlot = 8 };
+  std::unordered_map<std::string_view, char> Flags;
+  for (const auto &I : G.initializer()) Flags[I.name()] |= IsInitializer;
+  for (const auto &I : G.input()) Flags[I.name()] |= IsInput;
   for (const auto &N : G.node()) {
     bool Backward = N.name().find("_Grad/") != std::string::npos;
     if (Backward || isOptimizerOp(N.domain(), N.op_type())) continue;
+    const bool WeightSlots = hasWeightSlots(N.op_type());
     for (int S = 0; S < N.input_size(); ++S) {
-      ReadByForward.insert(N.input(S));
-      if (S >= 1 && hasWeightSlots(N.op_type())) WeightSlotInputs.insert(N.input(S));
+      auto It = Flags.find(N.input(S));
+      if (It == Flags.end()) continue;
+      It->second |= ReadByForward;
+      if (S >= 1 && WeightSlots) It->second |= AtWeightSlot;
     }
   }
-  auto Trainable = [&](const std::string &Name) {
-    return AllNames.count(Name + "_grad") || AllNames.count(Name + "_grad.accumulation.buffer");
+  auto Has = [&](const std::string &Name, char Flag) {
+    auto It = Flags.find(Name);
+    return It != Flags.end() && (It->second & Flag);
   };
+  auto Trainable = [&](const std::string &Name) { return GradStems.count(Name) > 0; };
   auto BytesOf = [&](const std::string &Name) {
     const TensorInfo *T = M.tensor(Name);
     std::optional<double> B = T ? T->bytes() : std::nullopt;
     return B ? *B : 0.0;
   };
   std::vector<ParameterInfo> Params;
-  std::set<std::string> Seen;
+  std::unordered_set<std::string_view> Seen;
   for (const auto &I : G.initializer()) {
-    if (!ReadByForward.count(I.name()) && !Trainable(I.name())) continue;
+    const bool IsTrainable = Trainable(I.name());
+    if (!Has(I.name(), ReadByForward) && !IsTrainable) continue;
     bool Float = I.data_type() == onnx::TensorProto::FLOAT || I.data_type() == onnx::TensorProto::FLOAT16 ||
                  I.data_type() == onnx::TensorProto::BFLOAT16 || I.data_type() == onnx::TensorProto::DOUBLE;
     double Elems = 1;
     for (int64_t D : I.dims()) Elems *= static_cast<double>(D);
     // Scalars and integer tensors are constants (axes, shapes), not weights.
-    if (!Trainable(I.name()) && (!Float || Elems <= 1)) continue;
-    Params.push_back({I.name(), BytesOf(I.name()), Trainable(I.name()), true});
+    if (!IsTrainable && (!Float || Elems <= 1)) continue;
+    Params.push_back({I.name(), BytesOf(I.name()), IsTrainable, true});
     Seen.insert(I.name());
   }
   for (const auto &I : G.input()) {
     if (Seen.count(I.name())) continue;
     if (endsWith(I.name(), "_grad.accumulation.buffer")) continue; // optimizer state
-    if (Trainable(I.name()) || WeightSlotInputs.count(I.name()))
+    if (Trainable(I.name()) || Has(I.name(), AtWeightSlot))
       Params.push_back({I.name(), BytesOf(I.name()), Trainable(I.name()), false});
   }
   return Params;

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
 
 using namespace onnxp;
 
@@ -46,32 +45,68 @@ CostGraph onnxp::colocateSharedParameters(const CostGraph &G) {
   return Out;
 }
 
+namespace {
+
+/// The sorted distinct images of Vs under OldToNew.
+std::vector<int> mapNodes(const std::vector<int> &Vs, const std::vector<int> &OldToNew) {
+  std::vector<int> Out;
+  Out.reserve(Vs.size());
+  for (int V : Vs) Out.push_back(OldToNew[V]);
+  std::sort(Out.begin(), Out.end());
+  Out.erase(std::unique(Out.begin(), Out.end()), Out.end());
+  return Out;
+}
+
+/// Groups a contraction maps every old node to, with how many old nodes
+/// each holds, so that "this group holds only members of a set" costs the
+/// set's size rather than a pass over the graph (issue 38: a pass per
+/// shared parameter was quadratic on graphs with thousands of folded
+/// constants).
+class GroupCounts {
+public:
+  explicit GroupCounts(const std::vector<int> &OldToNew) : OldToNew(OldToNew) {
+    if (OldToNew.empty()) return;
+    const auto [Lo, Hi] = std::minmax_element(OldToNew.begin(), OldToNew.end());
+    Base = *Lo;
+    Size.assign(static_cast<size_t>(*Hi - *Lo) + 1, 0);
+    Hits.assign(Size.size(), 0);
+    for (int G : OldToNew) ++Size[G - Base];
+  }
+
+  /// The groups among Members' images that hold no node outside Members.
+  std::vector<int> whollyIn(const std::vector<int> &Members) {
+    std::vector<int> Old = Members;
+    std::sort(Old.begin(), Old.end());
+    Old.erase(std::unique(Old.begin(), Old.end()), Old.end());
+    for (int V : Old) ++Hits[OldToNew[V] - Base];
+    std::vector<int> Out;
+    for (int G : mapNodes(Old, OldToNew))
+      if (Hits[G - Base] == Size[G - Base]) Out.push_back(G);
+    for (int V : Old) Hits[OldToNew[V] - Base] = 0;
+    return Out;
+  }
+
+private:
+  const std::vector<int> &OldToNew;
+  int Base = 0;
+  std::vector<int> Size, Hits;
+};
+
+} // namespace
+
 void onnxp::mapSharedParameters(const CostGraph &G, const std::vector<int> &OldToNew, CostGraph &Out) {
   Out.sharedParameters.clear();
+  GroupCounts Groups(OldToNew);
   for (const SharedParameter &SP : G.sharedParameters) {
     SharedParameter M = SP;
-    auto Map = [&](const std::vector<int> &Vs) {
-      std::set<int> S;
-      for (int V : Vs) S.insert(OldToNew[V]);
-      return std::vector<int>(S.begin(), S.end());
-    };
-    M.readers = Map(SP.readers);
-    std::set<int> SinkOld(SP.sinks.begin(), SP.sinks.end());
-    std::set<int> Mixed;
-    for (size_t V = 0; V < OldToNew.size(); ++V)
-      if (!SinkOld.count(static_cast<int>(V))) Mixed.insert(OldToNew[V]);
+    M.readers = mapNodes(SP.readers, OldToNew);
+    // A sink stays one only in a group of sinks alone.
     M.sinks.clear();
-    for (int S : Map(SP.sinks))
-      if (!Mixed.count(S) && !std::count(M.readers.begin(), M.readers.end(), S)) M.sinks.push_back(S);
+    for (int S : Groups.whollyIn(SP.sinks))
+      if (!std::binary_search(M.readers.begin(), M.readers.end(), S)) M.sinks.push_back(S);
     // A derived node stays one only in a group of its own kind (its copies
     // run nothing else).
-    std::set<int> DerivedOld(SP.derived.begin(), SP.derived.end());
-    std::set<int> NotDerived;
-    for (size_t V = 0; V < OldToNew.size(); ++V)
-      if (!DerivedOld.count(static_cast<int>(V))) NotDerived.insert(OldToNew[V]);
-    M.derived.clear();
-    for (int D : Map(SP.derived))
-      if (!NotDerived.count(D)) M.derived.push_back(D);
+    M.derived = Groups.whollyIn(SP.derived);
     M.owner = SP.owner >= 0 ? OldToNew[SP.owner] : -1;
     Out.sharedParameters.push_back(std::move(M));
   }

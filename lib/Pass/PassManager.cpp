@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -58,13 +59,16 @@ void onnxp::printDump(std::ostream &OS, const PassContext &Ctx, const std::strin
 Error PassManager::run(PassContext &Ctx, const Instrumentation &I) {
   for (const auto &P : Passes) {
     auto Start = std::chrono::steady_clock::now();
+    const std::clock_t CpuStart = std::clock(); // issue 38: CPU beside wall on a loaded machine
     if (I.verbose && I.logStream) *I.logStream << "onnx-partition: running pass " << P->name() << "\n";
     Expected<bool> Changed = P->run(Ctx);
     double Secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
+    const double CpuSecs = static_cast<double>(std::clock() - CpuStart) / CLOCKS_PER_SEC;
     if (!Changed) return Changed.takeError().withContext(P->name());
     if (I.timePasses && I.logStream)
       *I.logStream << "time-passes: " << std::setw(10) << std::fixed << std::setprecision(4) << Secs * 1e3
-                   << " ms  " << P->name() << (*Changed ? "" : " (no change)") << "\n"
+                   << " ms  " << std::setw(10) << CpuSecs * 1e3 << " cpu ms  " << P->name()
+                   << (*Changed ? "" : " (no change)") << "\n"
                    << std::defaultfloat;
     if (I.dumpStream && (I.printAfter.count(P->name()) || I.printAfter.count("*"))) {
       if (P->dumpKind() == DumpKind::OutputModel) printOutputModelDump(*I.dumpStream, Ctx, P->name());
