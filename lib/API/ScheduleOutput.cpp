@@ -203,10 +203,11 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
     std::string NotCut;
     const std::optional<Chain> Chunked = chunkChain(Ctx, *Stages, Devices, K, pipeOptions(O), NotCut);
     Expected<StagedSchedulePrice> R =
-        priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches, pipeOptions(O), Names, &Program, &Timeline,
-                            Chunked ? &*Chunked : nullptr);
+        priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches, pipeOptions(O), Names, &Program,
+                            &Timeline, Chunked ? &*Chunked : nullptr);
     if (R && Trace) drawPipeTimeline(Program, Timeline, *Trace, Names);
-    if (R && !NotCut.empty()) R->notes.push_back("the stages' nodes cannot be cut into its chunks (" + NotCut + ")");
+    if (R && !NotCut.empty())
+      R->notes.push_back("the stages' nodes cannot be cut into its chunks (" + NotCut + ")");
     if (R) {
       R->program = std::make_shared<const PipeProgram>(std::move(Program));
       R->programDevices = Devices;

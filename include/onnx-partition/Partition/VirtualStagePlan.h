@@ -40,8 +40,8 @@ Expected<Plan> virtualStagePlan(const CostGraph &G, const Platform &P, const Pla
 
 /// virtualStagePlan over stagesAsChain(G, P, Pl): what the write-back
 /// places (zb-v, v-half: 2 chunks per stage).
-Expected<Plan> virtualStagePlanOf(const CostGraph &G, const Platform &P, const Plan &Pl, PipelineScheduleKind K,
-                                  int ChunksPerStage);
+Expected<Plan> virtualStagePlanOf(const CostGraph &G, const Platform &P, const Plan &Pl,
+                                  PipelineScheduleKind K, int ChunksPerStage);
 
 /// The order a pipeline runs node V of a virtual-stage plan in: its
 /// chunk's forward (k) or, for the backward side, 2S - 1 - k.

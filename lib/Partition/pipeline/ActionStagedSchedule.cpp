@@ -57,8 +57,8 @@ Expected<StagedSchedulePrice> onnxp::priceActionSchedule(const Chain &C, const s
   const int S = pipeVirtualStages(K, P, O);
   const int Chunks = S / P;
   if (Chunked && static_cast<int>(Chunked->size()) != S)
-    return makeInternalError(pipelineScheduleName(K), " over ", P, " stages has ", S, " virtual stages, given ",
-                             Chunked->size(), " chunks");
+    return makeInternalError(pipelineScheduleName(K), " over ", P, " stages has ", S,
+                             " virtual stages, given ", Chunked->size(), " chunks");
   // Virtual stage k is part k mod Chunks of whole stage k / Chunks, in
   // model order (Chunked's block k, else an equal part); its device is the
   // schedule's (round-robin, V).

@@ -40,9 +40,9 @@ std::vector<int> cutForward(const std::vector<double> &T, int Chunks) {
 }
 } // namespace
 
-Expected<Plan> onnxp::virtualStagePlan(const CostGraph &G, const Platform &P, const Plan &Pl, const Chain &Stages,
-                                       const std::vector<int> &Devices, PipelineScheduleKind K,
-                                       int VirtualStages) {
+Expected<Plan> onnxp::virtualStagePlan(const CostGraph &G, const Platform &P, const Plan &Pl,
+                                       const Chain &Stages, const std::vector<int> &Devices,
+                                       PipelineScheduleKind K, int VirtualStages) {
   const int NumStages = static_cast<int>(Stages.size());
   if (NumStages < 1 || VirtualStages % NumStages != 0 || Devices.size() != Stages.size())
     return makeInternalError("virtual stages: ", VirtualStages, " over ", NumStages, " stages");
@@ -59,8 +59,8 @@ Expected<Plan> onnxp::virtualStagePlan(const CostGraph &G, const Platform &P, co
     for (int V : Stages.blocks[S].nodes)
       if (G.node(V).isForwardSide()) Fwd.push_back(V);
     if (static_cast<int>(Fwd.size()) < Chunks)
-      return makeError(Stages.blocks[S].name, " has ", Fwd.size(), " forward node(s), fewer than the ", Chunks,
-                       " chunks ", pipelineScheduleName(K), " cuts it into");
+      return makeError(Stages.blocks[S].name, " has ", Fwd.size(), " forward node(s), fewer than the ",
+                       Chunks, " chunks ", pipelineScheduleName(K), " cuts it into");
     std::sort(Fwd.begin(), Fwd.end(), [&](int A, int B) { return Rank[A] < Rank[B]; });
     std::vector<double> T;
     for (int V : Fwd) T.push_back(P.nodeTimeMs(G.node(V), Pl.device[V]));

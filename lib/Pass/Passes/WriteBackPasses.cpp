@@ -175,7 +175,8 @@ Expected<ModelPlacement> scheduledPlacement(PassContext &Ctx, bool &Virtual) {
   P->stageVirtual.assign(P->numStages(), -1);
   P->writtenDevice = VPlan->device;
   P->writtenStage.assign(Ctx.graph.numNodes(), 0);
-  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) P->writtenStage[V] = P->stage[Ctx.graph.node(V).onnxNodes.front()];
+  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
+    P->writtenStage[V] = P->stage[Ctx.graph.node(V).onnxNodes.front()];
   for (size_t I = 0; I < P->numNodes(); ++I) {
     const int Key = P->stageKey[I];
     P->stageVirtual[P->stage[I]] = Key < S ? Key : 2 * S - 1 - Key;
