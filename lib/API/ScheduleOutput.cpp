@@ -8,6 +8,7 @@
 #include "onnx-partition/Partition/IterationTrace.h"
 #include "onnx-partition/Partition/PipeActions.h"
 #include "onnx-partition/Partition/StagedPlanChain.h"
+#include "onnx-partition/Partition/VirtualStagePlan.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 
@@ -94,6 +95,33 @@ PipeScheduleOptions pipeOptions(const OutputOptions &O) {
   return P;
 }
 
+/// Issue 35: interleaved-1f1b, zb-v and v-half run each of a graph plan's
+/// Stages (on Devices) as chunks: the chain of those chunks, one block per
+/// virtual stage, cut by virtualStagePlan as the write-back writes them;
+/// nullopt for one chunk per stage, or with Why when the nodes cannot be
+/// cut so (the pricer then takes equal parts).
+std::optional<Chain> chunkChain(const PassContext &Ctx, const Chain &Stages, const std::vector<int> &Devices,
+                                PipelineScheduleKind K, const PipeScheduleOptions &O, std::string &Why) {
+  const int P = static_cast<int>(Stages.size());
+  const int S = pipeVirtualStages(K, P, O);
+  if (S <= P) return std::nullopt;
+  Expected<Plan> VP = virtualStagePlan(Ctx.graph, Ctx.platform, *Ctx.plan, Stages, Devices, K, S);
+  if (!VP) {
+    Why = VP.takeError().message();
+    return std::nullopt;
+  }
+  Expected<Chain> C = stagesAsChain(Ctx.graph, Ctx.platform, *VP);
+  if (!C) {
+    Why = C.takeError().message();
+    return std::nullopt;
+  }
+  if (static_cast<int>(C->size()) != S) {
+    Why = "the chunks make " + std::to_string(C->size()) + " stages, not " + std::to_string(S);
+    return std::nullopt;
+  }
+  return std::move(*C);
+}
+
 /// Issue 35, --schedule auto: the plan's cut (made under 1F1B's in-flight
 /// memory, Cost/PipelineInFlight.h) priced under every schedule that fits:
 /// memory checked by the plan validator with the schedule's own in-flight
@@ -172,9 +200,14 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
     }
     PipeProgram Program;
     PipeTimeline Timeline;
-    Expected<StagedSchedulePrice> R = priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches,
-                                                          pipeOptions(O), Names, &Program, &Timeline);
+    std::string NotCut;
+    const std::optional<Chain> Chunked = chunkChain(Ctx, *Stages, Devices, K, pipeOptions(O), NotCut);
+    Expected<StagedSchedulePrice> R =
+        priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches, pipeOptions(O), Names, &Program,
+                            &Timeline, Chunked ? &*Chunked : nullptr);
     if (R && Trace) drawPipeTimeline(Program, Timeline, *Trace, Names);
+    if (R && !NotCut.empty())
+      R->notes.push_back("the stages' nodes cannot be cut into its chunks (" + NotCut + ")");
     if (R) {
       R->program = std::make_shared<const PipeProgram>(std::move(Program));
       R->programDevices = Devices;
@@ -254,11 +287,24 @@ namespace {
 std::string notRunnable(const PassContext &Ctx, const PipeProgram &P,
                         const std::vector<std::string> &RankDevice) {
   const size_t Chunks = P.deviceOfStage.size() / static_cast<size_t>(std::max(1, P.devices));
+  const std::vector<int> &Virtual = Ctx.placement->stageVirtual;
+  if (Chunks > 1 && !Virtual.empty()) {
+    // The stage models are the chunks (WriteBackPasses.cpp
+    // scheduledPlacement): each on its virtual stage's rank.
+    for (const StageModel &SM : Ctx.stages->stages) {
+      const int V = SM.stage < static_cast<int>(Virtual.size()) ? Virtual[SM.stage] : -1;
+      if (V < 0 || V >= static_cast<int>(P.deviceOfStage.size()) ||
+          RankDevice[P.deviceOfStage[V]] != Ctx.placement->deviceNames[SM.device])
+        return "stage " + SM.name + " is not on the rank of its chunk";
+    }
+    return "";
+  }
   if (Chunks > 1)
     return std::string(pipelineScheduleName(P.kind)) + " prices the plan's stages cut into " +
            std::to_string(Chunks) + " chunks each, dealt " +
            (P.kind == PipelineScheduleKind::Interleaved1F1B ? "round-robin" : "in a V") +
-           " to the devices; the stage models are the plan's cut, not re-placed so";
+           " to the devices; the stage models are the plan's cut, not re-placed so" +
+           (Ctx.placement->notVirtual.empty() ? "" : " (" + Ctx.placement->notVirtual + ")");
   std::set<std::string> Seen;
   for (const std::string &D : RankDevice)
     if (!Seen.insert(D).second) return "device " + D + " runs two of the plan's pipeline stages";
@@ -291,11 +337,18 @@ Expected<std::string> onnxp::withScheduleActions(const PassContext &Ctx, const O
     for (const PipeAction &A : P.actions[R]) Actions.push_back(pipeActionLabel(A));
     // The written stages the rank's actions run: its device's (the runner
     // runs the forward ones at F, the backward ones at I or B).
-    nlohmann::json Written = nlohmann::json::array();
+    // Under chunks, "virtual_stages" pairs each with its chunk (the runner
+    // runs at <v>F only the forward stages of chunk v).
+    nlohmann::json Written = nlohmann::json::array(), VirtualOf = nlohmann::json::array();
+    const std::vector<int> &Virtual = Ctx.placement->stageVirtual;
     if (Why.empty())
       for (const StageModel &SM : Ctx.stages->stages)
-        if (Ctx.placement->deviceNames[SM.device] == RankDevice[R]) Written.push_back(SM.stage);
+        if (Ctx.placement->deviceNames[SM.device] == RankDevice[R]) {
+          Written.push_back(SM.stage);
+          if (!Virtual.empty()) VirtualOf.push_back({SM.stage, Virtual[SM.stage]});
+        }
     Ranks.push_back({{"rank", R}, {"device", RankDevice[R]}, {"stages", Written}, {"actions", Actions}});
+    if (!VirtualOf.empty()) Ranks.back()["virtual_stages"] = VirtualOf;
   }
   nlohmann::json A = {{"schedule", pipelineScheduleName(P.kind)},
                       {"microbatches", P.microbatches},

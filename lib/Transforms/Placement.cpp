@@ -100,7 +100,9 @@ Error onnxp::assignStages(const onnx::GraphProto &G, ModelPlacement &P) {
   Expected<std::vector<int>> DevOrder = topoOrder(DevPreds);
 
   std::vector<std::pair<int, int>> Key(N); // (level, device)
-  if (DevOrder) {
+  if (P.stageKey.size() == N) {
+    for (size_t V = 0; V < N; ++V) Key[V] = {P.stageKey[V], P.device[V]};
+  } else if (DevOrder) {
     std::vector<int> Pos(NumDevices);
     for (int I = 0; I < NumDevices; ++I) Pos[(*DevOrder)[I]] = I;
     for (size_t V = 0; V < N; ++V) Key[V] = {Pos[P.device[V]], P.device[V]};

@@ -16,6 +16,10 @@
 //      order is the schedule's, the W's only mark where the zero-bubble
 //      schedule would compute the weight gradients.
 // The written stages a rank runs are its entry's "stages" (stage ids).
+// Under zb-v and v-half the stage models are the schedule's chunks: the
+// rank's "virtual_stages" pairs each stage id with its virtual stage v, and
+// "<v>F<m>" runs only the forward stages of v, "<v>I<m>" / "<v>B<m>" only
+// its backward ones (without "virtual_stages": all of the rank's).
 // Every stage must run each micro-batch once, every written stage must
 // belong to one rank, and every action must name the rank's own virtual
 // stage: otherwise an error before anything runs. A stage's gradient
@@ -46,6 +50,22 @@ function actionLists(pipeline) {
   return A;
 }
 
+/// RANK's map stage id -> virtual stage (null: no "virtual_stages").
+function virtualOf(rank, r) {
+  if (rank.virtual_stages === undefined) return null;
+  const V = new Map();
+  const bad = () => new Error(`pipeline.json: schedule_actions rank ${r}: "virtual_stages" needs [stage id, virtual stage] pairs of its "stages"`);
+  if (!Array.isArray(rank.virtual_stages)) throw bad();
+  for (const pair of rank.virtual_stages) {
+    if (!Array.isArray(pair) || pair.length !== 2 || !Number.isSafeInteger(pair[1]) || pair[1] < 0 ||
+        !rank.stages.includes(pair[0]) || V.has(pair[0]))
+      throw bad();
+    V.set(pair[0], pair[1]);
+  }
+  if (V.size !== rank.stages.length) throw bad();
+  return V;
+}
+
 /// Per rank, the steps its actions expand to: {worker, mb, action} (W
 /// expands to none). Throws on lists that do not fit the stages.
 function expand(workers, A, M) {
@@ -63,7 +83,12 @@ function expand(workers, A, M) {
         throw new Error(`pipeline.json: rank ${r} runs on ${rank.device} but its stage ${w.stage.name} on ${w.stage.device}`);
       return byId.get(id);
     }).sort((x, y) => x - y);
-    const forward = mine.filter((i) => workers[i].kind !== 'B'), backward = mine.filter((i) => workers[i].kind === 'B');
+    const V = virtualOf(rank, r);
+    const of = (v) => (V ? mine.filter((i) => V.get(workers[i].stage.id) === v) : mine);
+    if (V)
+      for (const [id, v] of V)
+        if (Array.isArray(A.stage_ranks) && A.stage_ranks[v] !== r)
+          throw new Error(`pipeline.json: rank ${r} lists stage ${id} as virtual stage ${v}, a virtual stage of rank ${A.stage_ranks[v]}`);
     const out = [];
     for (const label of rank.actions) {
       const m = ACTION.exec(String(label));
@@ -73,7 +98,8 @@ function expand(workers, A, M) {
         throw new Error(`pipeline.json: rank ${r} lists ${label}, an action of stage ${stage} of rank ${A.stage_ranks[stage]}`);
       if (mb >= M) throw new Error(`pipeline.json: rank ${r} lists ${label}, beyond the ${M} micro-batches`);
       if (kind === 'W') continue;
-      for (const i of kind === 'F' ? forward : backward) out.push({worker: i, mb, action: label});
+      const backward = kind !== 'F';
+      for (const i of of(stage).filter((k) => (workers[k].kind === 'B') === backward)) out.push({worker: i, mb, action: label});
     }
     return out;
   });

@@ -66,14 +66,15 @@ struct PipeTimeline;
 /// the blocks' stored bytes saved per micro-batch). interleaved-1f1b, zb-v
 /// and v-half cut every stage into its chunks of equal parts in model
 /// order and deal the chunks to the GPUs round-robin or in a V, as those
-/// schedules require. Program and Timeline, when set, receive the lists and
-/// their replay.
-Expected<StagedSchedulePrice> priceActionSchedule(const Chain &C, const std::vector<int> &Gpu,
-                                                  const PipelineLinks &Links, PipelineScheduleKind Schedule,
-                                                  int Microbatches, const PipeScheduleOptions &O,
-                                                  std::vector<std::string> GpuNames = {},
-                                                  PipeProgram *Program = nullptr,
-                                                  PipeTimeline *Timeline = nullptr);
+/// schedules require; Chunked, when set (virtualStagePlan's chunks as
+/// stagesAsChain blocks, model order), gives each chunk's own costs in
+/// place of those equal parts. Program and Timeline, when set, receive the
+/// lists and their replay.
+Expected<StagedSchedulePrice>
+priceActionSchedule(const Chain &C, const std::vector<int> &Gpu, const PipelineLinks &Links,
+                    PipelineScheduleKind Schedule, int Microbatches, const PipeScheduleOptions &O,
+                    std::vector<std::string> GpuNames = {}, PipeProgram *Program = nullptr,
+                    PipeTimeline *Timeline = nullptr, const Chain *Chunked = nullptr);
 
 /// Prices GpuOfBlock (gpipe: contiguous, each GPU one run of blocks; 1f1b:
 /// any allocation, a GPU's runs sharing its period, issue 37) on C with

@@ -42,6 +42,19 @@ struct ModelPlacement {
   std::vector<char> inserted;
   /// Per stage id: its device (-1 for an id a stage model does not hold).
   std::vector<int> stageDevice;
+  /// Issue 35: per node, the pipeline position of its chunk
+  /// (virtualStageRunOrder) when the written stages are a virtual-stage
+  /// schedule's chunks (zb-v, v-half); assignStages then makes one stage per
+  /// (position, device). Empty: stages by device as below.
+  std::vector<int> stageKey;
+  /// Per stage id: its virtual stage, when stageKey is set; else empty.
+  std::vector<int> stageVirtual;
+  /// Then also, per cost node, the device and stage written (the plan JSON
+  /// the annotated model records).
+  std::vector<int> writtenDevice, writtenStage;
+  /// Why the stages are not the schedule's chunks when its schedule has
+  /// them (empty: they are, or it has none).
+  std::string notVirtual;
   /// Issue 33, item 5: per device, the devices running its nodes as
   /// data-parallel replicas, itself first (IR/PlanReplicas.h); empty for a
   /// device without replicas. Empty vector: no device has replicas.

@@ -48,20 +48,33 @@ Expected<StagedSchedulePrice> onnxp::priceActionSchedule(const Chain &C, const s
                                                          const PipelineLinks &Links, PipelineScheduleKind K,
                                                          int M, const PipeScheduleOptions &O,
                                                          std::vector<std::string> GpuNames,
-                                                         PipeProgram *ProgramOut, PipeTimeline *TimelineOut) {
+                                                         PipeProgram *ProgramOut, PipeTimeline *TimelineOut,
+                                                         const Chain *Chunked) {
   if (Gpu.size() != C.size())
     return makeInternalError("allocation of ", Gpu.size(), " blocks for ", C.size());
   std::vector<WholeStage> Whole = wholeStages(C, Gpu);
   const int P = static_cast<int>(Whole.size());
   const int S = pipeVirtualStages(K, P, O);
   const int Chunks = S / P;
+  if (Chunked && static_cast<int>(Chunked->size()) != S)
+    return makeInternalError(pipelineScheduleName(K), " over ", P, " stages has ", S,
+                             " virtual stages, given ", Chunked->size(), " chunks");
   // Virtual stage k is part k mod Chunks of whole stage k / Chunks, in
-  // model order; its device is the schedule's (round-robin, V).
+  // model order (Chunked's block k, else an equal part); its device is the
+  // schedule's (round-robin, V).
   std::vector<PipeStageCost> Stages(S);
   std::vector<double> Weights(P, 0);
   for (int K2 = 0; K2 < S; ++K2) {
-    const WholeStage &W = Whole[K2 / Chunks];
     PipeStageCost &V = Stages[K2];
+    if (Chunked) {
+      Chain Block;
+      Block.blocks.push_back(Chunked->blocks[K2]);
+      const WholeStage One = wholeStages(Block, {0}).front();
+      V = One.cost;
+      Weights[pipeDeviceOfStage(K, P, K2)] += One.weightBytes;
+      continue;
+    }
+    const WholeStage &W = Whole[K2 / Chunks];
     V = W.cost;
     V.forwardMs /= Chunks, V.inputGradMs /= Chunks, V.weightGradMs /= Chunks, V.activationBytes /= Chunks;
     Weights[pipeDeviceOfStage(K, P, K2)] += W.weightBytes / Chunks;
@@ -113,7 +126,8 @@ Expected<StagedSchedulePrice> onnxp::priceActionSchedule(const Chain &C, const s
   }
   if (Chunks > 1)
     R.notes.push_back("each stage cut into " + std::to_string(Chunks) +
-                      " equal chunks in model order, dealt " +
+                      (Chunked ? " chunks of about equal forward time" : " equal chunks") +
+                      " in model order, dealt " +
                       (K == PipelineScheduleKind::Interleaved1F1B ? "round-robin" : "in a V") + " to the " +
                       std::to_string(P) + " devices");
   if (ProgramOut) *ProgramOut = *Prog;

@@ -18,6 +18,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Cost/PipelineInFlight.h"
+#include "onnx-partition/IR/PlanReplicas.h"
+#include "onnx-partition/Partition/VirtualStagePlan.h"
+#include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Pass/Passes.h"
 #include "onnx-partition/Support/HumanUnits.h"
@@ -32,6 +35,7 @@
 #include "onnx-partition/Transforms/VerifyOutput.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 using namespace onnxp;
@@ -135,12 +139,76 @@ Error recheckWrittenInFlight(PassContext &Ctx, const std::vector<int> &Checked) 
   return Error::success();
 }
 
+/// Issue 35: under zb-v and v-half the written stages are the schedule's
+/// chunks as its pricer cuts them (virtualStagePlanOf): each chunk's nodes
+/// on the device the V deals it to, one stage per chunk and direction
+/// (forward, backward), stageVirtual naming each stage's chunk. Otherwise,
+/// or when the chunks cannot be written so (notVirtual says why), the plan's
+/// placement.
+Expected<ModelPlacement> scheduledPlacement(PassContext &Ctx, bool &Virtual) {
+  const OnnxModel &M = *Ctx.model;
+  const Plan &Pl = *Ctx.plan;
+  const PipelineScheduleKind K = Pl.pipelineSchedule;
+  Virtual = false;
+  std::string Why;
+  std::optional<Plan> VPlan;
+  if ((K == PipelineScheduleKind::ZbV || K == PipelineScheduleKind::VHalf) &&
+      !isIterationObjective(Pl.objectiveKind)) {
+    Expected<Plan> V = virtualStagePlanOf(Ctx.graph, Ctx.platform, Pl, K, 2);
+    if (!V) Why = V.takeError().message();
+    else if (!Ctx.foldedOnnxNodes.empty() || !Ctx.graph.sharedParameters.empty() || hasReplicas(Pl))
+      Why = "the chunks are written only for plans without folded constants, shared parameters or replicas";
+    else VPlan = std::move(*V);
+  }
+  Expected<ModelPlacement> P =
+      placementFromPlan(M, Ctx.graph, VPlan ? *VPlan : Pl, Ctx.platform, Ctx.foldedOnnxNodes);
+  if (!P || !VPlan) {
+    if (P) P->notVirtual = Why;
+    return P;
+  }
+  const int S = *std::max_element(VPlan->stage.begin(), VPlan->stage.end()) + 1;
+  P->stageKey.assign(P->numNodes(), 0);
+  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
+    for (int I : Ctx.graph.node(V).onnxNodes)
+      P->stageKey[I] = virtualStageRunOrder(Ctx.graph.node(V), VPlan->stage[V], S);
+  ONNXP_RETURN_IF_ERROR(assignStages(M.graph(), *P));
+  P->stageVirtual.assign(P->numStages(), -1);
+  P->writtenDevice = VPlan->device;
+  P->writtenStage.assign(Ctx.graph.numNodes(), 0);
+  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
+    P->writtenStage[V] = P->stage[Ctx.graph.node(V).onnxNodes.front()];
+  for (size_t I = 0; I < P->numNodes(); ++I) {
+    const int Key = P->stageKey[I];
+    P->stageVirtual[P->stage[I]] = Key < S ? Key : 2 * S - 1 - Key;
+  }
+  Virtual = true;
+  Ctx.notes.push_back(std::string("the written stages are ") + pipelineScheduleName(K) + "'s " +
+                      std::to_string(S) + " chunks as priced, dealt in a V to the devices (" +
+                      std::to_string(P->numStages()) + " stage models, forward and backward of each chunk)");
+  return P;
+}
+
+/// The plan JSON the annotated model records: the plan's, or under a
+/// schedule's chunks (scheduledPlacement) the plan as written, every node on
+/// its chunk's device and stage, so that the model reads back as written.
+std::string writtenPlanJson(PassContext &Ctx) {
+  const ModelPlacement &MP = *Ctx.placement;
+  if (MP.stageVirtual.empty()) return planReportJson(Ctx);
+  Plan Kept = *Ctx.plan;
+  Ctx.plan->device = MP.writtenDevice;
+  Ctx.plan->stage = MP.writtenStage;
+  std::string J = planReportJson(Ctx);
+  *Ctx.plan = std::move(Kept);
+  return J;
+}
+
 /// Maps the plan onto the ONNX nodes once (the first write-back pass to run
 /// does it) and starts the output model as a copy of the input.
 Error ensurePlacement(PassContext &Ctx) {
   if (Ctx.placement) return Error::success();
   const OnnxModel &M = *Ctx.model;
-  Expected<ModelPlacement> P = placementFromPlan(M, Ctx.graph, *Ctx.plan, Ctx.platform, Ctx.foldedOnnxNodes);
+  bool Virtual = false;
+  Expected<ModelPlacement> P = scheduledPlacement(Ctx, Virtual);
   if (!P) return P.takeError();
   // Issues 21/23: the folded nodes no plan places go with their readers.
   std::vector<int> NewIndex(M.graph().node_size());
@@ -165,11 +233,13 @@ Error ensurePlacement(PassContext &Ctx) {
   std::vector<int> CheckedInFlight; // what the plan's memory check counted
   if (Ctx.plan->memoryModel == MemoryModel::Liveness && Ctx.plan->iterationMicrobatches > 1)
     CheckedInFlight = inFlightMicrobatches(Ctx.graph, *Ctx.plan, Ctx.platform.numDevices());
-  if (AllMapped) {
+  // The chunks' stages stay the write-back's: the plan keeps its stages,
+  // which the schedule cuts again to price (ScheduleOutput.cpp).
+  if (!Virtual && AllMapped) {
     Ctx.plan->stage.assign(Ctx.graph.numNodes(), 0);
     for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
       Ctx.plan->stage[V] = P->stage[NewIndex[Ctx.graph.node(V).onnxNodes.front()]];
-  } else {
+  } else if (!Virtual) {
     Ctx.plan->stage.clear();
   }
   if (!CheckedInFlight.empty()) ONNXP_RETURN_IF_ERROR(recheckWrittenInFlight(Ctx, CheckedInFlight));
@@ -294,7 +364,7 @@ public:
     ONNXP_RETURN_IF_ERROR(needPlanAndModel(Ctx, name()));
     if (Ctx.annotationsCurrent) return false;
     ONNXP_RETURN_IF_ERROR(ensurePlacement(Ctx));
-    ONNXP_RETURN_IF_ERROR(annotatePlacement(*Ctx.annotated, *Ctx.placement, planReportJson(Ctx)));
+    ONNXP_RETURN_IF_ERROR(annotatePlacement(*Ctx.annotated, *Ctx.placement, writtenPlanJson(Ctx)));
     Ctx.annotationsCurrent = true;
     int Stages = 0;
     for (int D : Ctx.placement->stageDevice) Stages += D >= 0;

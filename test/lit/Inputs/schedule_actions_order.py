@@ -1,7 +1,8 @@
 # Whether each device of a runner trace (run_pipeline.js --trace) ran its
 # stages in the order pipeline.json's schedule_actions list (issue 35): F
 # runs the rank's forward stages (kinds F and FB, from the runner's --json
-# report), I or B its backward stages (kind B), W nothing.
+# report), I or B its backward stages (kind B), W nothing; with the rank's
+# "virtual_stages" (zb-v's chunks) only the stages of the action's chunk.
 # Usage: schedule_actions_order.py STAGE_DIR TRACE.json REPORT.json
 import json
 import os
@@ -20,11 +21,14 @@ for e in sorted((e for e in events if e.get("ph") == "X"), key=lambda e: e["ts"]
     ran.setdefault(device, []).append((stage, e["args"]["micro_batch"]))
 for r in pj["schedule_actions"]["ranks"]:
     want = []
+    chunk = dict((sid, v) for sid, v in r["virtual_stages"]) if "virtual_stages" in r else None
     for a in r["actions"]:
-        _, k, mb = re.fullmatch(r"(\d+)([FIWB])(\d+)", a).groups()
+        v, k, mb = re.fullmatch(r"(\d+)([FIWB])(\d+)", a).groups()
         if k == "W":
             continue
         for sid in sorted(r["stages"]):
+            if chunk is not None and chunk[sid] != int(v):
+                continue
             if (kind[name[sid]] == "B") == (k != "F"):
                 want.append((name[sid], int(mb)))
     got = ran.get(r["device"], [])

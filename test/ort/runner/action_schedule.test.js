@@ -27,8 +27,8 @@ const ZB_H1 = [{rank: 0, device: 'acc0', stages: [0, 2], actions: ['0F0', '0F1',
 
 /// Runs the lists on fake workers (each run takes DURATIONS[stage] on a
 /// virtual clock); returns the order runs started in, or throws.
-async function run(ranks, durations = [1, 2, 1]) {
-  const {stages, pipeline} = plan(ranks);
+async function run(ranks, durations = [1, 2, 1], made = plan(ranks)) {
+  const {stages, pipeline} = made;
   const starts = [];
   let clock = 0;
   const events = [];
@@ -64,6 +64,47 @@ test('each device runs its listed order: F its forward stages, I its backward on
   const interleaved = [{...ZB_H1[0], actions: ['0F0', '0I0', '0W0', '0F1', '0I1', '0W1']}, ZB_H1[1]];
   const other = await run(interleaved);
   assert.deepStrictEqual(other.starts.filter((s) => !s.startsWith('s1')), ['s0:0', 's2:0', 's0:1', 's2:1']);
+});
+
+/// zb-v's written chunks on 2 devices (4 virtual stages dealt in a V:
+/// 0 and 3 on acc0, 1 and 2 on acc1): each chunk's forward, the loss
+/// chunk 3's forward and backward (FB), the backward of chunks 2, 1, 0.
+function vPlan(ranks) {
+  const stages = [
+    {id: 0, name: 'f0', device: 'acc0', kind: 'F', inputs: ['X'], outputs: ['A0']},
+    {id: 1, name: 'f1', device: 'acc1', kind: 'F', inputs: ['A0'], outputs: ['A1']},
+    {id: 2, name: 'f2', device: 'acc1', kind: 'F', inputs: ['A1'], outputs: ['A2']},
+    {id: 3, name: 'fb3', device: 'acc0', kind: 'FB', inputs: ['A2', 'L'], outputs: ['loss', 'G2']},
+    {id: 4, name: 'b2', device: 'acc1', kind: 'B', inputs: ['G2', 'A1'], outputs: ['G1']},
+    {id: 5, name: 'b1', device: 'acc1', kind: 'B', inputs: ['G1', 'A0'], outputs: ['G0']},
+    {id: 6, name: 'b0', device: 'acc0', kind: 'B', inputs: ['G0', 'X'], outputs: ['W_grad']},
+  ];
+  const pipeline = {graph_inputs: [{name: 'X'}, {name: 'L'}], graph_outputs: [{name: 'loss'}, {name: 'W_grad'}],
+                    schedule_actions: {schedule: 'zb-v', microbatches: 2, runnable: true, stage_ranks: [0, 1, 1, 0],
+                                       ranks}};
+  return {stages, pipeline};
+}
+
+const ZB_V = [{rank: 0, device: 'acc0', stages: [0, 3, 6], virtual_stages: [[0, 0], [3, 3], [6, 0]],
+               actions: ['0F0', '0F1', '3F0', '3I0', '3W0', '3F1', '3I1', '3W1', '0I0', '0W0', '0I1', '0W1']},
+              {rank: 1, device: 'acc1', stages: [1, 2, 4, 5], virtual_stages: [[1, 1], [2, 2], [4, 2], [5, 1]],
+               actions: ['1F0', '2F0', '1F1', '2F1', '2I0', '1I0', '2W0', '1W0', '2I1', '1I1', '2W1', '1W1']}];
+
+test('zb-v: <v>F runs only the forward stage of chunk v, <v>I only its backward', async () => {
+  const {starts, result} = await run(ZB_V, [1, 1, 1, 1, 1, 1, 1], vPlan(ZB_V));
+  const on = (names) => starts.filter((s) => names.includes(s.split(':')[0]));
+  assert.deepStrictEqual(on(['f0', 'fb3', 'b0']), ['f0:0', 'f0:1', 'fb3:0', 'fb3:1', 'b0:0', 'b0:1']);
+  assert.deepStrictEqual(on(['f1', 'f2', 'b2', 'b1']), ['f1:0', 'f2:0', 'f1:1', 'f2:1', 'b2:0', 'b1:0', 'b2:1', 'b1:1']);
+  assert.deepStrictEqual(result.outputs.map((o) => o.W_grad), ['W_grad:0', 'W_grad:1']);
+  // Without the pairs every action of a rank runs all its stages of that
+  // direction: each chunk twice per micro-batch, refused.
+  const unpaired = ZB_V.map(({virtual_stages: _, ...r}) => r);
+  await assert.rejects(run(unpaired, [1, 1, 1, 1, 1, 1, 1], vPlan(unpaired)), /not each of 0..1 once/);
+  // A pair naming another rank's virtual stage, or a stage not listed.
+  const wrong = [{...ZB_V[0], virtual_stages: [[0, 1], [3, 3], [6, 0]]}, ZB_V[1]];
+  await assert.rejects(run(wrong, [1, 1, 1, 1, 1, 1, 1], vPlan(wrong)), /stage 0 as virtual stage 1, a virtual stage of rank 1/);
+  const stray = [{...ZB_V[0], virtual_stages: [[0, 0], [3, 3], [9, 0]]}, ZB_V[1]];
+  await assert.rejects(run(stray, [1, 1, 1, 1, 1, 1, 1], vPlan(stray)), /"virtual_stages" needs \[stage id, virtual stage\] pairs/);
 });
 
 test('the predicted iteration of the lists: simulateSchedule with "actions"', async () => {
