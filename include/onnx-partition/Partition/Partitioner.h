@@ -162,7 +162,9 @@ inline constexpr const char *kDefaultAlgorithm = "auto";
 /// PartitionerInfo, never by comparing its name.
 struct AlgorithmFacts {
   /// Issue 20 ("Size"): the largest input it handles within seconds of
-  /// preprocessing (0: no limit); beyond it a usage error up front.
+  /// preprocessing (0: no limit). Beyond it a graph planner plans the graph
+  /// contracted to this many nodes (issue 38, Partition/SizeBudget.h); a
+  /// chain planner gives a usage error up front.
   size_t sizeLimit = 0;
   bool limitCountsBlocks = false; ///< sizeLimit counts chain blocks, else cost-graph nodes
   /// Never looks at memory (a baseline): an overfull device means the model
