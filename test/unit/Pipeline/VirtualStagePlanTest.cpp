@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ExpectedAssert.h"
+#include "TestPlatforms.h"
 
 #include "onnx-partition/Partition/StagedPlanChain.h"
 #include "onnx-partition/Partition/VirtualStagePlan.h"
@@ -35,12 +36,8 @@ void edge(CostGraph &G, int A, int B) {
 }
 
 Platform twoGpus() {
-  Platform P;
-  P.accelerators = 2;
-  P.cpus = 0;
+  Platform P = test::linkedGpus(2, 1e9);
   P.accelerator.memoryBytes = 1e12;
-  P.peerLinkBandwidth = P.hostLinkBandwidth = 1e9;
-  P.peerLinkLatencyMs = P.hostLinkLatencyMs = 0;
   return P;
 }
 
