@@ -14,6 +14,7 @@
 #include "onnx-partition/API/PiperGraphOutput.h"
 #include "onnx-partition/API/PiperOutput.h"
 #include "onnx-partition/API/WriteBack.h"
+#include "onnx-partition/Support/HumanUnits.h"
 #include "onnx-partition/Transforms/ReservedNodeNames.h"
 
 #include <iomanip>
@@ -168,8 +169,8 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   if (O.verbose && O.logStream)
     *O.logStream << "onnx-partition: input " << O.input << " (" << In.kind << "), platform "
                  << Ctx.platform.name << ": " << Ctx.platform.accelerators << " accelerators, "
-                 << Ctx.platform.cpus << " CPUs, " << formatNumber(Ctx.platform.accMemory())
-                 << " bytes per accelerator, algorithm " << O.algorithm << "\n";
+                 << Ctx.platform.cpus << " CPUs, " << humanBytes(Ctx.platform.accMemory())
+                 << " per accelerator, algorithm " << O.algorithm << "\n";
   return Ctx;
 }
 

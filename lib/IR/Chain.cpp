@@ -7,6 +7,7 @@
 #include "onnx-partition/IR/Chain.h"
 
 #include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <cmath>
 #include <ostream>
@@ -77,8 +78,8 @@ Error Chain::validate() const {
     ONNXP_RETURN_IF_ERROR(Bytes(B.weightBytes, B.name, "weight bytes"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.frozenBytes, B.name, "frozen bytes"));
     if (B.frozenBytes > B.weightBytes)
-      return makeError(Where, ": block '", B.name, "': frozen bytes ", formatNumber(B.frozenBytes),
-                       " are more than its weight bytes ", formatNumber(B.weightBytes));
+      return makeError(Where, ": block '", B.name, "': frozen bytes (", exactBytes(B.frozenBytes),
+                       ") are more than its weight bytes (", exactBytes(B.weightBytes), ")");
     ONNXP_RETURN_IF_ERROR(Bytes(B.forwardOverhead, B.name, "forward overhead"));
     ONNXP_RETURN_IF_ERROR(Bytes(B.backwardOverhead, B.name, "backward overhead"));
   }

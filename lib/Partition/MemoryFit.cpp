@@ -94,7 +94,7 @@ std::string onnxp::whatWouldFit(const std::string &Name, const CostGraph &G, con
       (Fits(Q) ? Hi : Lo) = (Lo + Hi) / 2;
     }
     Out += "; " + Name + " finds a plan on " + On + " with " + humanBytes(Hi) + " each (" +
-           formatNumber(std::ceil(Hi)) + " bytes; none with " + humanBytes(Lo) + ")";
+           exactBytes(std::ceil(Hi)) + "; none with " + humanBytes(Lo) + ")";
   }
   if (singleDevice(Name)) return Out;
 

@@ -1,5 +1,6 @@
 //===- Partition/SingleDevice.cpp - The "single" baseline ---------------===//
 #include "onnx-partition/Partition/baselines/Baselines.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 using namespace onnxp;
 
@@ -26,9 +27,9 @@ Expected<Plan> onnxp::partitionSingleDevice(const CostGraph &G, const Platform &
   for (size_t V = 0; V < G.numNodes(); ++V)
     if (P.isAccelerator(Pl.device[V])) Bytes += G.node(V).memBytes;
   if (P.accelerators > 0 && Bytes > P.accMemory() * (1 + 1e-9))
-    return makeDoesNotFitError("single: the nodes it puts on acc0 need ", formatNumber(Bytes),
-                               " bytes, more than the accelerator's ", formatNumber(P.accMemory()),
-                               "; give --memory ", formatNumber(Bytes),
+    return makeDoesNotFitError("single: the nodes it puts on acc0 need ", exactBytes(Bytes),
+                               ", more than the accelerator's ", exactBytes(P.accMemory()),
+                               "; give --memory ", wholeBytes(Bytes),
                                " or more, or use a partitioner (--algo dp)");
   return Pl;
 }

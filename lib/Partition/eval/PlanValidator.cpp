@@ -138,8 +138,8 @@ Error checkPeakMemory(const CostGraph &G, const Platform &P, const Plan &Pl) {
   if (!S) return invalid(Pl, S.takeError().message());
   for (int Dev = 0; Dev < P.accelerators; ++Dev)
     if (S->peakMemory[Dev] > P.accMemory() * (1 + 1e-9))
-      return invalid(Pl, P.deviceName(Dev), " peaks at ", formatNumber(S->peakMemory[Dev]),
-                     " bytes in the emulated schedule, over its memory of ", formatNumber(P.accMemory()));
+      return invalid(Pl, P.deviceName(Dev), " peaks at ", exactBytes(S->peakMemory[Dev]),
+                     " in the emulated schedule, over its memory of ", exactBytes(P.accMemory()));
   return Error::success();
 }
 
@@ -166,7 +166,7 @@ Error checkLivenessMemory(const CostGraph &G, const Platform &P, const Plan &Pl)
                       : "") +
                  ")";
     return invalid(Pl, P.deviceName(Dev), " peaks at ", humanBytes(Mem[Dev].peak), " (",
-                   formatNumber(Mem[Dev].peak), " bytes) by tensor liveness, over its memory of ",
+                   exactBytes(Mem[Dev].peak), ") by tensor liveness, over its memory of ",
                    humanBytes(P.accMemory()), InFlight);
   }
   return Error::success();
@@ -179,8 +179,8 @@ Error checkSumMemory(const CostGraph &G, const Platform &P, const Plan &Pl) {
     if (P.isAccelerator(Pl.device[V])) Mem[Pl.device[V]] += G.node(V).memBytes;
   for (int Dev = 0; Dev < P.accelerators; ++Dev)
     if (Mem[Dev] > P.accMemory() * (1 + 1e-9))
-      return invalid(Pl, P.deviceName(Dev), " holds ", formatNumber(Mem[Dev]), " bytes, over its memory of ",
-                     formatNumber(P.accMemory()));
+      return invalid(Pl, P.deviceName(Dev), " holds ", exactBytes(Mem[Dev]), ", over its memory of ",
+                     exactBytes(P.accMemory()));
   return Error::success();
 }
 

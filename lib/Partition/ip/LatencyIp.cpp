@@ -56,6 +56,7 @@
 #include "onnx-partition/Partition/eval/PlanEvaluator.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Solver/MilpModel.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -600,7 +601,7 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
     return makeDoesNotFitError("no placement with ", Q,
                                " contiguous subgraph(s) per accelerator fits "
                                "the memory (",
-                               formatNumber(P.accMemory()), " bytes per accelerator)");
+                               exactBytes(P.accMemory()), " per accelerator)");
   } else if (Warm) {
     Pl = *Warm;
     Pl.objectiveKind = Objective::Latency;

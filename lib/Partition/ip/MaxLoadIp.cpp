@@ -60,6 +60,7 @@
 #include "onnx-partition/Partition/eval/PlanValidator.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Solver/MilpModel.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -601,8 +602,8 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
     return Result;
   }
   if (R->status == MilpStatus::Infeasible)
-    return makeDoesNotFitError("no placement satisfies the constraints (memory ", formatNumber(P.accMemory()),
-                               " bytes per accelerator", Contiguous ? ", contiguity" : "", ")");
+    return makeDoesNotFitError("no placement satisfies the constraints (memory ", exactBytes(P.accMemory()),
+                               " per accelerator", Contiguous ? ", contiguity" : "", ")");
   if (!R->hasSolution()) {
     if (!Warm)
       return makeError("the IP found no solution within ", formatNumber(O.deadline.limitSeconds()),

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/pardnn/ListScheduling.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <numeric>
@@ -136,11 +137,10 @@ Expected<Plan> onnxp::partitionEft(const CostGraph &G, const Platform &P, const 
   Expected<OverflowResult> R = fixMemoryOverflow(*C, P, Limit, *Device);
   if (!R) return R.takeError().withContext("eft");
   if (!R->fits)
-    return makeError("eft: memory heuristic I could not fit the plan into ", formatNumber(Limit),
-                     " bytes per accelerator (", formatNumber(P.accMemory()), " minus ",
-                     O.memoryHeadroom * 100, "% headroom): the smallest overflow it reached is ",
-                     formatNumber(R->overflow), " bytes in total, worst on ", P.deviceName(R->worstDevice),
-                     "; add devices or memory");
+    return makeError("eft: memory heuristic I could not fit the plan into ", exactBytes(Limit),
+                     " per accelerator (", exactBytes(P.accMemory()), " minus ", O.memoryHeadroom * 100,
+                     "% headroom): the smallest overflow it reached is ", exactBytes(R->overflow),
+                     " in total, worst on ", P.deviceName(R->worstDevice), "; add devices or memory");
   Pl.stats["nodes_moved"] = static_cast<double>(R->nodesMoved);
 
   Expected<Schedule> Sched = emulateTiming(G, P, *Device);
@@ -158,7 +158,7 @@ Expected<Plan> onnxp::partitionEft(const CostGraph &G, const Platform &P, const 
   }
   Pl.notes.push_back("eft: HEFT upward ranks, earliest finish time without insertion (Topcuoglu et al. "
                      "2002); makespan from the FIFO scheduler emulation (seed 003 §3.2.1), list estimate " +
-                     formatNumber(Estimate) + "; memory limit " + formatNumber(Limit) +
-                     " bytes per accelerator, heuristic I moved " + std::to_string(R->nodesMoved) + " nodes");
+                     formatNumber(Estimate) + "; memory limit " + humanBytes(Limit) +
+                     " per accelerator, heuristic I moved " + std::to_string(R->nodesMoved) + " nodes");
   return Pl;
 }

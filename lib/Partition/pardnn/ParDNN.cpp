@@ -20,6 +20,7 @@
 #include "onnx-partition/Partition/pardnn/ParDNN.h"
 #include "onnx-partition/Partition/eval/ScheduleEmulator.h"
 #include "onnx-partition/Partition/pardnn/FinalPass.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <chrono>
@@ -144,7 +145,7 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
       static_cast<double>(Pl.stats.count("colocation_by_majority") ? *MajorityMoved : *Coloc);
 
   const double Limit = (1 - O.memoryHeadroom) * P.accMemory();
-  auto Bytes = [](double B) { return formatNumber(B); };
+  auto Bytes = [](double B) { return exactBytes(B); };
   if (Balance) {
     Pl.stats["nodes_moved"] = static_cast<double>(balanceResidualMemory(*C, P, Device));
   } else {
@@ -153,11 +154,11 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
     Pl.stats["memory_rounds"] = R->rounds;
     if (!R->fits)
       return makeDoesNotFitError("pardnn: memory heuristic I could not fit the plan into ", Bytes(Limit),
-                                 " bytes per accelerator (", Bytes(P.accMemory()), " minus ",
+                                 " per accelerator (", Bytes(P.accMemory()), " minus ",
                                  O.memoryHeadroom * 100, "% headroom): the smallest overflow it reached is ",
-                                 Bytes(R->overflow), " bytes in total, worst on ",
-                                 P.deviceName(R->worstDevice), " (peak ", Bytes(R->worstPeak),
-                                 " bytes) after moving ", R->nodesMoved, " nodes; add devices or memory");
+                                 Bytes(R->overflow), " in total, worst on ", P.deviceName(R->worstDevice),
+                                 " (peak ", Bytes(R->worstPeak), ") after moving ", R->nodesMoved,
+                                 " nodes; add devices or memory");
     Pl.stats["nodes_moved"] = static_cast<double>(R->nodesMoved);
   }
   Pl.stats["time_memory_s"] = Lap();
@@ -194,7 +195,7 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
     if (Sched->peakMemory[D] > Limit)
       return makeDoesNotFitError("pardnn: memory heuristic II (balance) left ", P.deviceName(D),
                                  " with an emulated peak of ", Bytes(Sched->peakMemory[D]),
-                                 " bytes, over its limit of ", Bytes(Limit), " bytes by ",
+                                 ", over its limit of ", Bytes(Limit), " by ",
                                  Bytes(Sched->peakMemory[D] - Limit),
                                  "; heuristic II does not guarantee fit, use the knapsack heuristic");
   }
@@ -236,7 +237,7 @@ Expected<Plan> onnxp::partitionParDNN(const CostGraph &G, const Platform &P, con
   if (!UsesCpu) Pl.lowerBoundScope = Plan::kAnyPlan; // critical path and work / k
   Pl.notes.push_back("pardnn: makespan from the FIFO scheduler emulation (seed 003 §3.2.1); memory "
                      "limit " +
-                     Bytes(Limit) + " bytes per accelerator (" + formatNumber(O.memoryHeadroom * 100) +
+                     humanBytes(Limit) + " per accelerator (" + formatNumber(O.memoryHeadroom * 100) +
                      "% headroom)");
   Pl.notes.push_back("pardnn: residual nodes (paramBytes > 0 or optimizer) hold memory for the "
                      "whole iteration; others until their last consumer finishes");

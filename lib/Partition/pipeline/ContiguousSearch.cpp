@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Partition/PipelineBaseline.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -165,8 +166,8 @@ Expected<PipelinePlan> onnxp::memoryAwareContiguousWithin(const PipelineTasks &T
     }
   }
   if (!Search.Best)
-    return makeDoesNotFitError("no contiguous split into 1..", NumGpus, " stages fits in ", Memory,
-                               " bytes per GPU");
+    return makeDoesNotFitError("no contiguous split into 1..", NumGpus, " stages fits in ",
+                               exactBytes(Memory), " per GPU");
   Search.Best->algorithm = "contiguous";
   return std::move(*Search.Best);
 }

@@ -106,8 +106,8 @@ Expected<Plan> partitionPipelineStraight(const Chain &C, const Platform &P, cons
   Plan Pl = blockPlanOf(*PP);
   if (PP->peakMemory() > P.accMemory()) {
     Pl.notes.push_back("PipeDream's straight pipeline needs " + humanBytes(PP->peakMemory()) + " (" +
-                       formatNumber(PP->peakMemory()) +
-                       " bytes) on a GPU under 1F1B, more than the accelerator memory");
+                       exactBytes(PP->peakMemory()) +
+                       ") on a GPU under 1F1B, more than the accelerator memory");
   }
   return Pl;
 }

@@ -56,6 +56,7 @@
 #include "onnx-partition/Partition/PipelineIlp.h"
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Platform.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <chrono>
@@ -608,11 +609,10 @@ Error noPatternError(const PipelineTasks &Tasks, const PipelineIlpOptions &O) {
     }
   }
   std::string Contig = "no contiguous pipeline on " + std::to_string(O.numGpus) + " GPUs fits in " +
-                       formatNumber(O.memoryBytes) + " bytes per GPU";
+                       exactBytes(O.memoryBytes) + " per GPU";
   if (std::isfinite(Least))
-    Contig += " (the least memory among PipeDream's straight pipelines is " + formatNumber(Least) +
-              " bytes per GPU, with " + std::to_string(LeastStages) + " stage" +
-              (LeastStages > 1 ? "s" : "") + ")";
+    Contig += " (the least memory among PipeDream's straight pipelines is " + exactBytes(Least) +
+              " per GPU, with " + std::to_string(LeastStages) + " stage" + (LeastStages > 1 ? "s" : "") + ")";
   return makeDoesNotFitError(
       "pipeline-ilp: ", Contig, ", and the time limit (", formatNumber(O.deadline.limitSeconds()),
       " s) stopped the ILP before it found a non-contiguous pattern or proved that none exists: "
@@ -643,8 +643,8 @@ Expected<PipelinePlan> pricedByLink(const PipelineTasks &Tasks, const PipelineIl
   }
   if (!Warm) {
     if (!ByLink) return ByLink.takeError();
-    return makeError("pipeline-ilp: the ILP's allocation needs ", formatNumber(ByLink->peakMemory()),
-                     " bytes on a GPU when priced by link, above the limit ", formatNumber(O.memoryBytes));
+    return makeError("pipeline-ilp: the ILP's allocation needs ", exactBytes(ByLink->peakMemory()),
+                     " on a GPU when priced by link, above the limit of ", exactBytes(O.memoryBytes));
   }
   if (!ByLink) (void)ByLink.takeError();
   PipelinePlan Fallback = std::move(*Warm);
@@ -766,7 +766,7 @@ Expected<PipelinePlan> onnxp::planPipelineIlp(const PipelineTasks &Tasks, const 
     } else if (Warm) {
       return WarmInstead(Plan.lowerBound,
                          std::string("the solver's pattern ") +
-                             (Sim ? "needs " + formatNumber(Sim->peakMemory) + " bytes on a GPU in the replay"
+                             (Sim ? "needs " + exactBytes(Sim->peakMemory) + " on a GPU in the replay"
                                   : "fails the replay (" + Sim.takeError().message() + ")"));
     }
   }

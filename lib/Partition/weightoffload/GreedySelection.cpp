@@ -21,6 +21,7 @@
 #include "onnx-partition/Partition/WeightOffload.h"
 
 #include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 
@@ -66,7 +67,7 @@ Expected<OffloadSelection> onnxp::selectGreedy(const OffloadInstance &I, bool Di
     if (BestK == 0) {
       int Worst = int(std::max_element(E.begin(), E.end()) - E.begin());
       return makeInternalError(I.name, ": Algorithm 1 found no useful choice while ", I.opName(Worst),
-                               " still exceeds GPU memory by ", formatNumber(E[Worst]), " bytes");
+                               " still exceeds GPU memory by ", exactBytes(E[Worst]));
     }
     (BestD == 1 ? S.afterForward : S.afterBackward)[BestK] = 1;
     for (int J = 0; J < N; ++J)

@@ -9,6 +9,7 @@
 #include "onnx-partition/Partition/WeightOffload.h"
 
 #include "onnx-partition/IR/CostGraph.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -123,8 +124,8 @@ Error onnxp::checkOffloadFeasible(const OffloadInstance &I) {
     int J = I.minimumMemoryOp();
     return makeDoesNotFitError(
         I.name, ": GPU memory ", megabytes(I.memory), " is too small for weight offloading: ", I.opName(J),
-        " alone needs ", megabytes(Need), " (", formatNumber(Need),
-        " bytes: its weights, their gradient and the activations of eq. (1)) even with every "
+        " alone needs ", megabytes(Need), " (", exactBytes(Need),
+        ": its weights, their gradient and the activations of eq. (1)) even with every "
         "other layer's weights on the host");
   }
   return Error::success();

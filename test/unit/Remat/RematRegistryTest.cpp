@@ -12,6 +12,7 @@
 #include "onnx-partition/IR/CostGraph.h"
 #include "onnx-partition/IR/Platform.h"
 #include "onnx-partition/Partition/Partitioner.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <gtest/gtest.h>
 
@@ -71,7 +72,7 @@ TEST(RematRegistry, ResidentWeightsAreChargedAndThePeakIsMeasured) {
   ASSERT_FALSE(bool(None));
   const std::string Why = None.takeError().message();
   EXPECT_NE(Why.find("the weights alone need"), std::string::npos) << Why;
-  EXPECT_NE(Why.find(formatNumber(Res.total())), std::string::npos) << Why;
+  EXPECT_NE(Why.find(exactBytes(Res.total())), std::string::npos) << Why;
 }
 
 } // namespace
