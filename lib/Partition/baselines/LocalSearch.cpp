@@ -156,11 +156,20 @@ Expected<Plan> onnxp::partitionLocalSearch(const CostGraph &G, const Platform &P
           }
         }
         for (int V : Members[Cl]) Dev[V] = From;
+        // One step scores every class on every device, O(classes x devices
+        // x nodes): seconds on Llama-2's training graph, so the clock is read
+        // per class (issue 39, item 2); the best move found so far is still
+        // an improving one.
+        if (Passed()) {
+          Stopped = true;
+          break;
+        }
       }
       if (BestCl < 0) break;
       for (int V : Members[BestCl]) Dev[V] = BestDev;
       Score = Step;
       ++Moves;
+      if (Stopped) break;
     }
     if (Score < BestScore) {
       BestScore = Score;
