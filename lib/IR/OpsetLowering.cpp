@@ -583,13 +583,18 @@ private:
     if (Rank >= 0 && Axis < 0) Axis += Rank;
     int64_t Dim = Rank >= 0 && Axis >= 0 && Axis < Rank ? D->dims[Axis] : -1;
     if (Dim < 0) {
-      // Split-13 without sizes splits equally; ONNX Runtime refuses at run
-      // time a dim that does not divide, as it would the original's shapes.
+      // Split-13 without sizes splits equally: the same as the original
+      // wherever the dim divides; where it does not, the lowered model fails
+      // at run time while the original splits unevenly. The note says so.
       ++UnknownDimSplits;
       return Error::success();
     }
     if (Dim % Num == 0) return Error::success();
-    int64_t Chunk = (Dim + Num - 1) / Num;
+    // Written without Dim + Num - 1, which a hostile dim near 2^63 overflows.
+    int64_t Chunk = Dim / Num + 1;
+    // Chunk * (Num - 1) <= Dim + Num: no overflow below 2^62.
+    if (Dim > (int64_t{1} << 62))
+      return makeError(What, ": ", Where, ": Split-18 splits a dim of ", Dim, ", larger than any tensor");
     int64_t Last = Dim - Chunk * (Num - 1);
     if (Last <= 0)
       return makeError(What, ": ", Where, ": Split-18 cannot split a dim of ", Dim, " into ", Num,

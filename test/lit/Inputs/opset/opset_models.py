@@ -18,6 +18,9 @@ KIND:
   pad-wrap    Pad with mode='wrap' (new in 19).
   reducemax-bool ReduceMax on bool (new in 20).
   runtime-axes ReduceMean whose axes are computed at run time.
+  ml-label    LabelEncoder at ai.onnx.ml OPSET (4: as in 2, lowerable),
+              beside opset 17.
+  ml-tensor   LabelEncoder-4 with keys_tensor/values_tensor (new in 4).
   big         OPSET beyond what is lowered (22).
 
   check FILE  prints the default-domain opset of FILE, whether the ONNX 1.12
@@ -33,7 +36,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-IR_FOR_OPSET = {18: 8, 19: 9, 20: 9, 21: 10, 22: 10}
+IR_FOR_OPSET = {4: 8, 5: 10, 18: 8, 19: 9, 20: 9, 21: 10, 22: 10}
 
 
 def ints(name, values):
@@ -107,6 +110,14 @@ def one_node(opset, kind):
         y = [h.make_tensor_value_info("Y", T.BOOL, None)]
         nodes = [h.make_node("ReduceMax", ["X", "axes"], ["Y"], name="any", keepdims=0)]
         inits = [ints("axes", [1])]
+    elif kind in ("ml-label", "ml-tensor"):
+        x = [h.make_tensor_value_info("X", T.INT64, [2, 4])]
+        y = [h.make_tensor_value_info("Y", T.INT64, [2, 4])]
+        attrs = dict(keys_int64s=[1, 2], values_int64s=[5, 6], default_int64=0)
+        if kind == "ml-tensor":
+            attrs = dict(keys_tensor=ints("k", [1, 2]), values_tensor=ints("v", [5, 6]))
+        nodes = [h.make_node("Neg", ["X"], ["A"], name="neg"),
+                 h.make_node("LabelEncoder", ["A"], ["Y"], name="label", domain="ai.onnx.ml", **attrs)]
     elif kind in ("runtime-axes", "big"):
         nodes = [h.make_node("Shape", ["X"], ["S"], name="shape"),
                  h.make_node("Size", ["S"], ["N"], name="size"),
@@ -172,6 +183,9 @@ def main():
     if kind == "edge":
         graph, functions = edge(opset)
         imports.append(h.make_opsetid("local", 1))
+    elif kind.startswith("ml-"):
+        graph = one_node(opset, kind)
+        imports = [h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", opset)]
     else:
         graph = lowerable(opset) if kind == "lowerable" else one_node(opset, kind)
     model = h.make_model(graph, opset_imports=imports, producer_name="opset_models.py",
