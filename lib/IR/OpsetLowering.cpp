@@ -527,8 +527,8 @@ private:
       Axes = constInts(N.input(1));
       if (!Axes)
         return refuse(Where, Op + "-18 reads its axes from '" + N.input(1) +
-                                 "', which is computed at run time (not an initializer or Constant); opset "
-                                 "17 takes them only as an attribute");
+                                 "', which is not a constant (computed at run time, a graph input, or "
+                                 "external data); opset 17 takes them only as an attribute");
     }
     Changed |= dropAttr(N, "noop_with_empty_axes");
     if (N.input_size() >= 2) {
