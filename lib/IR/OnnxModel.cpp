@@ -11,6 +11,7 @@
 #include "onnx-partition/IR/SafeShapeInference.h"
 
 #include "onnx-partition/IR/ExternalData.h"
+#include "onnx-partition/IR/OpsetLowering.h"
 
 #include <onnx/defs/parser.h>
 #include <onnx/defs/schema.h>
@@ -387,6 +388,11 @@ Expected<OnnxModel> onnxp::loadOnnxModel(const std::string &Path, const std::str
   }
   if (M.graph().node_size() == 0) return makeError(Path, ": the model's graph has no nodes");
   repairWhatOrtAccepts(M);
+  // Opsets 18-21 become their opset-17 form before anything checks or
+  // infers them (issue 37, item 1; OpsetLowering.h).
+  Expected<OpsetLoweringResult> Lowered = lowerOpsets(M.proto, Path);
+  if (!Lowered) return Lowered.takeError();
+  M.notes.insert(M.notes.end(), Lowered->notes.begin(), Lowered->notes.end());
   ONNXP_RETURN_IF_ERROR(checkExternalLocations(M.proto, Path));
   ONNXP_RETURN_IF_ERROR(validateForShapeInference(M.proto, Path));
   // value_info entries without a type say nothing, and the checker rejects
