@@ -337,8 +337,20 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   const replicated = stages.some((st) => st.replica_devices.length > 1);
   const unrunnable = [];
   const cudaNoted = new Set();
+  const finish = async () => {
+    for (const t of threads.values()) await t.terminate();
+  };
+  // A stage that fails leaves the others' sessions mid-run: each is
+  // released, in its own thread, before the error ends the process (else
+  // onnxruntime-node's teardown aborts, "terminate called after throwing
+  // an instance of 'Napi::Error'": found by the runner fuzz, issue 39).
+  const releaseAll = async () => {
+    for (const w of workers) if (w.inputs || w.opened) await w.request({type: 'end'}).catch(() => {});
+    await finish().catch(() => {});
+  };
+  const released = (e) => releaseAll().then(() => Promise.reject(e));
   // Sessions open in parallel (each device's thread compiles its build).
-  const inits = workers.map((w) => w.request({type: 'init'}).then((r) => ({r}), (e) => ({e})));
+  const inits = workers.map((w) => w.request({type: 'init'}).then((r) => ((w.opened = true), {r}), (e) => ({e})));
   for (const [i, w] of workers.entries()) {
     try {
       const {r, e} = await inits[i];
@@ -354,15 +366,15 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
     } catch (e) {
       const msg = e.message.replace(/^[^:]*: /, '');
       const op = missingOp(msg);
-      if (!op) throw e;
+      if (!op) {
+        await Promise.all(inits);
+        await released(e);
+      }
       const builds = backend === 'wasm' ? 'ONNX Runtime\'s training build' : 'onnxruntime-node or ONNX Runtime\'s training build';
       if (w.replica) continue; // its first replica says it
       unrunnable.push({stage: w.stage.name, reason: `no kernel for ${op} in ${builds} (first missing op)`});
     }
   }
-  const finish = async () => {
-    for (const t of threads.values()) await t.terminate();
-  };
   if (unrunnable.length) {
     const code = await runPartial(workers.filter((w) => !w.replica), unrunnable, pipeline, inputsFor);
     for (const w of workers) if (w.inputs) await w.request({type: 'end'});
@@ -375,7 +387,7 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   // Warm-up: one micro-batch, not timed (as many as the most replicated
   // stage has replicas, so that every replica's session runs one).
   const warmups = Math.max(...workers.map((w) => w.replicas));
-  await runSchedule(workers, pipeline, Array(warmups).fill(warmupInputs), 'gpipe', () => {});
+  await runSchedule(workers, pipeline, Array(warmups).fill(warmupInputs), 'gpipe', () => {}).catch(released);
   const inputs = Array.from({length: M}, (_, m) => inputsFor(m));
   const t0 = performance.timeOrigin + performance.now();
   const isTty = process.stderr.isTTY;
@@ -385,8 +397,8 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
     if (isTty) process.stderr.write('\r' + line + (done === M ? '\n' : ''));
     else log(line);
   };
-  const result = a.actions ? await runActions(workers, pipeline, inputs, a.actions, progress)
-                           : await runSchedule(workers, pipeline, inputs, a.schedule, progress);
+  const result = await (a.actions ? runActions(workers, pipeline, inputs, a.actions, progress)
+                                  : runSchedule(workers, pipeline, inputs, a.schedule, progress)).catch(released);
 
   // Sessions and profiles. Every session is released before its thread is
   // terminated (onnxruntime-node's teardown can abort otherwise).
