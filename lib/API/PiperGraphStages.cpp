@@ -185,7 +185,10 @@ Error StageWriter::checkBlockOutputs(const Piece &P) const {
           "' inside a tensor-parallel block is read outside it; its shards are not written yet");
   for (int I : P.nodes)
     for (const std::string &T : Graph.node(I).input())
-      if (!Sharded.count(I) && Split.count(T))
+      // A Shape of a shard's tensor is computed in each shard (an export's
+      // shape arithmetic); its values leave the piece from shard 0, so they
+      // must not depend on the split axis (batch and sequence do not).
+      if (!Sharded.count(I) && Split.count(T) && Graph.node(I).op_type() != "Shape")
         return makeUsageError("--algo piper --emit-stages: '", Graph.node(I).name(), "' reads '", T,
                               "' of a tensor-parallel block without being split with it");
   return Error::success();
@@ -329,9 +332,10 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
   return J;
 }
 
-/// Name -> type of every tensor ONNX shape inference types in M.
-std::map<std::string, onnx::TypeProto> inferredTypes(const onnx::ModelProto &Model) {
-  onnx::ModelProto Copy = Model;
+/// Name -> type of every tensor ONNX shape inference types in M; the
+/// import's own inference (contrib ops included) for the rest.
+std::map<std::string, onnx::TypeProto> inferredTypes(const OnnxModel &M) {
+  onnx::ModelProto Copy = M.proto;
   try {
     onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
                                         /*enable_data_propagation=*/false);
@@ -344,6 +348,19 @@ std::map<std::string, onnx::TypeProto> inferredTypes(const onnx::ModelProto &Mod
   for (const auto *List : {&G.value_info(), &G.output(), &G.input()})
     for (const auto &VI : *List)
       if (VI.has_type() && VI.type().has_tensor_type()) Types[VI.name()] = VI.type();
+  for (const onnx::NodeProto &N : G.node())
+    for (const std::string &O : N.output()) {
+      const TensorInfo *T = M.tensor(O);
+      if (Types.count(O) || !T || T->elemType == 0) continue;
+      onnx::TypeProto TP;
+      TP.mutable_tensor_type()->set_elem_type(T->elemType);
+      for (size_t D = 0; T->hasShape && D < T->dims.size(); ++D) {
+        auto *Dim = TP.mutable_tensor_type()->mutable_shape()->add_dim();
+        if (T->dims[D] >= 0) Dim->set_dim_value(T->dims[D]);
+        else if (D < T->symbols.size() && !T->symbols[D].empty()) Dim->set_dim_param(T->symbols[D]);
+      }
+      Types[O] = TP;
+    }
   return Types;
 }
 
@@ -352,7 +369,7 @@ Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string 
   for (size_t S = 0; S < Plan.stages.size(); ++S) ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
   for (Piece &P : Pieces) addUnassigned(P);
   ONNXP_RETURN_IF_ERROR(wire());
-  const std::map<std::string, onnx::TypeProto> Types = inferredTypes(M.proto);
+  const std::map<std::string, onnx::TypeProto> Types = inferredTypes(M);
   std::vector<std::pair<std::string, std::string>> Files;
   int Count = 0;
   for (const Piece &P : Pieces)

@@ -9,15 +9,20 @@
 //    Gemm bias stays on shard 0 only, so that the shards' outputs sum to
 //    the original; its output is renamed partialName(Y, k): a partial sum
 //    the runner all-reduces (pipeline.json "tensor_parallel");
+//  - a column projection whose output reaches a Split (a fused Q/K/V
+//    Gemm) is that many tensors side by side: each is sliced, and the
+//    Split's sizes are / t;
 //  - between them, a Reshape's constant shape with the head count (the
-//    entry before the head width, heads x head width = the column width)
-//    gets heads / t, an entry equal to the column width gets width / t; an
-//    elementwise constant as wide as a column output (a bias Add) keeps
-//    its slice.
-// Weights must be fp32 initializers or Constant nodes, Reshape shapes
-// constants; anything else is an error naming the node. Every other node
-// of the piece is copied whole (each shard computes it; shard 0 provides
-// its outputs).
+//    entry before the head width, heads x head width = the column width,
+//    or before a trailing -1) gets heads / t, else an entry equal to a
+//    column width gets width / t; a shape built by a Concat (an export's
+//    Shape arithmetic) gets its constant widths / t, the values read off
+//    the shard's own tensors following it; an elementwise constant as
+//    wide as a column output (a bias Add) keeps its slice.
+// Weights must be 2-D fp32 constants, Reshape shapes constants or
+// Concats; anything else is an error naming the node. Every other node of
+// the piece is copied whole (each shard computes it; shard 0 provides its
+// outputs).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TRANSFORMS_SHARDTENSORPARALLEL_H
