@@ -124,9 +124,9 @@ json planJson(const PiperGraphRun &Run, const PiperGraphPlan &Pl) {
 Expected<CompileResult> onnxp::compilePiperGraph(PassContext &Ctx, const CompileOptions &O,
                                                  OutputTransaction *Files) {
   const OutputOptions OO = outputOptionsFor(O);
-  if (!OO.output.empty() || !OO.dot.empty() || !OO.trace.empty() || !O.loadPlan.empty() || !O.passes.empty())
-    return makeUsageError("--algo piper on an ONNX model writes no annotated model yet: -o, --dot, "
-                          "--trace, --load-plan and --passes do not apply; use --report or --emit-stages");
+  if (!OO.dot.empty() || !OO.trace.empty() || !O.loadPlan.empty() || !O.passes.empty())
+    return makeUsageError("--algo piper on an ONNX model writes no picture or trace: --dot, --trace, "
+                          "--load-plan and --passes do not apply; use --report, -o or --emit-stages");
   if (!OO.emitStages.empty()) ONNXP_RETURN_IF_ERROR(checkStagesDir(OO.emitStages));
   const PartitionOptions &Part = Ctx.options.partition;
   if (Part.objective && *Part.objective != Objective::Iteration)
@@ -177,6 +177,17 @@ Expected<CompileResult> onnxp::compilePiperGraph(PassContext &Ctx, const Compile
                  {"plans_by_max_tensor_parallel", Plans}};
   R.reportJson = Report.dump(2) + "\n";
   if (Files && !OO.report.empty()) ONNXP_RETURN_IF_ERROR(Files->add(OO.report, R.reportJson));
+  // Issue 34 item 3: the plan on the model as IR 11 sharding specs.
+  if (Files && !OO.output.empty()) {
+    Expected<onnx::ModelProto> Annotated = annotatePiperGraphModel(Ctx.graph, *Ctx.model, *Run, Best);
+    if (!Annotated) return Annotated.takeError();
+    std::string Bytes;
+    if (!Annotated->SerializeToString(&Bytes)) return makeError("cannot serialize ", OO.output);
+    ONNXP_RETURN_IF_ERROR(Files->add(OO.output, Bytes));
+    R.summary += "  note: wrote " + OO.output +
+                 " (IR 11: the plan's stages and tensor-parallel splits as "
+                 "NodeProto.device_configurations)\n";
+  }
   // Issue 34 item 3: the best plan's stages, tensor-parallel ones as shards.
   if (Files && !OO.emitStages.empty()) {
     Expected<int> N = writePiperGraphStages(Ctx.graph, *Ctx.model, *Run, Best, PO, OO.emitStages, *Files);

@@ -6,6 +6,7 @@
 #include "onnx-partition/API/PiperGraphStages.h"
 
 #include "onnx-partition/Transforms/ShardTensorParallel.h"
+#include "onnx-partition/Transforms/ShardingSpecs.h"
 
 #include <nlohmann/json.hpp>
 #include <onnx/shape_inference/implementation.h>
@@ -37,6 +38,7 @@ public:
       : G(G), M(M), Graph(M.graph()), Run(Run), Plan(Plan), NodeStage(M.graph().node_size(), -1) {}
 
   Expected<int> write(const PiperGraphOptions &PO, const std::string &Dir, OutputTransaction &Tx);
+  Expected<onnx::ModelProto> annotated();
 
 private:
   const CostGraph &G;
@@ -399,7 +401,35 @@ Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string 
   return Count;
 }
 
+/// Issue 34 item 3: the plan on the model, in IR 11's multi-device fields.
+Expected<onnx::ModelProto> StageWriter::annotated() {
+  ONNXP_RETURN_IF_ERROR(assignNodes());
+  for (size_t S = 0; S < Plan.stages.size(); ++S) ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
+  std::vector<AnnotatedStage> Stages(Plan.stages.size());
+  for (size_t S = 0; S < Plan.stages.size(); ++S) {
+    const PiperGraphStage &St = Plan.stages[S];
+    Stages[S].degree = St.tensorParallel;
+    for (int R = 0; R < St.dataParallel; ++R)
+      for (int K = 0; K < St.tensorParallel; ++K)
+        Stages[S].devices.push_back("acc" + std::to_string(St.firstDevice + R * St.tensorParallel + K));
+  }
+  for (int I = 0; I < Graph.node_size(); ++I)
+    if (NodeStage[I] >= 0) Stages[NodeStage[I]].nodes.push_back(I);
+  for (size_t B = 0; B < Blocks.size(); ++B) Stages[BlockStage[B]].blocks.push_back(Blocks[B]);
+  onnx::ModelProto Out = M.proto;
+  annotateShardingSpecs(Out, Stages);
+  return Out;
+}
+
 } // namespace
+
+Expected<onnx::ModelProto> onnxp::annotatePiperGraphModel(const CostGraph &G, const OnnxModel &M,
+                                                          const PiperGraphRun &Run,
+                                                          const PiperGraphPlan &Plan) {
+  if (!Plan.ok()) return makeUsageError("-o: the piper plan is empty (", Plan.status, ")");
+  StageWriter W(G, M, Run, Plan);
+  return W.annotated();
+}
 
 Expected<int> onnxp::writePiperGraphStages(const CostGraph &G, const OnnxModel &M, const PiperGraphRun &Run,
                                            const PiperGraphPlan &Plan, const PiperGraphOptions &PO,

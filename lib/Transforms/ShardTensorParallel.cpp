@@ -241,28 +241,7 @@ Error Sharder::concatShape(int V, int C) {
   return Error::success();
 }
 
-/// How many tensors a column projection's output fuses: the outputs of
-/// the Split (among the split nodes) its output reaches through Reshapes
-/// and bias Adds, else 1.
-int64_t Sharder::groupsAfter(int V) const {
-  std::set<std::string> Seen = {G.node(V).output(0)};
-  std::vector<std::string> Work = {G.node(V).output(0)};
-  while (!Work.empty()) {
-    const std::string T = Work.back();
-    Work.pop_back();
-    auto It = Readers.find(T);
-    if (It == Readers.end()) continue;
-    for (int I : It->second) {
-      const std::string &Op = G.node(I).op_type();
-      if (!std::count(R.block->sharded.begin(), R.block->sharded.end(), I)) continue;
-      if (Op == "Split") return std::max(1, G.node(I).output_size());
-      if (Op != "Reshape" && Op != "Add") continue;
-      for (const std::string &O : G.node(I).output())
-        if (Seen.insert(O).second) Work.push_back(O);
-    }
-  }
-  return 1;
-}
+int64_t Sharder::groupsAfter(int V) const { return fusedOutputs(G, *R.block, V); }
 
 /// A Split's "split" sizes are the shard's: each / t.
 Error Sharder::splitSizes(int V) {
@@ -361,6 +340,32 @@ Expected<onnx::ModelProto> Sharder::run(const std::map<std::string, onnx::TypePr
 }
 
 } // namespace
+
+/// How many tensors a column projection's output fuses: the outputs of
+/// the Split (among the split nodes) its output reaches through Reshapes
+/// and bias Adds, else 1.
+int64_t onnxp::fusedOutputs(const onnx::GraphProto &G, const ShardBlock &B, int V) {
+  std::map<std::string, std::vector<int>> Readers;
+  for (int I = 0; I < G.node_size(); ++I)
+    for (const std::string &T : G.node(I).input()) Readers[T].push_back(I);
+  std::set<std::string> Seen = {G.node(V).output(0)};
+  std::vector<std::string> Work = {G.node(V).output(0)};
+  while (!Work.empty()) {
+    const std::string T = Work.back();
+    Work.pop_back();
+    auto It = Readers.find(T);
+    if (It == Readers.end()) continue;
+    for (int I : It->second) {
+      const std::string &Op = G.node(I).op_type();
+      if (!std::count(B.sharded.begin(), B.sharded.end(), I)) continue;
+      if (Op == "Split") return std::max(1, G.node(I).output_size());
+      if (Op != "Reshape" && Op != "Add") continue;
+      for (const std::string &O : G.node(I).output())
+        if (Seen.insert(O).second) Work.push_back(O);
+    }
+  }
+  return 1;
+}
 
 std::string onnxp::partialName(const std::string &Y, int K) { return Y + ".partial" + std::to_string(K); }
 

@@ -14,7 +14,8 @@
 // run on its first accelerator. The graph's backward nodes are not
 // written: a model with backward ONNX nodes (an ORT training graph) is a
 // usage error, a forward model planned with --training gets its forward
-// stages.
+// stages. -o writes the model with the plan in ONNX IR 11's multi-device
+// annotations.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_API_PIPERGRAPHSTAGES_H
@@ -34,6 +35,12 @@ namespace onnxp {
 Expected<int> writePiperGraphStages(const CostGraph &G, const OnnxModel &M, const PiperGraphRun &Run,
                                     const PiperGraphPlan &Plan, const PiperGraphOptions &PO,
                                     const std::string &Dir, OutputTransaction &Tx);
+
+/// The model with Plan as ONNX IR 11 multi-device annotations
+/// (Transforms/ShardingSpecs.h): one device configuration per stage, each
+/// stage node's pipeline stage, the split projections' sharding specs.
+Expected<onnx::ModelProto> annotatePiperGraphModel(const CostGraph &G, const OnnxModel &M,
+                                                   const PiperGraphRun &Run, const PiperGraphPlan &Plan);
 
 } // namespace onnxp
 

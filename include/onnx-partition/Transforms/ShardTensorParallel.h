@@ -56,6 +56,11 @@ struct ShardRequest {
   std::vector<std::string> outputs;  ///< outputs, the row output included (renamed)
 };
 
+/// How many tensors column projection V of B fuses in its output: the
+/// outputs of the Split among B's split nodes its output reaches through
+/// Reshapes and bias Adds (a fused Q/K/V: 3), else 1.
+int64_t fusedOutputs(const onnx::GraphProto &G, const ShardBlock &B, int V);
+
 /// The name shard K's partial sum of tensor Y takes.
 std::string partialName(const std::string &Y, int K);
 
