@@ -1,6 +1,8 @@
 //===- API/PiperGraphOutput.cpp - --algo piper on an ONNX model ----------===//
 #include "onnx-partition/API/PiperGraphOutput.h"
 
+#include "onnx-partition/API/PiperGraphStages.h"
+#include "onnx-partition/API/WriteBack.h"
 #include "onnx-partition/Partition/piper/PiperGraphPlanner.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
@@ -122,10 +124,10 @@ json planJson(const PiperGraphRun &Run, const PiperGraphPlan &Pl) {
 Expected<CompileResult> onnxp::compilePiperGraph(PassContext &Ctx, const CompileOptions &O,
                                                  OutputTransaction *Files) {
   const OutputOptions OO = outputOptionsFor(O);
-  if (!OO.output.empty() || !OO.emitStages.empty() || !OO.dot.empty() || !OO.trace.empty() ||
-      !O.loadPlan.empty() || !O.passes.empty())
-    return makeUsageError("--algo piper on an ONNX model writes no models yet: -o, --emit-stages, --dot, "
-                          "--trace, --load-plan and --passes do not apply; use --report");
+  if (!OO.dot.empty() || !OO.trace.empty() || !O.loadPlan.empty() || !O.passes.empty())
+    return makeUsageError("--algo piper on an ONNX model writes no picture or trace: --dot, --trace, "
+                          "--load-plan and --passes do not apply; use --report, -o or --emit-stages");
+  if (!OO.emitStages.empty()) ONNXP_RETURN_IF_ERROR(checkStagesDir(OO.emitStages));
   const PartitionOptions &Part = Ctx.options.partition;
   if (Part.objective && *Part.objective != Objective::Iteration)
     return makeUsageError("--algo piper on an ONNX model minimises the objective iteration, not ",
@@ -175,5 +177,24 @@ Expected<CompileResult> onnxp::compilePiperGraph(PassContext &Ctx, const Compile
                  {"plans_by_max_tensor_parallel", Plans}};
   R.reportJson = Report.dump(2) + "\n";
   if (Files && !OO.report.empty()) ONNXP_RETURN_IF_ERROR(Files->add(OO.report, R.reportJson));
+  // Issue 34 item 3: the plan on the model as IR 11 sharding specs.
+  if (Files && !OO.output.empty()) {
+    Expected<onnx::ModelProto> Annotated = annotatePiperGraphModel(Ctx.graph, *Ctx.model, *Run, Best);
+    if (!Annotated) return Annotated.takeError();
+    std::string Bytes;
+    if (!Annotated->SerializeToString(&Bytes)) return makeError("cannot serialize ", OO.output);
+    ONNXP_RETURN_IF_ERROR(Files->add(OO.output, Bytes));
+    R.summary += "  note: wrote " + OO.output +
+                 " (IR 11: the plan's stages and tensor-parallel splits as "
+                 "NodeProto.device_configurations)\n";
+  }
+  // Issue 34 item 3: the best plan's stages, tensor-parallel ones as shards.
+  if (Files && !OO.emitStages.empty()) {
+    Expected<int> N = writePiperGraphStages(Ctx.graph, *Ctx.model, *Run, Best, PO, OO.emitStages, *Files);
+    if (!N) return N.takeError();
+    R.notes.push_back("wrote " + std::to_string(*N) + " stage models and pipeline.json to " + OO.emitStages +
+                      " (" + Best.layout() + "; run them with tools/ort-runner)");
+    R.summary += "  note: " + R.notes.back() + "\n"; // the piper summary is printed as it is
+  }
   return R;
 }

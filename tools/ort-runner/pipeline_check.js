@@ -11,8 +11,9 @@
 //     empty;
 //   - every stage input comes from the graph or from a stage listed, and
 //     the stage graph those inputs make is acyclic;
-//   - every graph output is made by a stage (a run would otherwise wait for
-//     it forever);
+//   - every graph output is made by a stage or a tensor-parallel all-reduce
+//     (a run would otherwise wait for it forever; tensor_parallel.js checks
+//     the all-reduces);
 //   - data-parallel replicas (issue 33 item 5; checkReplicas): a stage's
 //     `replica_devices` are distinct devices of `devices`, its own device
 //     first, the same for every stage of that device, never a device that
@@ -30,6 +31,7 @@
 const fs = require('fs');
 const path = require('path');
 const {fields} = require('./protobuf_fields');
+const {checkTensorParallel} = require('./tensor_parallel');
 
 const MAX_STAGES = 4096;
 
@@ -196,6 +198,8 @@ function checkPipeline(p, dir) {
   }
   const made = new Set();
   for (const st of p.stages) for (const o of st.outputs) if (o && typeof o.tensor === 'string') made.add(o.tensor);
+  // Issue 34 item 3: tensor-parallel all-reduces make their tensors too.
+  for (const r of checkTensorParallel(p, where)) made.add(r.tensor);
   for (const o of p.graph_outputs) {
     if (!o || typeof o.name !== 'string') throw new Error(`${where}: a graph output has no name`);
     if (!made.has(o.name))

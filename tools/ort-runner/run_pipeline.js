@@ -440,6 +440,10 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   if (a.trace) writeTrace(a.trace, workers.map((w) => ({name: w.name, device: w.device})), result.records, t0);
   if (a.json) fs.writeFileSync(a.json, JSON.stringify(report, null, 2) + '\n');
   if (replicated) printReplicas(stages, workers, result);
+  // Issue 34 item 3: where the tensor-parallel partials were summed.
+  for (const r of (pipeline.tensor_parallel && pipeline.tensor_parallel.all_reduces) || [])
+    console.log(`tensor-parallel all-reduce ${r.tensor}: ${r.partials.length} partials summed ` +
+                `(${r.shards.map((id) => stages.find((st) => st.id === id).name).join(', ')})`);
   if (!check) {
     console.log('outputs not checked (no --original)');
     console.log('DONE');

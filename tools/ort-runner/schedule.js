@@ -34,12 +34,19 @@
 // accumulator buffers over its own micro-batches (its first resets), and
 // the result's gradients are their sum over the replicas: the all-reduce.
 //
+// Tensor-parallel shards (issue 34 item 3): each shard is a stage; when a
+// micro-batch's pool holds every partial of an all-reduce of pipeline.json's
+// "tensor_parallel", their sum joins the pool (tensor_parallel.js), and the
+// stages reading it become ready.
+//
 // A run that can make no progress (a tensor no stage makes, a stage whose
 // session asks for an input pipeline.json does not list) is an error naming
 // the stage and tensor, never a hang.
 //
 // ===----------------------------------------------------------------------===//
 'use strict';
+
+const {reducePartials} = require('./tensor_parallel');
 
 /// The device a worker runs on (a replica's own) and the device holding
 /// its stage (the host of its replicas).
@@ -107,6 +114,7 @@ function runSchedule(workers, pipeline, inputs, schedule, onFinish) {
   const S = workers.length, M = inputs.length;
   const graphOutputs = pipeline.graph_outputs.map((o) => o.name);
   const pools = inputs.map((f) => new Map(Object.entries(f)));
+  const reduces = (pipeline.tensor_parallel && pipeline.tensor_parallel.all_reduces) || [];
   const mbs = workers.map((w) => microBatchesOf(w, M));
   const next = new Array(S).fill(0); // per worker: index into its micro-batches
   const current = (s) => (next[s] < mbs[s].length ? mbs[s][next[s]] : M);
@@ -188,6 +196,13 @@ function runSchedule(workers, pipeline, inputs, schedule, onFinish) {
           for (const a of w.accumulators || [])
             if (r.outputs[a.out]) w.accState.set(a.buffer, r.outputs[a.out]);
           for (const [n, t] of Object.entries(r.outputs)) pools[m].set(n, t);
+          // Issue 34 item 3: tensor-parallel partials summed once all are in.
+          try {
+            reducePartials(reduces, pools[m]);
+          } catch (e) {
+            fail(e);
+            return;
+          }
           if (!finished[m] && graphOutputs.every((n) => pools[m].has(n)) && stageRuns[m] === stageCount) {
             finished[m] = true;
             finishTimes[m] = r.end;

@@ -6,8 +6,9 @@
 // (--global-batch / --micro-batch, else 4 per accelerator as `auto`'s
 // implied batch). The summary prints each stage's PP x DP x TP layout and
 // the best plan without tensor parallelism beside the plan; --report
-// writes both. The written outputs (-o, --emit-stages) of a
-// tensor-parallel plan are not made yet: usage errors.
+// writes both; --emit-stages the best plan's stage models, tensor-parallel
+// stages as shards (API/PiperGraphStages.h, issue 34 item 3). The
+// annotated model (-o), --dot and --trace are not made yet: usage errors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_API_PIPERGRAPHOUTPUT_H

@@ -1,0 +1,440 @@
+//===- API/PiperGraphStages.cpp - --emit-stages of a piper plan -----------===//
+//
+// See PiperGraphStages.h.
+//
+//===----------------------------------------------------------------------===//
+#include "onnx-partition/API/PiperGraphStages.h"
+
+#include "onnx-partition/Transforms/ShardTensorParallel.h"
+#include "onnx-partition/Transforms/ShardingSpecs.h"
+
+#include <nlohmann/json.hpp>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+using nlohmann::json;
+using namespace onnxp;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A run of one stage's nodes between two all-reduces, written once per
+/// shard (Degree times) when it holds a block.
+struct Piece {
+  int stage = 0, index = 0;
+  std::vector<int> nodes; ///< ONNX node indices, graph order
+  int block = -1;         ///< into Blocks; -1: no split
+  int degree = 1;
+  std::vector<std::string> inputs, outputs;
+  int firstId = 0; ///< pipeline.json id of shard 0; shard k is firstId + k
+};
+
+class StageWriter {
+public:
+  StageWriter(const CostGraph &G, const OnnxModel &M, const PiperGraphRun &Run, const PiperGraphPlan &Plan)
+      : G(G), M(M), Graph(M.graph()), Run(Run), Plan(Plan), NodeStage(M.graph().node_size(), -1) {}
+
+  Expected<int> write(const PiperGraphOptions &PO, const std::string &Dir, OutputTransaction &Tx);
+  Expected<onnx::ModelProto> annotated();
+
+private:
+  const CostGraph &G;
+  const OnnxModel &M;
+  const onnx::GraphProto &Graph;
+  const PiperGraphRun &Run;
+  const PiperGraphPlan &Plan;
+  std::vector<int> NodeStage;     // ONNX node -> plan stage (-1: in no layer)
+  std::vector<ShardBlock> Blocks; // the split blocks of stages with t > 1
+  std::vector<int> BlockStage;    // Blocks[i]'s stage
+  std::vector<Piece> Pieces;
+  std::set<std::string> Initializers;
+  std::map<std::string, int> Producer;     // tensor -> piece making it
+  std::map<std::string, int> ProducerNode; // tensor -> ONNX node making it
+
+  Error assignNodes();
+  Error cutStage(int S);
+  void addUnassigned(Piece &P) const;
+  Error wire();
+  Error checkBlockOutputs(const Piece &P) const;
+  std::string deviceOf(const Piece &P, int Shard, int Replica) const {
+    const PiperGraphStage &St = Plan.stages[P.stage];
+    return "acc" + std::to_string(St.firstDevice + Replica * St.tensorParallel + Shard);
+  }
+  std::string nameOf(const Piece &P, int Shard) const {
+    return "stage" + std::to_string(P.stage) + "_piece" + std::to_string(P.index) +
+           (P.degree > 1 ? "_tp" + std::to_string(Shard) : "") + "_" + deviceOf(P, Shard, 0);
+  }
+  json stageJson(const Piece &P, int Shard, json &Groups) const;
+  json pipelineJson(const PiperGraphOptions &PO) const;
+};
+
+Error StageWriter::assignNodes() {
+  std::vector<char> Forward(Graph.node_size(), 0);
+  for (int V = 0; V < static_cast<int>(G.numNodes()); ++V)
+    if (!G.node(V).isBackward() && G.node(V).role != Role::Optimizer)
+      for (int I : G.node(V).onnxNodes) Forward[I] = 1;
+  for (int V = 0; V < static_cast<int>(G.numNodes()); ++V)
+    for (int I : G.node(V).onnxNodes)
+      if (!Forward[I])
+        return makeUsageError("--algo piper --emit-stages writes forward stages; '", Graph.node(I).name(),
+                              "' (", Graph.node(I).op_type(),
+                              ") is a backward or optimizer node of the model: write the forward model and "
+                              "plan it with --training");
+  for (size_t S = 0; S < Plan.stages.size(); ++S)
+    for (int L : Plan.stages[S].layers)
+      for (int V : Run.layers[L].nodes)
+        for (int I : G.node(V).onnxNodes)
+          if (Forward[I]) NodeStage[I] = static_cast<int>(S);
+  for (const onnx::TensorProto &T : Graph.initializer()) {
+    if (T.data_location() == onnx::TensorProto::EXTERNAL)
+      return makeUsageError("--algo piper --emit-stages: initializer '", T.name(),
+                            "' has external data; its shards are not written yet");
+    Initializers.insert(T.name());
+  }
+  for (int I = 0; I < Graph.node_size(); ++I)
+    for (const std::string &O : Graph.node(I).output()) ProducerNode[O] = I;
+  return Error::success();
+}
+
+std::vector<int> onnxNodesOf(const CostGraph &G, const std::vector<int> &Nodes) {
+  std::vector<int> Out;
+  for (int V : Nodes) Out.insert(Out.end(), G.node(V).onnxNodes.begin(), G.node(V).onnxNodes.end());
+  std::sort(Out.begin(), Out.end());
+  return Out;
+}
+
+/// Stage S's nodes in graph order, cut after each block's row projection
+/// when its t > 1 (the all-reduce of Megatron-LM §3's f/g pair).
+Error StageWriter::cutStage(int S) {
+  const PiperGraphStage &St = Plan.stages[S];
+  std::vector<int> Rows; // the stage's blocks, by row node
+  if (St.tensorParallel > 1)
+    for (int L : St.layers)
+      for (const MegatronBlock &B : Run.layers[L].blocks) {
+        ShardBlock SB;
+        for (int C : B.column) SB.column.push_back(G.node(C).onnxNodes.front());
+        SB.row = G.node(B.row).onnxNodes.front();
+        SB.heads = B.heads;
+        SB.sharded = onnxNodesOf(G, B.sharded);
+        Blocks.push_back(std::move(SB));
+        BlockStage.push_back(S);
+        Rows.push_back(static_cast<int>(Blocks.size()) - 1);
+      }
+  std::sort(Rows.begin(), Rows.end(), [&](int A, int B) { return Blocks[A].row < Blocks[B].row; });
+  size_t Next = 0; // the block the current piece ends with
+  auto NewPiece = [&]() {
+    Piece P;
+    P.stage = S;
+    P.index = static_cast<int>(
+        std::count_if(Pieces.begin(), Pieces.end(), [&](const Piece &Q) { return Q.stage == S; }));
+    P.block = Next < Rows.size() ? Rows[Next] : -1;
+    P.degree = P.block >= 0 ? St.tensorParallel : 1;
+    Pieces.push_back(P);
+  };
+  NewPiece();
+  for (int I = 0; I < Graph.node_size(); ++I) {
+    if (NodeStage[I] != S) continue;
+    Pieces.back().nodes.push_back(I);
+    if (Next < Rows.size() && I == Blocks[Rows[Next]].row) {
+      ++Next;
+      NewPiece();
+    }
+  }
+  if (Pieces.back().nodes.empty()) Pieces.pop_back();
+  for (const Piece &P : Pieces) {
+    if (P.stage != S || P.block < 0) continue;
+    for (int I : Blocks[P.block].sharded)
+      if (!std::binary_search(P.nodes.begin(), P.nodes.end(), I))
+        return makeUsageError("--algo piper --emit-stages: '", Graph.node(I).name(),
+                              "' of a tensor-parallel block lies outside the run between its all-reduces "
+                              "(interleaved blocks are not written yet)");
+  }
+  return Error::success();
+}
+
+/// Nodes in no layer (constants folded out of the cost graph) are copied
+/// into every piece reading their outputs.
+void StageWriter::addUnassigned(Piece &P) const {
+  std::set<int> In(P.nodes.begin(), P.nodes.end());
+  std::vector<int> Work(P.nodes.begin(), P.nodes.end());
+  while (!Work.empty()) {
+    const int I = Work.back();
+    Work.pop_back();
+    for (const std::string &T : Graph.node(I).input()) {
+      auto It = ProducerNode.find(T);
+      if (It == ProducerNode.end() || NodeStage[It->second] >= 0 || !In.insert(It->second).second) continue;
+      Work.push_back(It->second);
+    }
+  }
+  P.nodes.assign(In.begin(), In.end());
+}
+
+Error StageWriter::checkBlockOutputs(const Piece &P) const {
+  if (P.block < 0) return Error::success();
+  const ShardBlock &B = Blocks[P.block];
+  std::set<std::string> Split;
+  for (int I : B.sharded)
+    if (I != B.row)
+      for (const std::string &O : Graph.node(I).output()) Split.insert(O);
+  std::set<int> Sharded(B.sharded.begin(), B.sharded.end());
+  for (const std::string &O : P.outputs)
+    if (Split.count(O))
+      return makeUsageError(
+          "--algo piper --emit-stages: '", O,
+          "' inside a tensor-parallel block is read outside it; its shards are not written yet");
+  for (int I : P.nodes)
+    for (const std::string &T : Graph.node(I).input())
+      // A Shape of a shard's tensor is computed in each shard (an export's
+      // shape arithmetic); its values leave the piece from shard 0, so they
+      // must not depend on the split axis (batch and sequence do not).
+      if (!Sharded.count(I) && Split.count(T) && Graph.node(I).op_type() != "Shape")
+        return makeUsageError("--algo piper --emit-stages: '", Graph.node(I).name(), "' reads '", T,
+                              "' of a tensor-parallel block without being split with it");
+  return Error::success();
+}
+
+Error StageWriter::wire() {
+  std::set<std::string> GraphInputs;
+  for (const onnx::ValueInfoProto &V : Graph.input()) GraphInputs.insert(V.name());
+  for (size_t P = 0; P < Pieces.size(); ++P)
+    for (int I : Pieces[P].nodes)
+      if (NodeStage[I] >= 0)
+        for (const std::string &O : Graph.node(I).output()) Producer[O] = static_cast<int>(P);
+  std::set<std::string> Wanted;
+  for (const onnx::ValueInfoProto &V : Graph.output()) Wanted.insert(V.name());
+  for (Piece &P : Pieces) {
+    std::set<std::string> Made, Seen;
+    for (int I : P.nodes)
+      for (const std::string &O : Graph.node(I).output()) Made.insert(O);
+    for (int I : P.nodes)
+      for (const std::string &T : Graph.node(I).input()) {
+        if (T.empty() || Made.count(T) || Initializers.count(T) || !Seen.insert(T).second) continue;
+        if (!GraphInputs.count(T) && !Producer.count(T))
+          return makeInternalError("piper stages: '", T, "' is made by no stage");
+        P.inputs.push_back(T);
+        Wanted.insert(T);
+      }
+  }
+  int Id = 0;
+  for (size_t P = 0; P < Pieces.size(); ++P) {
+    Piece &Pc = Pieces[P];
+    Pc.firstId = Id;
+    Id += Pc.degree;
+    for (int I : Pc.nodes)
+      if (NodeStage[I] >= 0)
+        for (const std::string &O : Graph.node(I).output())
+          if (Wanted.count(O) && Producer[O] == static_cast<int>(P)) Pc.outputs.push_back(O);
+    ONNXP_RETURN_IF_ERROR(checkBlockOutputs(Pc));
+  }
+  return Error::success();
+}
+
+json StageWriter::stageJson(const Piece &P, int Shard, json &Groups) const {
+  const PiperGraphStage &St = Plan.stages[P.stage];
+  const std::string Row = P.block >= 0 ? Graph.node(Blocks[P.block].row).output(0) : "";
+  json Inputs = json::array(), Outputs = json::array();
+  for (const std::string &T : P.inputs) {
+    auto It = Producer.find(T);
+    Inputs.push_back(
+        {{"tensor", T}, {"from", It == Producer.end() ? json("graph") : json(Pieces[It->second].firstId)}});
+  }
+  std::set<std::string> GraphOutputs;
+  for (const onnx::ValueInfoProto &V : Graph.output()) GraphOutputs.insert(V.name());
+  for (const std::string &T : P.outputs) {
+    if (Shard > 0 && T != Row) continue; // shard 0 provides what every shard computes whole
+    json To = json::array();
+    for (const Piece &Q : Pieces)
+      if (std::count(Q.inputs.begin(), Q.inputs.end(), T))
+        for (int K = 0; K < Q.degree; ++K) To.push_back(Q.firstId + K);
+    Outputs.push_back({{"tensor", T == Row && P.degree > 1 ? partialName(T, Shard) : T},
+                       {"to", To},
+                       {"graph_output", GraphOutputs.count(T) > 0}});
+  }
+  const int Dev = St.firstDevice + Shard;
+  json J = {{"id", P.firstId + Shard},
+            {"name", nameOf(P, Shard)},
+            {"file", nameOf(P, Shard) + ".onnx"},
+            {"device", deviceOf(P, Shard, 0)},
+            {"device_id", Dev},
+            {"inputs", Inputs},
+            {"outputs", Outputs},
+            {"plan_stage", P.stage}};
+  if (P.degree > 1) J["tensor_parallel"] = {{"shard", Shard}, {"degree", P.degree}};
+  if (St.dataParallel > 1) {
+    json Devices = json::array(), Ids = json::array();
+    for (int R = 0; R < St.dataParallel; ++R) {
+      Devices.push_back(deviceOf(P, Shard, R));
+      Ids.push_back(Dev + R * St.tensorParallel);
+    }
+    auto It =
+        std::find_if(Groups.begin(), Groups.end(), [&](const json &Gr) { return Gr["devices"] == Devices; });
+    if (It == Groups.end()) {
+      Groups.push_back({{"id", Groups.size()}, {"devices", Devices}});
+      It = Groups.end() - 1;
+    }
+    J["replica_devices"] = Devices;
+    J["replica_device_ids"] = Ids;
+    J["allreduce_group"] = (*It)["id"];
+  }
+  return J;
+}
+
+json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
+  json Stages = json::array(), Groups = json::array(), Reduces = json::array(), Devices = json::array();
+  std::set<std::string> Used;
+  for (const Piece &P : Pieces)
+    for (int K = 0; K < P.degree; ++K) {
+      Stages.push_back(stageJson(P, K, Groups));
+      for (int R = 0; R < Plan.stages[P.stage].dataParallel; ++R) Used.insert(deviceOf(P, K, R));
+    }
+  for (const Piece &P : Pieces) {
+    if (P.degree < 2) continue;
+    const std::string Row = Graph.node(Blocks[P.block].row).output(0);
+    json Partials = json::array(), Shards = json::array();
+    for (int K = 0; K < P.degree; ++K) {
+      Partials.push_back(partialName(Row, K));
+      Shards.push_back(P.firstId + K);
+    }
+    Reduces.push_back({{"tensor", Row}, {"op", "sum"}, {"partials", Partials}, {"shards", Shards}});
+  }
+  for (int D = 0; D < 4096; ++D)
+    if (Used.count("acc" + std::to_string(D))) Devices.push_back("acc" + std::to_string(D));
+  json Inputs = json::array(), Outputs = json::array();
+  for (const onnx::ValueInfoProto &V : Graph.input()) {
+    if (Initializers.count(V.name())) continue;
+    json Shape = json::array();
+    for (const auto &D : V.type().tensor_type().shape().dim())
+      Shape.push_back(D.has_dim_value() ? json(D.dim_value()) : json(D.dim_param()));
+    Inputs.push_back(
+        {{"name", V.name()}, {"elem_type", V.type().tensor_type().elem_type()}, {"shape", Shape}});
+  }
+  for (const onnx::ValueInfoProto &V : Graph.output()) {
+    auto It = Producer.find(V.name());
+    Outputs.push_back({{"name", V.name()},
+                       {"from", It == Producer.end() ? json("graph") : json(Pieces[It->second].firstId)}});
+  }
+  json J = {
+      {"format", "onnx-partition.pipeline/1"},
+      {"devices", Devices},
+      {"graph_inputs", Inputs},
+      {"graph_outputs", Outputs},
+      {"stages", Stages},
+      {"tensor_parallel", {{"all_reduces", Reduces}}},
+      {"plan",
+       {{"algorithm", "piper"},
+        {"objective", Plan.price.iterationMs},
+        {"objective_kind", "iteration"},
+        {"time_unit", "ms"},
+        {"layout", Plan.layout()}}},
+      {"pipeline", {{"microbatches", PO.microbatches}, {"schedule", pipelineScheduleName(PO.schedule)}}}};
+  if (!Groups.empty()) J["allreduce_groups"] = Groups;
+  return J;
+}
+
+/// Name -> type of every tensor ONNX shape inference types in M; the
+/// import's own inference (contrib ops included) for the rest.
+std::map<std::string, onnx::TypeProto> inferredTypes(const OnnxModel &M) {
+  onnx::ModelProto Copy = M.proto;
+  try {
+    onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
+                                        /*enable_data_propagation=*/false);
+    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
+  } catch (const std::exception &) {
+    // The declared types remain.
+  }
+  std::map<std::string, onnx::TypeProto> Types;
+  const onnx::GraphProto &G = Copy.graph();
+  for (const auto *List : {&G.value_info(), &G.output(), &G.input()})
+    for (const auto &VI : *List)
+      if (VI.has_type() && VI.type().has_tensor_type()) Types[VI.name()] = VI.type();
+  for (const onnx::NodeProto &N : G.node())
+    for (const std::string &O : N.output()) {
+      const TensorInfo *T = M.tensor(O);
+      if (Types.count(O) || !T || T->elemType == 0) continue;
+      onnx::TypeProto TP;
+      TP.mutable_tensor_type()->set_elem_type(T->elemType);
+      for (size_t D = 0; T->hasShape && D < T->dims.size(); ++D) {
+        auto *Dim = TP.mutable_tensor_type()->mutable_shape()->add_dim();
+        if (T->dims[D] >= 0) Dim->set_dim_value(T->dims[D]);
+        else if (D < T->symbols.size() && !T->symbols[D].empty()) Dim->set_dim_param(T->symbols[D]);
+      }
+      Types[O] = TP;
+    }
+  return Types;
+}
+
+Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string &Dir, OutputTransaction &Tx) {
+  ONNXP_RETURN_IF_ERROR(assignNodes());
+  for (size_t S = 0; S < Plan.stages.size(); ++S) ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
+  for (Piece &P : Pieces) addUnassigned(P);
+  ONNXP_RETURN_IF_ERROR(wire());
+  const std::map<std::string, onnx::TypeProto> Types = inferredTypes(M);
+  std::vector<std::pair<std::string, std::string>> Files;
+  int Count = 0;
+  for (const Piece &P : Pieces)
+    for (int K = 0; K < P.degree; ++K) {
+      ShardRequest R;
+      R.nodes = P.nodes;
+      R.block = P.block >= 0 ? &Blocks[P.block] : nullptr;
+      R.degree = P.degree;
+      R.shard = K;
+      R.inputs = P.inputs;
+      const std::string Row = R.block ? Graph.node(R.block->row).output(0) : "";
+      for (const std::string &O : P.outputs)
+        if (K == 0 || O == Row) R.outputs.push_back(O);
+      Expected<onnx::ModelProto> Shard = shardModel(M.proto, R, Types);
+      if (!Shard) return Shard.takeError();
+      std::string Bytes;
+      if (!Shard->SerializeToString(&Bytes)) return makeError("cannot serialize ", nameOf(P, K));
+      Files.emplace_back((fs::path(Dir) / (nameOf(P, K) + ".onnx")).string(), std::move(Bytes));
+      ++Count;
+    }
+  std::error_code EC;
+  fs::create_directory(Dir, EC);
+  if (EC) return makeError("--emit-stages: cannot create '", Dir, "': ", EC.message());
+  for (auto &[Path, Bytes] : Files) ONNXP_RETURN_IF_ERROR(Tx.add(Path, Bytes));
+  ONNXP_RETURN_IF_ERROR(Tx.add((fs::path(Dir) / "pipeline.json").string(), pipelineJson(PO).dump(2) + "\n"));
+  Tx.replaceStagesIn(Dir);
+  return Count;
+}
+
+/// Issue 34 item 3: the plan on the model, in IR 11's multi-device fields.
+Expected<onnx::ModelProto> StageWriter::annotated() {
+  ONNXP_RETURN_IF_ERROR(assignNodes());
+  for (size_t S = 0; S < Plan.stages.size(); ++S) ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
+  std::vector<AnnotatedStage> Stages(Plan.stages.size());
+  for (size_t S = 0; S < Plan.stages.size(); ++S) {
+    const PiperGraphStage &St = Plan.stages[S];
+    Stages[S].degree = St.tensorParallel;
+    for (int R = 0; R < St.dataParallel; ++R)
+      for (int K = 0; K < St.tensorParallel; ++K)
+        Stages[S].devices.push_back("acc" + std::to_string(St.firstDevice + R * St.tensorParallel + K));
+  }
+  for (int I = 0; I < Graph.node_size(); ++I)
+    if (NodeStage[I] >= 0) Stages[NodeStage[I]].nodes.push_back(I);
+  for (size_t B = 0; B < Blocks.size(); ++B) Stages[BlockStage[B]].blocks.push_back(Blocks[B]);
+  onnx::ModelProto Out = M.proto;
+  annotateShardingSpecs(Out, Stages);
+  return Out;
+}
+
+} // namespace
+
+Expected<onnx::ModelProto> onnxp::annotatePiperGraphModel(const CostGraph &G, const OnnxModel &M,
+                                                          const PiperGraphRun &Run,
+                                                          const PiperGraphPlan &Plan) {
+  if (!Plan.ok()) return makeUsageError("-o: the piper plan is empty (", Plan.status, ")");
+  StageWriter W(G, M, Run, Plan);
+  return W.annotated();
+}
+
+Expected<int> onnxp::writePiperGraphStages(const CostGraph &G, const OnnxModel &M, const PiperGraphRun &Run,
+                                           const PiperGraphPlan &Plan, const PiperGraphOptions &PO,
+                                           const std::string &Dir, OutputTransaction &Tx) {
+  if (!Plan.ok()) return makeUsageError("--emit-stages: the piper plan is empty (", Plan.status, ")");
+  StageWriter W(G, M, Run, Plan);
+  return W.write(PO, Dir, Tx);
+}
