@@ -83,8 +83,17 @@ Expected<Plan> onnxp::pickBest(std::vector<CandidateRun> &Runs, const std::strin
   if (!Best) {
     if (FirstError) return *FirstError;
     std::string Why;
-    for (const CandidateRun &R : Runs)
+    bool OutOfTime = false; // no candidate failed (FirstError), one ran out of time
+    for (const CandidateRun &R : Runs) {
       Why += (Why.empty() ? " (" : "; ") + R.outcome.algorithm + " " + R.outcome.status;
+      OutOfTime = OutOfTime || R.outcome.status.find("the time limit ran out") != std::string::npos;
+    }
+    // Out of time is not a usage error (exit 2): the same request with a
+    // larger limit plans (issue 39, item 2: a 200,000-node workload under
+    // --time-limit 10 on a loaded machine).
+    if (OutOfTime)
+      return makeError(Who, ": the time limit ran out before any algorithm made a plan", Why,
+                       "); give a larger --time-limit");
     return makeUsageError(Who, ": no algorithm made a plan for objective '", objectiveName(Obj), "'",
                           Why.empty() ? std::string() : Why + ")");
   }
