@@ -21,20 +21,47 @@ using namespace onnxp;
 using namespace onnxp::dp;
 
 DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Platform &P)
-    : G(G), UG(UG), P(P), T(computeTransferGroups(G)), MemCap(P.accMemory()) {
+    : P(P), MemCap(P.accMemory()) {
   NumKinds = std::min(P.numKinds(), kMaxAcceleratorKinds);
   const size_t N = G.numNodes();
-  GroupSize.resize(T.size());
-  GroupPrice.resize(T.size());
-  GroupPriced.resize(T.size());
-  GroupSrcBw.resize(T.size());
+  const TransferGroups T = computeTransferGroups(G);
+  Groups.resize(T.size());
+  std::vector<char> Priced(T.size());
   for (size_t Grp = 0; Grp < T.size(); ++Grp) {
-    GroupSize[Grp] = static_cast<int>(T.edges[Grp].size());
-    GroupPriced[Grp] = T.cost[Grp] > 0 || T.bytes[Grp] > 0;
-    GroupSrcBw[Grp] = G.node(T.src[Grp]).isBackward();
+    GroupRec &R = Groups[Grp];
+    R.src = T.src[Grp];
+    R.size = static_cast<int>(T.edges[Grp].size());
+    R.srcBw = G.node(T.src[Grp]).isBackward();
+    Priced[Grp] = T.cost[Grp] > 0 || T.bytes[Grp] > 0;
     for (LinkKind K : {LinkKind::Peer, LinkKind::Network, LinkKind::Host})
-      GroupPrice[Grp][CommSum::slot(K)] = P.priceOnLink(K, T.bytes[Grp], T.cost[Grp]);
+      R.price[CommSum::slot(K)] = P.priceOnLink(K, T.bytes[Grp], T.cost[Grp]);
   }
+  // Every member's data in the order addUnit visits them (a unit's members
+  // in UG.members order), so the walk reads memory front to back.
+  UnitBegin.reserve(UG.numUnits() + 1);
+  for (int U = 0; U < UG.numUnits(); ++U) {
+    UnitBegin.push_back(static_cast<int>(Nodes.size()));
+    for (int V : UG.members[U]) {
+      const CostNode &Nd = G.node(V);
+      NodeRec R;
+      R.node = V;
+      R.bw = Nd.isBackward();
+      R.unsupported = !Nd.accSupported;
+      R.cpu = Nd.cpuTime;
+      R.mem = Nd.memBytes;
+      R.inBegin = static_cast<int>(InGroups.size());
+      for (int EId : G.inEdges(V))
+        if (Priced[T.ofEdge[EId]]) InGroups.push_back(T.ofEdge[EId]);
+      R.inEnd = static_cast<int>(InGroups.size());
+      R.ownBegin = static_cast<int>(OwnGroups.size());
+      for (int Grp : T.ofNode[V])
+        if (Priced[Grp]) OwnGroups.push_back(Grp);
+      R.ownEnd = static_cast<int>(OwnGroups.size());
+      for (int Kd = 0; Kd < NumKinds; ++Kd) KindTime.push_back(P.nodeTimeOnKind(Nd, Kd));
+      Nodes.push_back(R);
+    }
+  }
+  UnitBegin.push_back(static_cast<int>(Nodes.size()));
   // Issue 37, item 9: the first accelerator receives only from the devices
   // after it (the gradients of its outputs) and the last sends only to those
   // before it; without CPUs those are accelerators, over the link to the
@@ -112,86 +139,83 @@ DeviceSetCost::DeviceSetCost(const CostGraph &G, const UnitGraph &UG, const Plat
 }
 
 void DeviceSetCost::charge(int Grp, double Sign) {
-  if (!GroupPriced[Grp]) return;
-  const int Src = T.src[Grp];
-  const bool SrcBw = GroupSrcBw[Grp];
+  const GroupRec &R = Groups[Grp];
   CommSum *Sum = nullptr;
-  if (Inside[Src]) {
-    if (NIn[Grp] < GroupSize[Grp]) Sum = SrcBw ? &S.outBw : &S.outFw;
+  if (Inside[R.src]) {
+    if (NIn[Grp] < R.size) Sum = R.srcBw ? &S.outBw : &S.outFw;
   } else if (NIn[Grp] > 0) {
-    Sum = SrcBw || NInFw[Grp] == 0 ? &S.inBw : &S.inFw;
+    Sum = R.srcBw || NInFw[Grp] == 0 ? &S.inBw : &S.inFw;
   }
   if (!Sum) return;
-  for (int Slot = 0; Slot < 3; ++Slot) Sum->byLink[Slot] += Sign * GroupPrice[Grp][Slot];
+  for (int Slot = 0; Slot < 3; ++Slot) Sum->byLink[Slot] += Sign * R.price[Slot];
 }
 
-void DeviceSetCost::addNode(int V) {
-  const CostNode &N = G.node(V);
-  bool Bw = N.isBackward();
-  for (int EId : G.inEdges(V)) {
-    int Grp = T.ofEdge[EId];
+// The same floating-point operations in the same order as before the
+// layout above (issue 38): reports stay byte-identical.
+void DeviceSetCost::addNode(const NodeRec &R) {
+  for (int I = R.inBegin; I < R.inEnd; ++I) {
+    int Grp = InGroups[I];
     charge(Grp, -1);
     ++NIn[Grp];
-    if (!Bw) ++NInFw[Grp];
+    if (!R.bw) ++NInFw[Grp];
     charge(Grp, +1);
   }
-  for (int Grp : T.ofNode[V]) charge(Grp, -1);
-  Inside[V] = 1;
-  for (int Grp : T.ofNode[V]) charge(Grp, +1);
-  for (int Kd = 0; Kd < NumKinds; ++Kd) (Bw ? S.accBw : S.accFw)[Kd] += P.nodeTimeOnKind(N, Kd);
-  (Bw ? S.cpuBw : S.cpuFw) += N.cpuTime;
-  S.mem += N.memBytes;
-  S.unsupported += !N.accSupported;
-}
-
-void DeviceSetCost::removeNode(int V) {
-  bool Bw = G.node(V).isBackward();
-  Inside[V] = 0;
-  for (int EId : G.inEdges(V)) {
-    int Grp = T.ofEdge[EId];
-    --NIn[Grp];
-    if (!Bw) --NInFw[Grp];
-  }
+  for (int I = R.ownBegin; I < R.ownEnd; ++I) charge(OwnGroups[I], -1);
+  Inside[R.node] = 1;
+  for (int I = R.ownBegin; I < R.ownEnd; ++I) charge(OwnGroups[I], +1);
+  const double *Time = &KindTime[size_t(&R - Nodes.data()) * NumKinds];
+  double *Acc = R.bw ? S.accBw : S.accFw;
+  for (int Kd = 0; Kd < NumKinds; ++Kd) Acc[Kd] += Time[Kd];
+  (R.bw ? S.cpuBw : S.cpuFw) += R.cpu;
+  S.mem += R.mem;
+  S.unsupported += R.unsupported;
 }
 
 void DeviceSetCost::addUnit(int U) {
   Saved.push_back(S);
-  for (int V : UG.members[U]) addNode(V);
+  for (int I = UnitBegin[U]; I < UnitBegin[U + 1]; ++I) addNode(Nodes[I]);
   S.weights += UnitWeights[U];
-  if (Words) {
-    size_t Top = Anc.size();
-    Anc.resize(Top + Words);
-    Desc.resize(Top + Words);
-    Bw.resize(Top + Words);
-    const uint64_t *UA = &UnitAnc[size_t(U) * Words], *UD = &UnitDesc[size_t(U) * Words],
-                   *UB = &UnitBw[size_t(U) * Words];
-    for (int I = 0; I < Words; ++I) {
-      Anc[Top + I] = Anc[Top - Words + I] | UA[I];
-      Desc[Top + I] = Desc[Top - Words + I] | UD[I];
-      Bw[Top + I] = Bw[Top - Words + I] | UB[I];
-    }
+  if (!Words) return;
+  Level.emplace_back(Undo.size(), Viol);
+  const uint64_t *UA = &UnitAnc[size_t(U) * Words], *UD = &UnitDesc[size_t(U) * Words],
+                 *UB = &UnitBw[size_t(U) * Words];
+  for (int I = 0; I < Words; ++I) {
+    if (!((UA[I] & ~Anc[I]) | (UD[I] & ~Desc[I]) | (UB[I] & ~Bw[I]))) continue;
+    Undo.push_back({I, Anc[I], Desc[I], Bw[I]});
+    const bool Was = (Anc[I] & Desc[I] & ~Bw[I]) != 0;
+    Anc[I] |= UA[I];
+    Desc[I] |= UD[I];
+    Bw[I] |= UB[I];
+    Viol += int((Anc[I] & Desc[I] & ~Bw[I]) != 0) - int(Was);
   }
 }
 
 void DeviceSetCost::removeUnit(int U) {
-  const std::vector<int> &M = UG.members[U];
-  for (auto It = M.rbegin(); It != M.rend(); ++It) removeNode(*It);
+  for (int I = UnitBegin[U + 1] - 1; I >= UnitBegin[U]; --I) {
+    const NodeRec &R = Nodes[I];
+    Inside[R.node] = 0;
+    for (int J = R.inBegin; J < R.inEnd; ++J) {
+      int Grp = InGroups[J];
+      --NIn[Grp];
+      if (!R.bw) --NInFw[Grp];
+    }
+  }
   S = Saved.back();
   Saved.pop_back();
-  if (Words) {
-    Anc.resize(Anc.size() - Words);
-    Desc.resize(Desc.size() - Words);
-    Bw.resize(Bw.size() - Words);
+  if (!Words) return;
+  auto [Mark, OldViol] = Level.back();
+  Level.pop_back();
+  while (Undo.size() > Mark) {
+    const WordUndo &W = Undo.back();
+    Anc[W.word] = W.anc;
+    Desc[W.word] = W.desc;
+    Bw[W.word] = W.bw;
+    Undo.pop_back();
   }
+  Viol = OldViol;
 }
 
-bool DeviceSetCost::backwardContiguous() const {
-  if (!Words) return true;
-  size_t Top = Anc.size() - Words;
-  for (int I = 0; I < Words; ++I)
-    if (Anc[Top + I] & Desc[Top + I] & ~Bw[Top + I]) return false;
-  return true;
-}
+bool DeviceSetCost::backwardContiguous() const { return Viol == 0; }
 
 double DeviceSetCost::accProcessing() const {
   double Min = accProcessingOn(0);

@@ -31,6 +31,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace onnxp::dp {
@@ -88,25 +89,38 @@ public:
   double cpuLoad() const { return cpuProcessing(); }
 
 private:
-  void addNode(int V);
-  void removeNode(int V);
+  /// A transfer group as charge() reads it, packed so one cache line holds
+  /// it (issue 38: scattered per-group arrays made charge() miss the cache
+  /// on 33k-node graphs).
+  struct GroupRec {
+    std::array<double, 3> price; ///< on each link slot (CommSum::slot)
+    int src;                     ///< the sending node
+    int size;                    ///< its edges
+    bool srcBw;                  ///< whether the sender is a backward node
+  };
+  /// What addNode reads of one member of a unit, laid out unit by unit in
+  /// UG.members order; its groups are the priced ones only (an unpriced
+  /// group is never charged, so its counts are never read).
+  struct NodeRec {
+    int node;
+    int inBegin, inEnd;   ///< InGroups: the group of each in-edge
+    int ownBegin, ownEnd; ///< OwnGroups: the groups it sends
+    bool bw, unsupported;
+    double cpu, mem;
+  };
+  void addNode(const NodeRec &R);
   void charge(int Grp, double Sign);
   int NumKinds = 1;
 
-  const CostGraph &G;
-  const UnitGraph &UG;
   const Platform &P;
-  TransferGroups T;
   double MemCap;
   std::vector<double> UnitWeights;
-  std::vector<int> GroupSize, NIn, NInFw;
-  /// Per transfer group, its price on each link slot (CommSum::slot):
-  /// computed once, charge() runs millions of times (issue 22: a third of
-  /// dp's time on BLOOM-3 went to pricing the same groups again).
-  std::vector<std::array<double, 3>> GroupPrice;
-  /// Per transfer group: whether it is priced at all, and whether its
-  /// sender is a backward node.
-  std::vector<char> GroupPriced, GroupSrcBw;
+  std::vector<GroupRec> Groups;
+  std::vector<int> NIn, NInFw;
+  std::vector<int> UnitBegin;   ///< per unit, into Nodes (numUnits + 1)
+  std::vector<NodeRec> Nodes;   ///< unit by unit
+  std::vector<double> KindTime; ///< NumKinds per entry of Nodes
+  std::vector<int> InGroups, OwnGroups;
   /// Per accelerator D: the link from D - 1 into it and from it to D + 1
   /// (siteOf's in and out links, the same for every set).
   std::vector<LinkKind> LinkIn, LinkOut;
@@ -114,10 +128,20 @@ private:
   SetSums S;
   std::vector<SetSums> Saved;
 
-  // Backward contiguity.
+  // Backward contiguity: the current set's bitsets, one word each per
+  // Words, changed in place with an undo log (issue 38: copying all three
+  // to a new stack level on every add cost more than the rest of addUnit).
+  // Viol counts the words where Anc & Desc & ~Bw is not empty.
   int Words = 0;
   std::vector<uint64_t> UnitAnc, UnitDesc, UnitBw; // per unit, Words each
-  std::vector<uint64_t> Anc, Desc, Bw;             // stacks, Words per level
+  std::vector<uint64_t> Anc, Desc, Bw;
+  struct WordUndo {
+    int word;
+    uint64_t anc, desc, bw;
+  };
+  std::vector<WordUndo> Undo;
+  std::vector<std::pair<size_t, int>> Level; ///< per add: Undo's size, Viol
+  int Viol = 0;
 };
 
 } // namespace onnxp::dp
