@@ -5,11 +5,11 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/PiperGraphStages.h"
 
+#include "onnx-partition/Transforms/ExtractStages.h"
 #include "onnx-partition/Transforms/ShardTensorParallel.h"
 #include "onnx-partition/Transforms/ShardingSpecs.h"
 
 #include <nlohmann/json.hpp>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -334,22 +334,12 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
   return J;
 }
 
-/// Name -> type of every tensor ONNX shape inference types in M; the
-/// import's own inference (contrib ops included) for the rest.
+/// Name -> type of every tensor ONNX shape inference types in M (with the
+/// stage writer's guards, Transforms/ExtractStages); the import's own
+/// inference (contrib ops included) for the rest.
 std::map<std::string, onnx::TypeProto> inferredTypes(const OnnxModel &M) {
-  onnx::ModelProto Copy = M.proto;
-  try {
-    onnx::ShapeInferenceOptions Options(/*check_type=*/false, /*error_mode=*/0,
-                                        /*enable_data_propagation=*/false);
-    onnx::shape_inference::InferShapes(Copy, onnx::OpSchemaRegistry::Instance(), Options);
-  } catch (const std::exception &) {
-    // The declared types remain.
-  }
-  std::map<std::string, onnx::TypeProto> Types;
-  const onnx::GraphProto &G = Copy.graph();
-  for (const auto *List : {&G.value_info(), &G.output(), &G.input()})
-    for (const auto &VI : *List)
-      if (VI.has_type() && VI.type().has_tensor_type()) Types[VI.name()] = VI.type();
+  std::map<std::string, onnx::TypeProto> Types = inferStageTypes(M.proto);
+  const onnx::GraphProto &G = M.proto.graph();
   for (const onnx::NodeProto &N : G.node())
     for (const std::string &O : N.output()) {
       const TensorInfo *T = M.tensor(O);

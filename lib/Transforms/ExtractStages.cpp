@@ -29,9 +29,7 @@
 using namespace onnxp;
 namespace fs = std::filesystem;
 
-namespace {
-/// Name -> type of every tensor ONNX shape inference can type in M.
-std::map<std::string, onnx::TypeProto> inferTypes(const onnx::ModelProto &M) {
+std::map<std::string, onnx::TypeProto> onnxp::inferStageTypes(const onnx::ModelProto &M) {
   // External initializers as typed inputs: ONNX cannot read their data.
   onnx::ModelProto Copy = withoutExternalData(M);
   // Issue 39, item 1: ONNX would infer subgraphs without the import's rank
@@ -62,6 +60,7 @@ std::map<std::string, onnx::TypeProto> inferTypes(const onnx::ModelProto &M) {
   return Types;
 }
 
+namespace {
 bool typeIsUsable(const onnx::TypeProto &T) {
   if (T.has_tensor_type()) return T.tensor_type().elem_type() != 0;
   return T.value_case() != onnx::TypeProto::VALUE_NOT_SET;
@@ -628,7 +627,7 @@ nlohmann::json transfersJson(const ModelPlacement &P, const std::vector<Inserted
 Expected<StagePipeline> StageExtractor::run(const std::vector<InsertedTransfer> &Transfers) {
   if (P.numNodes() != static_cast<size_t>(N))
     return makeInternalError("placement covers ", P.numNodes(), " nodes, graph has ", N);
-  Types = inferTypes(M);
+  Types = inferStageTypes(M);
   indexTensors();
   indexStages();
   ONNXP_RETURN_IF_ERROR(findReaders());

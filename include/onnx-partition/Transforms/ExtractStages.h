@@ -94,6 +94,12 @@ struct StagePipeline {
   std::string json;
 };
 
+/// Name -> type of every tensor of M that ONNX shape inference types, with
+/// the import's guards (external initializers as typed inputs, no inference
+/// where a subgraph needs the import's rank checks), plus the initializers
+/// and the declared value_info: the types every written stage declares.
+std::map<std::string, onnx::TypeProto> inferStageTypes(const onnx::ModelProto &M);
+
 /// Splits M (annotated, transfers inserted; P its placement) into stages.
 /// Transfers (may be empty) are listed in pipeline.json.
 Expected<StagePipeline> extractStages(const onnx::ModelProto &M, const ModelPlacement &P,
