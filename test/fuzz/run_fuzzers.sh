@@ -12,6 +12,11 @@ SECONDS_EACH=$2
 shift 2
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 FUZZERS=${*:-onnx-binary onnx-text workload platform cost-table ort-profile plan chain-json pipedream piper}
+# A harness that is not built is a failure, not a fuzzer with no output (a
+# campaign whose build folder was removed halfway reported exit 0).
+for F in $FUZZERS; do
+  [ -x "$BUILD/test/fuzz/fuzz-$F" ] || { echo "run_fuzzers: $BUILD/test/fuzz/fuzz-$F is not built" >&2; exit 2; }
+done
 OUT=${ONNXP_FUZZ_OUT:-$(mktemp -d /tmp/onnxp-fuzz.XXXXXX)}
 C=$OUT/corpus
 mkdir -p $C/{onnx-binary,onnx-text,workload,platform,cost-table,ort-profile,plan,chain-json,pipedream,piper}
