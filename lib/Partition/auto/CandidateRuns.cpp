@@ -42,7 +42,11 @@ double childCpuSeconds() {
 CandidateRun onnxp::runCandidate(const std::string &Name, const CostGraph &G, const Platform &P,
                                  const PartitionOptions &O) {
   // Issue 20: a candidate never starts after the run's clock ran out.
-  if (O.deadline.expired()) return skippedCandidate(Name, "the time limit ran out before it started");
+  if (O.deadline.expired()) {
+    CandidateRun R = skippedCandidate(Name, "the time limit ran out before it started");
+    R.outOfTime = true;
+    return R;
+  }
   if (O.progress) O.progress("candidate '" + Name + "'");
   const auto Wall = std::chrono::steady_clock::now();
   const std::clock_t Cpu = std::clock();
@@ -86,7 +90,7 @@ Expected<Plan> onnxp::pickBest(std::vector<CandidateRun> &Runs, const std::strin
     bool OutOfTime = false; // no candidate failed (FirstError), one ran out of time
     for (const CandidateRun &R : Runs) {
       Why += (Why.empty() ? " (" : "; ") + R.outcome.algorithm + " " + R.outcome.status;
-      OutOfTime = OutOfTime || R.outcome.status.find("the time limit ran out") != std::string::npos;
+      OutOfTime = OutOfTime || R.outOfTime;
     }
     // Out of time is not a usage error (exit 2): the same request with a
     // larger limit plans (issue 39, item 2: a 200,000-node workload under

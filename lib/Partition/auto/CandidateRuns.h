@@ -23,6 +23,7 @@ struct CandidateRun {
   AlgorithmOutcome outcome;
   std::optional<Plan> plan; ///< empty when it failed or was skipped
   std::optional<Error> error;
+  bool outOfTime = false; ///< skipped: the run's clock ran out before it started
 };
 
 /// The table row of a finished plan (objective, bounds, devices, stages).

@@ -224,7 +224,7 @@ static Expected<std::optional<Plan>> linkCannotHelp(const Chain &C, const Budget
     Expected<RematPlan> R = planRotorWithMore(C, Probe, OffBytes, &More);
     // Out of time (the probe runs under the run's clock, issue 39 item 2):
     // the test does not settle it, and seed 001's DP stops at once.
-    if (!R && Probe.deadline && std::chrono::steady_clock::now() >= *Probe.deadline) {
+    if (!R && O.deadline.expired()) {
       (void)R.takeError();
       return std::optional<Plan>();
     }
@@ -329,20 +329,23 @@ Expected<Plan> planActivations(const Chain &C, const Platform &P, const Partitio
     // offloading DP takes minutes) is the best plan at hand.
     Budget Rotor = *B;
     Rotor.remat.offload = false;
-    // Rotor's plan was made first; without one rotor has no schedule here.
-    Expected<Plan> Pl = RotorFirst ? toPlan(C, Expected<RematPlan>(*RotorFirst), Rotor)
-                                   : Expected<Plan>(makeError("rotor's schedule does not fit"));
-    if (!Pl) {
-      // Out of time, not infeasible: offloading may need less than rotor.
-      // (Worded so that MemoryFit's search, which would rerun the DP past
-      // the limit, does not start.)
-      (void)Pl.takeError();
+    // Out of time, not infeasible: offloading may need less than rotor.
+    // (Worded so that MemoryFit's search, which would rerun the DP past
+    // the limit, does not start.)
+    auto MayExist = [&] {
       return makeError(
           "offload-activations: the time limit stopped seed 001's DP after ", R->statesExplored,
           " states, before it finished, and rotor's schedule (no offloading) needs more than the ",
           humanBytes(B->remat.memoryBytes),
           " left for activations; a schedule that offloads activations may still exist: give a "
           "larger --time-limit");
+    };
+    // Rotor's plan was made first; without one rotor has no schedule here.
+    if (!RotorFirst) return MayExist();
+    Expected<Plan> Pl = toPlan(C, Expected<RematPlan>(std::move(*RotorFirst)), Rotor);
+    if (!Pl) {
+      (void)Pl.takeError();
+      return MayExist();
     }
     Pl->notes.push_back("the time limit stopped seed 001's DP after " + std::to_string(R->statesExplored) +
                         " states; returning rotor's schedule (rematerialization, no offloading)");
