@@ -72,6 +72,17 @@ function compareTensors(ref, got) {
   return {abs, rel};
 }
 
+/// The elementwise sum of PARTS ({type, data, dims}), which the caller has
+/// checked share a type it can add and a shape: replicas' partial gradients
+/// here, tensor-parallel shards' partial outputs in tensor_parallel.js.
+function addTensors(parts) {
+  const first = parts[0];
+  const data = new ARRAYS[first.type](first.data.length);
+  for (const t of parts)
+    for (let i = 0; i < data.length; ++i) data[i] += t.data[i];
+  return {type: first.type, data, dims: first.dims};
+}
+
 /// Issue 22, item 4: a replicated parameter's gradient is written as one
 /// partial per device (pipeline.json "replicated_parameters": "gradient",
 /// "partials"), which a training runtime all-reduces. GET(name) gives a
@@ -94,12 +105,9 @@ function sumPartials(pipeline, get) {
       throw new Error(`gradient '${r.gradient}' has type ${first.type}; its partials cannot be summed here`);
     if (parts.some((t) => t.dims.join('x') !== first.dims.join('x')))
       throw new Error(`the partials of '${r.gradient}' have different shapes`);
-    const data = new Typed(first.data.length);
-    for (const t of parts)
-      for (let i = 0; i < data.length; ++i) data[i] += t.data[i];
-    gradients[r.gradient] = {type: first.type, data, dims: first.dims};
+    gradients[r.gradient] = addTensors(parts);
   }
   return {gradients, partials};
 }
 
-module.exports = {ELEM_TYPE_NAMES, randomTensorData, compareTensors, sumPartials, toHalf, fromHalf};
+module.exports = {ELEM_TYPE_NAMES, randomTensorData, compareTensors, sumPartials, addTensors, toHalf, fromHalf};

@@ -17,6 +17,8 @@
 // ===----------------------------------------------------------------------===//
 'use strict';
 
+const {addTensors} = require('./input_data');
+
 const MAX_PARTIALS = 64;
 
 /// The all-reduces of pipeline P (checked; [] without "tensor_parallel"),
@@ -67,10 +69,7 @@ function reducePartials(reduces, pool) {
       throw new Error(`all-reduce of '${r.tensor}': the partials differ in type or shape`);
     if (first.type !== 'float32' && first.type !== 'float64')
       throw new Error(`all-reduce of '${r.tensor}': partials of type ${first.type} cannot be summed here`);
-    const data = new (first.type === 'float32' ? Float32Array : Float64Array)(first.data.length);
-    for (const t of parts)
-      for (let i = 0; i < data.length; ++i) data[i] += t.data[i];
-    pool.set(r.tensor, {type: first.type, data, dims: first.dims});
+    pool.set(r.tensor, addTensors(parts));
   }
 }
 
