@@ -42,6 +42,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/IR/OpsetLowering.h"
 
+#include "ShapeDataPropagation.h"
+
 #include <onnx/defs/schema.h>
 
 #include <cstring>
@@ -70,19 +72,8 @@ int checkerOpset(const std::string &Domain) {
 
 bool isDefaultDomain(const std::string &D) { return D.empty() || D == "ai.onnx"; }
 
-const onnx::AttributeProto *findAttr(const onnx::NodeProto &N, const char *Name) {
-  for (const auto &A : N.attribute())
-    if (A.name() == Name) return &A;
-  return nullptr;
-}
-
-int64_t intAttr(const onnx::NodeProto &N, const char *Name, int64_t Default) {
-  const onnx::AttributeProto *A = findAttr(N, Name);
-  return A ? A->i() : Default;
-}
-
 std::string stringAttr(const onnx::NodeProto &N, const char *Name, const std::string &Default) {
-  const onnx::AttributeProto *A = findAttr(N, Name);
+  const onnx::AttributeProto *A = findNodeAttribute(N, Name);
   return A ? A->s() : Default;
 }
 
@@ -420,16 +411,16 @@ private:
       Changed |= dropAttr(N, "saturate");
     } else if (Op == "QuantizeLinear" || Op == "DequantizeLinear") {
       for (const char *Name : {"block_size", "output_dtype"})
-        if (intAttr(N, Name, 0) != 0)
-          return refuse(Where, Op + "-21 with " + Name + "=" + std::to_string(intAttr(N, Name, 0)) +
+        if (nodeIntAttribute(N, Name, 0) != 0)
+          return refuse(Where, Op + "-21 with " + Name + "=" + std::to_string(nodeIntAttribute(N, Name, 0)) +
                                    " has no opset-17 form");
       for (const char *Name : {"saturate", "block_size", "output_dtype"}) Changed |= dropAttr(N, Name);
     } else if (Op == "AveragePool" && From >= 19) {
-      if (!allOnes(findAttr(N, "dilations")))
+      if (!allOnes(findNodeAttribute(N, "dilations")))
         return refuse(Where, "AveragePool-19 with dilations other than 1 has no opset-17 form");
       Changed |= dropAttr(N, "dilations");
     } else if (Op == "LpPool") {
-      if (!allOnes(findAttr(N, "dilations")) || intAttr(N, "ceil_mode", 0) != 0)
+      if (!allOnes(findNodeAttribute(N, "dilations")) || nodeIntAttribute(N, "ceil_mode", 0) != 0)
         return refuse(Where, "LpPool-18 with dilations or ceil_mode has no opset-17 form");
       Changed |= dropAttr(N, "dilations");
       Changed |= dropAttr(N, "ceil_mode");
@@ -521,7 +512,7 @@ private:
     if ((Op == "ReduceMax" || Op == "ReduceMin") && From >= 20)
       if (const Declared *D = declared(N, 0); D && D->elem == onnx::TensorProto::BOOL)
         return refuse(Where, Op + "-20 on bool has no opset-17 form");
-    bool Noop = intAttr(N, "noop_with_empty_axes", 0) != 0;
+    bool Noop = nodeIntAttribute(N, "noop_with_empty_axes", 0) != 0;
     const std::vector<int64_t> *Axes = nullptr;
     if (N.input_size() >= 2 && !N.input(1).empty()) {
       Axes = constInts(N.input(1));
@@ -567,7 +558,7 @@ private:
   /// (Changelog, Split-18), as Split-13's 'split' input, or 13's equal split.
   Error lowerSplit(onnx::NodeProto &N, std::vector<onnx::NodeProto> &Before, const std::string &Where,
                    bool &Changed) {
-    const onnx::AttributeProto *NumA = findAttr(N, "num_outputs");
+    const onnx::AttributeProto *NumA = findNodeAttribute(N, "num_outputs");
     if (!NumA) return Error::success();
     int64_t Num = NumA->i();
     if (N.input_size() >= 2 && !N.input(1).empty())
@@ -578,7 +569,7 @@ private:
     dropAttr(N, "num_outputs");
     Changed = true;
     const Declared *D = declared(N, 0);
-    int64_t Axis = intAttr(N, "axis", 0);
+    int64_t Axis = nodeIntAttribute(N, "axis", 0);
     int64_t Rank = D && D->hasRank ? static_cast<int64_t>(D->dims.size()) : -1;
     if (Rank >= 0 && Axis < 0) Axis += Rank;
     int64_t Dim = Rank >= 0 && Axis >= 0 && Axis < Rank ? D->dims[Axis] : -1;
@@ -646,7 +637,7 @@ private:
 
   /// Resize-18/19: new attributes lower when at their defaults.
   Error lowerResize(onnx::NodeProto &N, const std::string &Where, bool &Changed) {
-    if (intAttr(N, "antialias", 0) != 0)
+    if (nodeIntAttribute(N, "antialias", 0) != 0)
       return refuse(Where, "Resize-18 with antialias=1 has no opset-17 form");
     std::string Policy = stringAttr(N, "keep_aspect_ratio_policy", "stretch");
     if (Policy != "stretch")
@@ -654,7 +645,7 @@ private:
     if (stringAttr(N, "coordinate_transformation_mode", "") == "half_pixel_symmetric")
       return refuse(Where, "Resize-19 with coordinate_transformation_mode='half_pixel_symmetric' has no "
                            "opset-17 form");
-    if (const onnx::AttributeProto *A = findAttr(N, "axes")) {
+    if (const onnx::AttributeProto *A = findNodeAttribute(N, "axes")) {
       const Declared *D = declared(N, 0);
       bool Identity = D && D->hasRank && A->ints_size() == static_cast<int>(D->dims.size());
       for (int I = 0; Identity && I < A->ints_size(); ++I) Identity = A->ints(I) == I;

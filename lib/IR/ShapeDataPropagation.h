@@ -40,8 +40,8 @@ std::optional<onnx::TensorShapeProto> shapeDataOfTensor(const onnx::TensorProto 
 std::optional<onnx::TensorProto> tensorOfShapeData(const onnx::TensorShapeProto &S, const std::string &Name,
                                                    bool Scalar);
 
-/// The attribute of N named Name, or null (shared by the shape rules here
-/// and in ExtraShapeRules.cpp).
+/// The attribute of N named Name, or null (shared by the shape rules here,
+/// in ExtraShapeRules.cpp and by OpsetLowering.cpp).
 const onnx::AttributeProto *findNodeAttribute(const onnx::NodeProto &N, const char *Name);
 /// The integer attribute of N named Name, or Default when absent.
 int64_t nodeIntAttribute(const onnx::NodeProto &N, const char *Name, int64_t Default);
