@@ -87,8 +87,9 @@ Expected<RunOutputs> onnxp::runChainInput(const PassContext &Ctx, const OutputOp
     if (!T) return T.takeError();
     Out.trace = T->toJson();
   }
-  Out.report = Out.staged ? withStagedSchedule(chainPlanJson(C, *P, O.input, O.timings), *Out.staged)
-                          : chainPlanJson(C, *P, O.input, O.timings);
+  if (R.report)
+    Out.report = Out.staged ? withStagedSchedule(chainPlanJson(C, *P, O.input, O.timings), *Out.staged)
+                            : chainPlanJson(C, *P, O.input, O.timings);
   if (O.stats) {
     std::ostringstream SS;
     Expected<const PartitionerInfo *> Info = findPartitioner(O.algo);

@@ -217,6 +217,7 @@ Expected<CompileResult> compileChain(PassContext &Ctx, const CompileOptions &O, 
     return R;
   }
   OutputRequest Want;
+  Want.report = O.report || !OO.report.empty();
   Want.trace = O.trace;
   Expected<RunOutputs> Out = runChainInput(Ctx, OO, Want);
   if (!Out) return Out.takeError();
@@ -268,6 +269,7 @@ Expected<CompileResult> compileContext(PassContext &Ctx, const CompileOptions &O
   // The model (and stages) first: they add notes the report keeps.
   if (Files) ONNXP_RETURN_IF_ERROR(writePartitionedOutputs(Ctx, OO, *Files));
   OutputRequest Want;
+  Want.report = O.report || !OO.report.empty();
   Want.dot = O.dot || !OO.dot.empty();
   Want.trace = O.trace || !OO.trace.empty();
   Expected<RunOutputs> Out = makeOutputs(Ctx, OO, Want);

@@ -9,6 +9,7 @@ using namespace onnxp::tool;
 CompileOptions onnxp::tool::toolRequest() {
   CompileOptions O;
   O.annotate = false;
+  O.report = false; // built for --report only
   O.dumpStream = &std::cout;
   O.logStream = &std::cerr;
   return O;
