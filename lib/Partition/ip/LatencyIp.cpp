@@ -554,6 +554,20 @@ Expected<Plan> onnxp::partitionLatencyIp(const CostGraph &G, const Platform &P,
     }
   }
 
+  if (Warm && O.deadline.expired()) {
+    // Issue 39: the warm starts used the whole --time-limit; building the
+    // IP and starting CBC would only run past it.
+    Plan Pl = *Warm;
+    Pl.objectiveKind = Objective::Latency;
+    Pl.objective = WarmSched.latency;
+    Pl.lowerBound = NAN;
+    Pl.notes.insert(Pl.notes.begin(),
+                    "warm start: '" + Warm->algorithm + "' with latency " + formatNumber(WarmSched.latency));
+    Pl.notes.push_back("the time limit ran out before the IP started; returning the warm start from '" +
+                       Warm->algorithm + "'");
+    Pl.notes.insert(Pl.notes.end(), Notes.begin(), Notes.end());
+    return Pl;
+  }
   LatencyIp Ip(G, P, Q);
   double H = Warm ? WarmSched.latency : 0;
   ONNXP_RETURN_IF_ERROR(Ip.build(H, Warm != nullptr));

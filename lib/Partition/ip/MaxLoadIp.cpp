@@ -549,6 +549,16 @@ Expected<Plan> onnxp::solveMaxLoadIp(const CostGraph &G, const Platform &P, cons
     Result.objective = Result.lowerBound = 0;
     return Result;
   }
+  // Issue 39: a warm start that used the whole --time-limit leaves CBC no
+  // time; building the IP (on 20,000 units, a second) and starting CBC
+  // would only run past the limit.
+  if (Warm && O.deadline.expired()) {
+    Result.device = Warm->device;
+    Result.lowerBound = NAN;
+    Result.notes.push_back("the time limit ran out before the IP started; returning the warm start from '" +
+                           Warm->algorithm + "'");
+    return Result;
+  }
   MaxLoadIp Ip(G, P, Contiguous);
   ONNXP_RETURN_IF_ERROR(Ip.build());
   Result.stats["ip_variables"] = (double)Ip.M.numVars();
