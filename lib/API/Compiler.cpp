@@ -13,6 +13,7 @@
 
 #include "onnx-partition/API/PiperGraphOutput.h"
 #include "onnx-partition/API/PiperOutput.h"
+#include "onnx-partition/API/ScheduleCut.h"
 #include "onnx-partition/API/WriteBack.h"
 #include "onnx-partition/Support/HumanUnits.h"
 #include "onnx-partition/Transforms/ReservedNodeNames.h"
@@ -266,6 +267,9 @@ Expected<CompileResult> compileContext(PassContext &Ctx, const CompileOptions &O
     R.notes = Ctx.notes;
     return R;
   }
+  // Issue 35: the cut the named schedule runs best, before anything is
+  // written, so every output describes it.
+  ONNXP_RETURN_IF_ERROR(chooseScheduleCut(Ctx, OO));
   // The model (and stages) first: they add notes the report keeps.
   if (Files) ONNXP_RETURN_IF_ERROR(writePartitionedOutputs(Ctx, OO, *Files));
   OutputRequest Want;

@@ -206,8 +206,10 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
         priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches, pipeOptions(O), Names, &Program,
                             &Timeline, Chunked ? &*Chunked : nullptr);
     if (R && Trace) drawPipeTimeline(Program, Timeline, *Trace, Names);
-    if (R && !NotCut.empty())
+    if (R && !NotCut.empty()) {
       R->notes.push_back("the stages' nodes cannot be cut into its chunks (" + NotCut + ")");
+      R->equalChunks = true;
+    }
     if (R) {
       R->program = std::make_shared<const PipeProgram>(std::move(Program));
       R->programDevices = Devices;

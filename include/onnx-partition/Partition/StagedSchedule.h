@@ -49,6 +49,9 @@ struct StagedSchedulePrice {
   double peakActivation = 0;
   double commBytes = 0;
   int virtualStages = 0;
+  /// A graph plan's stages could not be cut into the schedule's chunks, so
+  /// they were priced as equal parts (not what a write-back would run).
+  bool equalChunks = false;
   std::vector<std::string> notes;
   /// Issue 35, item 3: the action lists behind the figures (pipeline.json's
   /// "schedule_actions"; set by scheduleGraphPlan for every named schedule
