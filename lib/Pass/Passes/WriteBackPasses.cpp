@@ -405,12 +405,18 @@ public:
     EO.prediction.objectiveKind = objectiveName(Pl.objectiveKind);
     EO.prediction.timeUnit = Ctx.graph.timeUnit;
     EO.prediction.objective = Pl.objective;
-    if (Pl.stage.size() == Ctx.graph.numNodes()) {
-      EO.prediction.stageTime.assign(Ctx.placement->numStages(), 0.0);
+    // Under a schedule's chunks the written stages are the chunks'
+    // (scheduledPlacement), not the plan's, which the plan keeps.
+    const ModelPlacement &MP = *Ctx.placement;
+    const bool Chunks = !MP.stageVirtual.empty();
+    const std::vector<int> &StageOf = Chunks ? MP.writtenStage : Pl.stage;
+    const std::vector<int> &DeviceOf = Chunks ? MP.writtenDevice : Pl.device;
+    if (StageOf.size() == Ctx.graph.numNodes()) {
+      EO.prediction.stageTime.assign(MP.numStages(), 0.0);
       for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) {
         const CostNode &N = Ctx.graph.node(V);
-        EO.prediction.stageTime[Pl.stage[V]] +=
-            Ctx.platform.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
+        EO.prediction.stageTime[StageOf[V]] +=
+            Ctx.platform.isAccelerator(DeviceOf[V]) ? N.accTime : N.cpuTime;
       }
     }
     if (Pl.device.size() == Ctx.graph.numNodes())
