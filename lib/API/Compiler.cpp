@@ -76,6 +76,7 @@ Expected<PassContext> contextFor(LoadedInput In, const CompileOptions &O) {
   PO.loadPlan = O.loadPlan;
   PO.outputPath = O.outputs.output;
   PO.stagesDir = O.outputs.emitStages;
+  PO.virtualStages = O.outputs.virtualStages;
   PO.partition = O.partition;
   if (!O.objective.empty()) {
     std::optional<Objective> Obj = parseObjective(O.objective);

@@ -128,6 +128,16 @@ Error onnxp::writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, O
   if (!O.emitStages.empty())
     for (const StageModel &S : Ctx.stages->stages)
       ONNXP_RETURN_IF_ERROR(Prepare(S.model, (fs::path(O.emitStages) / S.fileName).string()));
+  // Issue 35, item 3: the named schedule's action lists, in pipeline.json
+  // and as CSV beside it; made before the stage folder is, so that lists
+  // that cannot be made (interleaved-1f1b over micro-batches not a multiple
+  // of the devices) leave no folder behind.
+  std::string Csv;
+  if (!O.emitStages.empty()) {
+    Expected<std::string> Json = withScheduleActions(Ctx, O, Ctx.stages->json, Csv);
+    if (!Json) return Json.takeError();
+    Ctx.stages->json = std::move(*Json);
+  }
   if (!O.emitStages.empty()) {
     std::error_code EC;
     fs::create_directory(O.emitStages, EC);
@@ -144,12 +154,6 @@ Error onnxp::writePartitionedOutputs(PassContext &Ctx, const OutputOptions &O, O
     Ctx.notes.push_back(std::to_string(Absent) + " written models reference external data absent from '" +
                         dirOf(M.path) + "' under the same names (warnings above)");
   if (!O.emitStages.empty()) {
-    // Issue 35, item 3: the named schedule's action lists, in pipeline.json
-    // and as CSV beside it.
-    std::string Csv;
-    Expected<std::string> Json = withScheduleActions(Ctx, O, Ctx.stages->json, Csv);
-    if (!Json) return Json.takeError();
-    Ctx.stages->json = std::move(*Json);
     if (!Csv.empty())
       ONNXP_RETURN_IF_ERROR(Tx.add((fs::path(O.emitStages) / kPipelineActionsCsv).string(), Csv));
     ONNXP_RETURN_IF_ERROR(Tx.add((fs::path(O.emitStages) / "pipeline.json").string(), Ctx.stages->json));

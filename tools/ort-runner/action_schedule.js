@@ -16,8 +16,9 @@
 //      order is the schedule's, the W's only mark where the zero-bubble
 //      schedule would compute the weight gradients.
 // The written stages a rank runs are its entry's "stages" (stage ids).
-// Under zb-v and v-half the stage models are the schedule's chunks: the
-// rank's "virtual_stages" pairs each stage id with its virtual stage v, and
+// Under interleaved-1f1b (chunks dealt round-robin), zb-v and v-half (in a
+// V) the stage models are the schedule's chunks: the rank's
+// "virtual_stages" pairs each stage id with its virtual stage v, and
 // "<v>F<m>" runs only the forward stages of v, "<v>I<m>" / "<v>B<m>" only
 // its backward ones (without "virtual_stages": all of the rank's).
 // Every stage must run each micro-batch once, every written stage must

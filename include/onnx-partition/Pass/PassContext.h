@@ -62,6 +62,9 @@ struct PipelineOptions {
   std::string loadPlan;   ///< --load-plan FILE (the load-plan pass reads it)
   std::string outputPath; ///< -o FILE: where the annotated model will go (external data paths, messages)
   std::string stagesDir;  ///< --emit-stages DIR: where stage models will go
+  /// --virtual-stages v: under interleaved-1f1b the write-back writes each
+  /// stage as v chunks (issue 35; WriteBackPasses.cpp scheduledPlacement).
+  int virtualStages = 2;
 };
 
 /// One --stats line: "<value> <pass> - <description>".

@@ -139,22 +139,34 @@ Error recheckWrittenInFlight(PassContext &Ctx, const std::vector<int> &Checked) 
   return Error::success();
 }
 
-/// Issue 35: under zb-v and v-half the written stages are the schedule's
-/// chunks as its pricer cuts them (virtualStagePlanOf): each chunk's nodes
-/// on the device the V deals it to, one stage per chunk and direction
-/// (forward, backward), stageVirtual naming each stage's chunk. Otherwise,
-/// or when the chunks cannot be written so (notVirtual says why), the plan's
-/// placement.
+/// Chunks per stage schedule K runs (issue 35): zb-v and v-half 2 (the V),
+/// interleaved-1f1b --virtual-stages v (Narayanan et al. SC'21 §2.2); 1 for
+/// the others.
+int chunksPerStage(PipelineScheduleKind K, const PipelineOptions &O) {
+  switch (K) {
+  case PipelineScheduleKind::ZbV:
+  case PipelineScheduleKind::VHalf: return 2;
+  case PipelineScheduleKind::Interleaved1F1B: return O.virtualStages;
+  default: return 1;
+  }
+}
+
+/// Issue 35: under interleaved-1f1b, zb-v and v-half the written stages are
+/// the schedule's chunks as its pricer cuts them (virtualStagePlanOf): each
+/// chunk's nodes on the device the schedule deals it to (round-robin, or
+/// the V), one stage per chunk and direction (forward, backward),
+/// stageVirtual naming each stage's chunk. Otherwise, or when the chunks
+/// cannot be written so (notVirtual says why), the plan's placement.
 Expected<ModelPlacement> scheduledPlacement(PassContext &Ctx, bool &Virtual) {
   const OnnxModel &M = *Ctx.model;
   const Plan &Pl = *Ctx.plan;
   const PipelineScheduleKind K = Pl.pipelineSchedule;
+  const int Chunks = chunksPerStage(K, Ctx.options);
   Virtual = false;
   std::string Why;
   std::optional<Plan> VPlan;
-  if ((K == PipelineScheduleKind::ZbV || K == PipelineScheduleKind::VHalf) &&
-      !isIterationObjective(Pl.objectiveKind)) {
-    Expected<Plan> V = virtualStagePlanOf(Ctx.graph, Ctx.platform, Pl, K, 2);
+  if (Chunks > 1 && !isIterationObjective(Pl.objectiveKind)) {
+    Expected<Plan> V = virtualStagePlanOf(Ctx.graph, Ctx.platform, Pl, K, Chunks);
     if (!V) Why = V.takeError().message();
     else if (!Ctx.foldedOnnxNodes.empty() || !Ctx.graph.sharedParameters.empty() || hasReplicas(Pl))
       Why = "the chunks are written only for plans without folded constants, shared parameters or replicas";
@@ -183,8 +195,10 @@ Expected<ModelPlacement> scheduledPlacement(PassContext &Ctx, bool &Virtual) {
   }
   Virtual = true;
   Ctx.notes.push_back(std::string("the written stages are ") + pipelineScheduleName(K) + "'s " +
-                      std::to_string(S) + " chunks as priced, dealt in a V to the devices (" +
-                      std::to_string(P->numStages()) + " stage models, forward and backward of each chunk)");
+                      std::to_string(S) + " chunks as priced, dealt " +
+                      (K == PipelineScheduleKind::Interleaved1F1B ? "round-robin" : "in a V") +
+                      " to the devices (" + std::to_string(P->numStages()) +
+                      " stage models, forward and backward of each chunk)");
   return P;
 }
 
@@ -391,12 +405,18 @@ public:
     EO.prediction.objectiveKind = objectiveName(Pl.objectiveKind);
     EO.prediction.timeUnit = Ctx.graph.timeUnit;
     EO.prediction.objective = Pl.objective;
-    if (Pl.stage.size() == Ctx.graph.numNodes()) {
-      EO.prediction.stageTime.assign(Ctx.placement->numStages(), 0.0);
+    // Under a schedule's chunks the written stages are the chunks'
+    // (scheduledPlacement), not the plan's, which the plan keeps.
+    const ModelPlacement &MP = *Ctx.placement;
+    const bool Chunks = !MP.stageVirtual.empty();
+    const std::vector<int> &StageOf = Chunks ? MP.writtenStage : Pl.stage;
+    const std::vector<int> &DeviceOf = Chunks ? MP.writtenDevice : Pl.device;
+    if (StageOf.size() == Ctx.graph.numNodes()) {
+      EO.prediction.stageTime.assign(MP.numStages(), 0.0);
       for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) {
         const CostNode &N = Ctx.graph.node(V);
-        EO.prediction.stageTime[Pl.stage[V]] +=
-            Ctx.platform.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
+        EO.prediction.stageTime[StageOf[V]] +=
+            Ctx.platform.isAccelerator(DeviceOf[V]) ? N.accTime : N.cpuTime;
       }
     }
     if (Pl.device.size() == Ctx.graph.numNodes())

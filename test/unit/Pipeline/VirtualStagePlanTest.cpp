@@ -1,8 +1,9 @@
 //===- unit/Pipeline/VirtualStagePlanTest.cpp - a plan's stages as chunks ===//
 //
-// Issue 35: the cut zb-v prices and writes (Partition/VirtualStagePlan.h)
-// on a hand-built training graph whose chunks are known: four forward nodes
-// on two stages, each stage cut in two, dealt in a V.
+// Issue 35: the cut zb-v and interleaved-1f1b price and write
+// (Partition/VirtualStagePlan.h) on a hand-built training graph whose chunks
+// are known: four forward nodes on two stages, each stage cut in two, dealt
+// in a V or round-robin.
 //
 //===----------------------------------------------------------------------===//
 #include "ExpectedAssert.h"
@@ -121,5 +122,22 @@ TEST(VirtualStagePlan, TooFewForwardNodesIsAnError) {
   Expected<Plan> V = virtualStagePlanOf(X.G, twoGpus(), X.Pl, PipelineScheduleKind::ZbV, 2);
   ASSERT_FALSE(V);
   EXPECT_NE(V.takeError().message().find("has 1 forward node(s), fewer than the 2 chunks zb-v cuts it into"),
+            std::string::npos);
+}
+
+TEST(VirtualStagePlan, InterleavedDealsTheChunksRoundRobin) {
+  // The same cut as zb-v's, dealt as interleaved-1f1b deals it (Narayanan
+  // et al. SC'21 §2.2): virtual stage k on device k mod 2, so acc0 holds
+  // chunks 0 and 2, not the V's 0 and 3.
+  Graph X = graph();
+  const Platform P = twoGpus();
+  Expected<Plan> V = virtualStagePlanOf(X.G, P, X.Pl, PipelineScheduleKind::Interleaved1F1B, 2);
+  ASSERT_EXPECTED(V);
+  EXPECT_EQ(V->stage, (std::vector<int>{0, 1, 2, 3, 3, 2, 1, 0}));
+  EXPECT_EQ(V->device, (std::vector<int>{0, 1, 0, 1, 1, 0, 1, 0}));
+  // v = 3: stage 0's two forward nodes cannot make three chunks.
+  Expected<Plan> Three = virtualStagePlanOf(X.G, P, X.Pl, PipelineScheduleKind::Interleaved1F1B, 3);
+  ASSERT_FALSE(Three);
+  EXPECT_NE(Three.takeError().message().find("fewer than the 3 chunks interleaved-1f1b cuts it into"),
             std::string::npos);
 }
