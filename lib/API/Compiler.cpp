@@ -268,9 +268,6 @@ Expected<CompileResult> compileContext(PassContext &Ctx, const CompileOptions &O
     R.notes = Ctx.notes;
     return R;
   }
-  // Issue 35: the cut the named schedule runs best, before anything is
-  // written, so every output describes it.
-  ONNXP_RETURN_IF_ERROR(chooseScheduleCut(Ctx, OO));
   // The model (and stages) first: they add notes the report keeps.
   if (Files) ONNXP_RETURN_IF_ERROR(writePartitionedOutputs(Ctx, OO, *Files));
   OutputRequest Want;
@@ -383,6 +380,12 @@ Error onnxp::runCompilePipeline(PassContext &Ctx, const CompileOptions &O, bool 
   I.verbose = O.verbose;
   I.dumpStream = O.dumpStream;
   I.logStream = O.logStream;
+  // Issue 35: the cut the named schedule runs best replaces the plan before
+  // the write-back passes, so every output describes it.
+  const OutputOptions Outputs = outputOptionsFor(O);
+  I.afterPass = [&Outputs](const std::string &Pass, PassContext &C) {
+    return Pass == "partition" ? chooseScheduleCut(C, Outputs) : Error::success();
+  };
   Error E = PM->run(Ctx, I);
   if (O.stats && O.logStream) {
     std::ostream &OS = *O.logStream;

@@ -65,6 +65,7 @@ Error PassManager::run(PassContext &Ctx, const Instrumentation &I) {
     double Secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
     const double CpuSecs = static_cast<double>(std::clock() - CpuStart) / CLOCKS_PER_SEC;
     if (!Changed) return Changed.takeError().withContext(P->name());
+    if (I.afterPass) ONNXP_RETURN_IF_ERROR(I.afterPass(P->name(), Ctx));
     if (I.timePasses && I.logStream)
       *I.logStream << "time-passes: " << std::setw(10) << std::fixed << std::setprecision(4) << Secs * 1e3
                    << " ms  " << std::setw(10) << CpuSecs * 1e3 << " cpu ms  " << P->name()

@@ -4,6 +4,7 @@
 
 #include "onnx-partition/Pass/Pass.h"
 
+#include <functional>
 #include <iosfwd>
 #include <set>
 #include <string>
@@ -17,6 +18,10 @@ struct Instrumentation {
   bool verbose = false;
   std::ostream *dumpStream = nullptr; ///< where dumps go (stdout)
   std::ostream *logStream = nullptr;  ///< where timing and -v lines go (stderr)
+  /// Runs after each pass that succeeded, before the next (and before its
+  /// dump): the compiler's steps between passes that belong to a layer
+  /// above them (API/ScheduleCut after "partition", issue 35).
+  std::function<Error(const std::string &Pass, PassContext &)> afterPass;
 };
 
 class PassManager {
