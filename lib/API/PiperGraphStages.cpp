@@ -112,7 +112,7 @@ Error StageWriter::assignNodes() {
     for (int I : G.node(V).onnxNodes) Training |= !Forward[I];
   for (size_t S = 0; S < Plan.stages.size() && Training; ++S)
     if (Plan.stages[S].tensorParallel > 1)
-      return makeUsageError("--algo piper --emit-stages: stage ", S, " is tensor-parallel (TP ",
+      return makeUsageError("--algo piper -o/--emit-stages: stage ", S, " is tensor-parallel (TP ",
                             Plan.stages[S].tensorParallel,
                             ") on a training graph with backward nodes; its sharded weight gradients are not "
                             "written yet: write the forward model and plan it with --training");
