@@ -2,6 +2,8 @@
 #include "onnx-partition/API/PiperGraphOutput.h"
 
 #include "onnx-partition/API/PiperGraphStages.h"
+
+#include "PiperGraphPictures.h"
 #include "onnx-partition/API/WriteBack.h"
 #include "onnx-partition/Partition/piper/PiperGraphPlanner.h"
 #include "onnx-partition/Support/HumanUnits.h"
@@ -124,9 +126,9 @@ json planJson(const PiperGraphRun &Run, const PiperGraphPlan &Pl) {
 Expected<CompileResult> onnxp::compilePiperGraph(PassContext &Ctx, const CompileOptions &O,
                                                  OutputTransaction *Files) {
   const OutputOptions OO = outputOptionsFor(O);
-  if (!OO.dot.empty() || !OO.trace.empty() || !O.loadPlan.empty() || !O.passes.empty())
-    return makeUsageError("--algo piper on an ONNX model writes no picture or trace: --dot, --trace, "
-                          "--load-plan and --passes do not apply; use --report, -o or --emit-stages");
+  if (!O.loadPlan.empty() || !O.passes.empty())
+    return makeUsageError("--algo piper on an ONNX model makes its own plan: --load-plan and --passes do not "
+                          "apply; use --report, --dot, --trace, -o or --emit-stages");
   if (!OO.emitStages.empty()) ONNXP_RETURN_IF_ERROR(checkStagesDir(OO.emitStages));
   const PartitionOptions &Part = Ctx.options.partition;
   if (Part.objective && *Part.objective != Objective::Iteration)
@@ -177,6 +179,21 @@ Expected<CompileResult> onnxp::compilePiperGraph(PassContext &Ctx, const Compile
                  {"plans_by_max_tensor_parallel", Plans}};
   R.reportJson = Report.dump(2) + "\n";
   if (Files && !OO.report.empty()) ONNXP_RETURN_IF_ERROR(Files->add(OO.report, R.reportJson));
+  // Issue 34: the best plan drawn, stage by stage, and its iteration traced.
+  if (!OO.dot.empty()) {
+    DotOptions DO;
+    Expected<DotDetail> Detail = parseDotDetail(OO.dotDetail);
+    if (!Detail) return Detail.takeError();
+    DO.detail = *Detail;
+    R.dot = piperGraphDot(Ctx.graph, *Run, Best, Ctx.platform, DO);
+    if (Files) ONNXP_RETURN_IF_ERROR(Files->add(OO.dot, R.dot));
+  }
+  if (!OO.trace.empty()) {
+    Expected<std::string> T = piperGraphTrace(*Run, Best, Ctx.platform, PO);
+    if (!T) return T.takeError();
+    R.trace = std::move(*T);
+    if (Files) ONNXP_RETURN_IF_ERROR(Files->add(OO.trace, R.trace));
+  }
   // Issue 34 item 3: the plan on the model as IR 11 sharding specs.
   if (Files && !OO.output.empty()) {
     Expected<onnx::ModelProto> Annotated = annotatePiperGraphModel(Ctx.graph, *Ctx.model, *Run, Best);

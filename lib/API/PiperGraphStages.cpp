@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/PiperGraphStages.h"
 
+#include "PiperRecompute.h"
+
 #include "onnx-partition/Transforms/ExtractStages.h"
 #include "onnx-partition/Transforms/ShardTensorParallel.h"
 #include "onnx-partition/Transforms/ShardingSpecs.h"
@@ -29,13 +31,14 @@ struct Piece {
   int block = -1;         ///< into Blocks; -1: no split
   int degree = 1;
   std::vector<std::string> inputs, outputs;
-  int firstId = 0; ///< pipeline.json id of shard 0; shard k is firstId + k
+  int firstId = 0;  ///< pipeline.json id of shard 0; shard k is firstId + k
+  std::string part; ///< a training graph's "forward" or "backward" piece; empty: cut at blocks
 };
 
 class StageWriter {
 public:
   StageWriter(const CostGraph &G, const OnnxModel &M, const PiperGraphRun &Run, const PiperGraphPlan &Plan)
-      : G(G), M(M), Graph(M.graph()), Run(Run), Plan(Plan), NodeStage(M.graph().node_size(), -1) {}
+      : G(G), M(M), Run(Run), Plan(Plan) {}
 
   Expected<int> write(const PiperGraphOptions &PO, const std::string &Dir, OutputTransaction &Tx);
   Expected<onnx::ModelProto> annotated();
@@ -43,10 +46,15 @@ public:
 private:
   const CostGraph &G;
   const OnnxModel &M;
-  const onnx::GraphProto &Graph;
   const PiperGraphRun &Run;
   const PiperGraphPlan &Plan;
-  std::vector<int> NodeStage;     // ONNX node -> plan stage (-1: in no layer)
+  // The model written: the input's, on a training graph with the plan's
+  // recomputed layers rewritten (PiperRecompute.h).
+  onnx::ModelProto Written;
+  PiperRecompute Recompute;
+  bool Training = false;          // the model has backward ONNX nodes
+  std::vector<int> NodeStage;     // written ONNX node -> plan stage (-1: in no layer)
+  std::vector<char> BackwardNode; // written ONNX node -> backward or optimizer (or a recomputed copy)
   std::vector<ShardBlock> Blocks; // the split blocks of stages with t > 1
   std::vector<int> BlockStage;    // Blocks[i]'s stage
   std::vector<Piece> Pieces;
@@ -54,8 +62,11 @@ private:
   std::map<std::string, int> Producer;     // tensor -> piece making it
   std::map<std::string, int> ProducerNode; // tensor -> ONNX node making it
 
+  const onnx::GraphProto &graph() const { return Written.graph(); }
   Error assignNodes();
+  Error rewriteRecomputed();
   Error cutStage(int S);
+  void cutTraining();
   void addUnassigned(Piece &P) const;
   Error wire();
   Error checkBlockOutputs(const Piece &P) const;
@@ -64,6 +75,8 @@ private:
     return "acc" + std::to_string(St.firstDevice + Replica * St.tensorParallel + Shard);
   }
   std::string nameOf(const Piece &P, int Shard) const {
+    if (!P.part.empty())
+      return "stage" + std::to_string(P.stage) + "_" + P.part + "_" + deviceOf(P, Shard, 0);
     return "stage" + std::to_string(P.stage) + "_piece" + std::to_string(P.index) +
            (P.degree > 1 ? "_tp" + std::to_string(Shard) : "") + "_" + deviceOf(P, Shard, 0);
   }
@@ -71,31 +84,89 @@ private:
   json pipelineJson(const PiperGraphOptions &PO) const;
 };
 
+/// Backward marks the backward and optimizer nodes; every node reading
+/// what one of them makes runs in the backward too (ORT's AccumulateGrad
+/// Sum of partial gradients is a forward-side cost node by its name).
+std::vector<char> afterBackward(const onnx::GraphProto &Graph, std::vector<char> Backward) {
+  std::set<std::string> Made;
+  for (bool Changed = true; Changed;) { // one pass on a sorted graph, a few otherwise
+    Changed = false;
+    for (int I = 0; I < Graph.node_size(); ++I) {
+      const onnx::NodeProto &N = Graph.node(I);
+      if (!Backward[I])
+        for (const std::string &T : N.input()) Backward[I] |= Made.count(T) > 0;
+      if (Backward[I])
+        for (const std::string &O : N.output()) Changed |= Made.insert(O).second;
+    }
+  }
+  return Backward;
+}
+
 Error StageWriter::assignNodes() {
-  std::vector<char> Forward(Graph.node_size(), 0);
+  const onnx::GraphProto &Input = M.graph();
+  std::vector<char> Forward(Input.node_size(), 0);
   for (int V = 0; V < static_cast<int>(G.numNodes()); ++V)
     if (!G.node(V).isBackward() && G.node(V).role != Role::Optimizer)
       for (int I : G.node(V).onnxNodes) Forward[I] = 1;
-  for (int V = 0; V < static_cast<int>(G.numNodes()); ++V)
-    for (int I : G.node(V).onnxNodes)
-      if (!Forward[I])
-        return makeUsageError("--algo piper --emit-stages writes forward stages; '", Graph.node(I).name(),
-                              "' (", Graph.node(I).op_type(),
-                              ") is a backward or optimizer node of the model: write the forward model and "
-                              "plan it with --training");
+  for (int V = 0; V < static_cast<int>(G.numNodes()) && !Training; ++V)
+    for (int I : G.node(V).onnxNodes) Training |= !Forward[I];
+  for (size_t S = 0; S < Plan.stages.size() && Training; ++S)
+    if (Plan.stages[S].tensorParallel > 1)
+      return makeUsageError("--algo piper -o/--emit-stages: stage ", S, " is tensor-parallel (TP ",
+                            Plan.stages[S].tensorParallel,
+                            ") on a training graph with backward nodes; its sharded weight gradients are not "
+                            "written yet: write the forward model and plan it with --training");
+  NodeStage.assign(Input.node_size(), -1);
   for (size_t S = 0; S < Plan.stages.size(); ++S)
     for (int L : Plan.stages[S].layers)
       for (int V : Run.layers[L].nodes)
         for (int I : G.node(V).onnxNodes)
-          if (Forward[I]) NodeStage[I] = static_cast<int>(S);
-  for (const onnx::TensorProto &T : Graph.initializer()) {
+          if (Forward[I] || Training) NodeStage[I] = static_cast<int>(S);
+  Written = M.proto;
+  BackwardNode.assign(Input.node_size(), 0);
+  for (int I = 0; I < Input.node_size(); ++I) BackwardNode[I] = !Forward[I];
+  if (Training) {
+    BackwardNode = afterBackward(Input, std::move(BackwardNode));
+    ONNXP_RETURN_IF_ERROR(rewriteRecomputed());
+  }
+  for (const onnx::TensorProto &T : graph().initializer()) {
     if (T.data_location() == onnx::TensorProto::EXTERNAL)
       return makeUsageError("--algo piper --emit-stages: initializer '", T.name(),
                             "' has external data; its shards are not written yet");
     Initializers.insert(T.name());
   }
-  for (int I = 0; I < Graph.node_size(); ++I)
-    for (const std::string &O : Graph.node(I).output()) ProducerNode[O] = I;
+  for (int I = 0; I < graph().node_size(); ++I)
+    for (const std::string &O : graph().node(I).output()) ProducerNode[O] = I;
+  return Error::success();
+}
+
+/// A training graph: the plan's recomputed layers rewritten into the model
+/// (PiperRecompute.h); each node of the rewritten model keeps its stage and
+/// direction, found by its first output, and a recomputed copy runs in its
+/// original's stage, in the backward.
+Error StageWriter::rewriteRecomputed() {
+  Expected<PiperRecompute> R = rewritePiperRecompute(G, M.proto, Run, Plan, BackwardNode);
+  if (!R) return R.takeError();
+  Recompute = std::move(*R);
+  if (Recompute.rewrite.recomputedNodes == 0) return Error::success();
+  std::map<std::string, int> ByOutput; // the input's first outputs -> node
+  for (int I = 0; I < M.graph().node_size(); ++I)
+    if (M.graph().node(I).output_size()) ByOutput[M.graph().node(I).output(0)] = I;
+  Written = Recompute.model;
+  std::vector<int> Stage(graph().node_size(), -1);
+  std::vector<char> Backward(graph().node_size(), 1);
+  for (int I = 0; I < graph().node_size(); ++I) {
+    const onnx::NodeProto &N = graph().node(I);
+    if (!N.output_size()) return makeInternalError("piper recompute: a node without outputs");
+    auto Copy = Recompute.copyOf.find(N.output(0));
+    auto It = ByOutput.find(Copy == Recompute.copyOf.end() ? N.output(0) : Copy->second);
+    if (It == ByOutput.end())
+      return makeInternalError("piper recompute: '", N.name(), "' stands for no node of the input");
+    Stage[I] = NodeStage[It->second];
+    Backward[I] = Copy != Recompute.copyOf.end() || BackwardNode[It->second];
+  }
+  NodeStage = std::move(Stage);
+  BackwardNode = std::move(Backward);
   return Error::success();
 }
 
@@ -104,6 +175,26 @@ std::vector<int> onnxNodesOf(const CostGraph &G, const std::vector<int> &Nodes) 
   for (int V : Nodes) Out.insert(Out.end(), G.node(V).onnxNodes.begin(), G.node(V).onnxNodes.end());
   std::sort(Out.begin(), Out.end());
   return Out;
+}
+
+/// A training graph (every stage at t = 1): per stage a forward piece and
+/// a backward piece on its accelerators, forward pieces in stage order,
+/// then the backward ones last stage first (a stage's backward reads the
+/// next one's input gradient), as the runner orders a pipeline's F and B
+/// stages (docs/output-format.md §3).
+void StageWriter::cutTraining() {
+  const int Stages = static_cast<int>(Plan.stages.size());
+  auto Add = [&](int S, bool Backward) {
+    Piece P;
+    P.stage = S;
+    P.index = Backward ? 1 : 0;
+    P.part = Backward ? "backward" : "forward";
+    for (int I = 0; I < graph().node_size(); ++I)
+      if (NodeStage[I] == S && (BackwardNode[I] != 0) == Backward) P.nodes.push_back(I);
+    if (!P.nodes.empty()) Pieces.push_back(std::move(P));
+  };
+  for (int S = 0; S < Stages; ++S) Add(S, false);
+  for (int S = Stages - 1; S >= 0; --S) Add(S, true);
 }
 
 /// Stage S's nodes in graph order, cut after each block's row projection
@@ -135,7 +226,7 @@ Error StageWriter::cutStage(int S) {
     Pieces.push_back(P);
   };
   NewPiece();
-  for (int I = 0; I < Graph.node_size(); ++I) {
+  for (int I = 0; I < graph().node_size(); ++I) {
     if (NodeStage[I] != S) continue;
     Pieces.back().nodes.push_back(I);
     if (Next < Rows.size() && I == Blocks[Rows[Next]].row) {
@@ -148,7 +239,7 @@ Error StageWriter::cutStage(int S) {
     if (P.stage != S || P.block < 0) continue;
     for (int I : Blocks[P.block].sharded)
       if (!std::binary_search(P.nodes.begin(), P.nodes.end(), I))
-        return makeUsageError("--algo piper --emit-stages: '", Graph.node(I).name(),
+        return makeUsageError("--algo piper --emit-stages: '", graph().node(I).name(),
                               "' of a tensor-parallel block lies outside the run between its all-reduces "
                               "(interleaved blocks are not written yet)");
   }
@@ -163,7 +254,7 @@ void StageWriter::addUnassigned(Piece &P) const {
   while (!Work.empty()) {
     const int I = Work.back();
     Work.pop_back();
-    for (const std::string &T : Graph.node(I).input()) {
+    for (const std::string &T : graph().node(I).input()) {
       auto It = ProducerNode.find(T);
       if (It == ProducerNode.end() || NodeStage[It->second] >= 0 || !In.insert(It->second).second) continue;
       Work.push_back(It->second);
@@ -178,7 +269,7 @@ Error StageWriter::checkBlockOutputs(const Piece &P) const {
   std::set<std::string> Split;
   for (int I : B.sharded)
     if (I != B.row)
-      for (const std::string &O : Graph.node(I).output()) Split.insert(O);
+      for (const std::string &O : graph().node(I).output()) Split.insert(O);
   std::set<int> Sharded(B.sharded.begin(), B.sharded.end());
   for (const std::string &O : P.outputs)
     if (Split.count(O))
@@ -186,31 +277,31 @@ Error StageWriter::checkBlockOutputs(const Piece &P) const {
           "--algo piper --emit-stages: '", O,
           "' inside a tensor-parallel block is read outside it; its shards are not written yet");
   for (int I : P.nodes)
-    for (const std::string &T : Graph.node(I).input())
+    for (const std::string &T : graph().node(I).input())
       // A Shape of a shard's tensor is computed in each shard (an export's
       // shape arithmetic); its values leave the piece from shard 0, so they
       // must not depend on the split axis (batch and sequence do not).
-      if (!Sharded.count(I) && Split.count(T) && Graph.node(I).op_type() != "Shape")
-        return makeUsageError("--algo piper --emit-stages: '", Graph.node(I).name(), "' reads '", T,
+      if (!Sharded.count(I) && Split.count(T) && graph().node(I).op_type() != "Shape")
+        return makeUsageError("--algo piper --emit-stages: '", graph().node(I).name(), "' reads '", T,
                               "' of a tensor-parallel block without being split with it");
   return Error::success();
 }
 
 Error StageWriter::wire() {
   std::set<std::string> GraphInputs;
-  for (const onnx::ValueInfoProto &V : Graph.input()) GraphInputs.insert(V.name());
+  for (const onnx::ValueInfoProto &V : graph().input()) GraphInputs.insert(V.name());
   for (size_t P = 0; P < Pieces.size(); ++P)
     for (int I : Pieces[P].nodes)
       if (NodeStage[I] >= 0)
-        for (const std::string &O : Graph.node(I).output()) Producer[O] = static_cast<int>(P);
+        for (const std::string &O : graph().node(I).output()) Producer[O] = static_cast<int>(P);
   std::set<std::string> Wanted;
-  for (const onnx::ValueInfoProto &V : Graph.output()) Wanted.insert(V.name());
+  for (const onnx::ValueInfoProto &V : graph().output()) Wanted.insert(V.name());
   for (Piece &P : Pieces) {
     std::set<std::string> Made, Seen;
     for (int I : P.nodes)
-      for (const std::string &O : Graph.node(I).output()) Made.insert(O);
+      for (const std::string &O : graph().node(I).output()) Made.insert(O);
     for (int I : P.nodes)
-      for (const std::string &T : Graph.node(I).input()) {
+      for (const std::string &T : graph().node(I).input()) {
         if (T.empty() || Made.count(T) || Initializers.count(T) || !Seen.insert(T).second) continue;
         if (!GraphInputs.count(T) && !Producer.count(T))
           return makeInternalError("piper stages: '", T, "' is made by no stage");
@@ -225,7 +316,7 @@ Error StageWriter::wire() {
     Id += Pc.degree;
     for (int I : Pc.nodes)
       if (NodeStage[I] >= 0)
-        for (const std::string &O : Graph.node(I).output())
+        for (const std::string &O : graph().node(I).output())
           if (Wanted.count(O) && Producer[O] == static_cast<int>(P)) Pc.outputs.push_back(O);
     ONNXP_RETURN_IF_ERROR(checkBlockOutputs(Pc));
   }
@@ -234,7 +325,7 @@ Error StageWriter::wire() {
 
 json StageWriter::stageJson(const Piece &P, int Shard, json &Groups) const {
   const PiperGraphStage &St = Plan.stages[P.stage];
-  const std::string Row = P.block >= 0 ? Graph.node(Blocks[P.block].row).output(0) : "";
+  const std::string Row = P.block >= 0 ? graph().node(Blocks[P.block].row).output(0) : "";
   json Inputs = json::array(), Outputs = json::array();
   for (const std::string &T : P.inputs) {
     auto It = Producer.find(T);
@@ -242,7 +333,7 @@ json StageWriter::stageJson(const Piece &P, int Shard, json &Groups) const {
         {{"tensor", T}, {"from", It == Producer.end() ? json("graph") : json(Pieces[It->second].firstId)}});
   }
   std::set<std::string> GraphOutputs;
-  for (const onnx::ValueInfoProto &V : Graph.output()) GraphOutputs.insert(V.name());
+  for (const onnx::ValueInfoProto &V : graph().output()) GraphOutputs.insert(V.name());
   for (const std::string &T : P.outputs) {
     if (Shard > 0 && T != Row) continue; // shard 0 provides what every shard computes whole
     json To = json::array();
@@ -278,6 +369,17 @@ json StageWriter::stageJson(const Piece &P, int Shard, json &Groups) const {
     J["replica_devices"] = Devices;
     J["replica_device_ids"] = Ids;
     J["allreduce_group"] = (*It)["id"];
+    // A training piece's accumulated gradients, summed over the replicas
+    // (docs/output-format.md, "reduced_gradients").
+    if (Training) {
+      json Reduced = json::array();
+      for (int I : P.nodes) {
+        const onnx::NodeProto &N = graph().node(I);
+        if (N.op_type() == "InPlaceAccumulatorV2" && N.domain() == "com.microsoft" && N.input_size() >= 2)
+          Reduced.push_back({{"gradient", N.input(1)}, {"accumulation_buffer", N.input(0)}});
+      }
+      J["reduced_gradients"] = Reduced;
+    }
   }
   return J;
 }
@@ -292,7 +394,7 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
     }
   for (const Piece &P : Pieces) {
     if (P.degree < 2) continue;
-    const std::string Row = Graph.node(Blocks[P.block].row).output(0);
+    const std::string Row = graph().node(Blocks[P.block].row).output(0);
     json Partials = json::array(), Shards = json::array();
     for (int K = 0; K < P.degree; ++K) {
       Partials.push_back(partialName(Row, K));
@@ -303,7 +405,7 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
   for (int D = 0; D < 4096; ++D)
     if (Used.count("acc" + std::to_string(D))) Devices.push_back("acc" + std::to_string(D));
   json Inputs = json::array(), Outputs = json::array();
-  for (const onnx::ValueInfoProto &V : Graph.input()) {
+  for (const onnx::ValueInfoProto &V : graph().input()) {
     if (Initializers.count(V.name())) continue;
     json Shape = json::array();
     for (const auto &D : V.type().tensor_type().shape().dim())
@@ -311,7 +413,7 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
     Inputs.push_back(
         {{"name", V.name()}, {"elem_type", V.type().tensor_type().elem_type()}, {"shape", Shape}});
   }
-  for (const onnx::ValueInfoProto &V : Graph.output()) {
+  for (const onnx::ValueInfoProto &V : graph().output()) {
     auto It = Producer.find(V.name());
     Outputs.push_back({{"name", V.name()},
                        {"from", It == Producer.end() ? json("graph") : json(Pieces[It->second].firstId)}});
@@ -331,6 +433,8 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
         {"layout", Plan.layout()}}},
       {"pipeline", {{"microbatches", PO.microbatches}, {"schedule", pipelineScheduleName(PO.schedule)}}}};
   if (!Groups.empty()) J["allreduce_groups"] = Groups;
+  // The --dim bindings, for the runner's symbolic input dims.
+  for (const auto &[Name, V] : M.dimBindings) J["dims"][Name] = V;
   return J;
 }
 
@@ -358,10 +462,17 @@ std::map<std::string, onnx::TypeProto> inferredTypes(const OnnxModel &M) {
 
 Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string &Dir, OutputTransaction &Tx) {
   ONNXP_RETURN_IF_ERROR(assignNodes());
-  for (size_t S = 0; S < Plan.stages.size(); ++S) ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
+  if (Training) cutTraining();
+  for (size_t S = 0; S < Plan.stages.size() && !Training; ++S)
+    ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
   for (Piece &P : Pieces) addUnassigned(P);
   ONNXP_RETURN_IF_ERROR(wire());
-  const std::map<std::string, onnx::TypeProto> Types = inferredTypes(M);
+  std::map<std::string, onnx::TypeProto> Types = inferredTypes(M);
+  // A recomputed tensor has its original's type.
+  for (const auto &[Copy, Original] : Recompute.copyOf) {
+    auto It = Types.find(Original);
+    if (It != Types.end()) Types[Copy] = It->second;
+  }
   std::vector<std::pair<std::string, std::string>> Files;
   int Count = 0;
   for (const Piece &P : Pieces)
@@ -372,10 +483,10 @@ Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string 
       R.degree = P.degree;
       R.shard = K;
       R.inputs = P.inputs;
-      const std::string Row = R.block ? Graph.node(R.block->row).output(0) : "";
+      const std::string Row = R.block ? graph().node(R.block->row).output(0) : "";
       for (const std::string &O : P.outputs)
         if (K == 0 || O == Row) R.outputs.push_back(O);
-      Expected<onnx::ModelProto> Shard = shardModel(M.proto, R, Types);
+      Expected<onnx::ModelProto> Shard = shardModel(Written, R, Types);
       if (!Shard) return Shard.takeError();
       std::string Bytes;
       if (!Shard->SerializeToString(&Bytes)) return makeError("cannot serialize ", nameOf(P, K));
@@ -394,7 +505,8 @@ Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string 
 /// Issue 34 item 3: the plan on the model, in IR 11's multi-device fields.
 Expected<onnx::ModelProto> StageWriter::annotated() {
   ONNXP_RETURN_IF_ERROR(assignNodes());
-  for (size_t S = 0; S < Plan.stages.size(); ++S) ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
+  for (size_t S = 0; S < Plan.stages.size() && !Training; ++S)
+    ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
   std::vector<AnnotatedStage> Stages(Plan.stages.size());
   for (size_t S = 0; S < Plan.stages.size(); ++S) {
     const PiperGraphStage &St = Plan.stages[S];
@@ -403,10 +515,10 @@ Expected<onnx::ModelProto> StageWriter::annotated() {
       for (int K = 0; K < St.tensorParallel; ++K)
         Stages[S].devices.push_back("acc" + std::to_string(St.firstDevice + R * St.tensorParallel + K));
   }
-  for (int I = 0; I < Graph.node_size(); ++I)
+  for (int I = 0; I < graph().node_size(); ++I)
     if (NodeStage[I] >= 0) Stages[NodeStage[I]].nodes.push_back(I);
   for (size_t B = 0; B < Blocks.size(); ++B) Stages[BlockStage[B]].blocks.push_back(Blocks[B]);
-  onnx::ModelProto Out = M.proto;
+  onnx::ModelProto Out = Written; // recomputed layers rewritten on a training graph
   annotateShardingSpecs(Out, Stages);
   return Out;
 }

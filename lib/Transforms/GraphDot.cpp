@@ -60,7 +60,8 @@ std::string ms(double V, const std::string &Unit) {
 /// The picture above a few hundred nodes: one box per (scope, side,
 /// cluster), at the finest of layer and block scopes that gives at most
 /// MaxBoxes boxes, else one box per cluster and side.
-std::string groupedPlanToDot(const CostGraph &G, const Plan &P, const Platform &Pl, size_t MaxBoxes) {
+std::string groupedPlanToDot(const CostGraph &G, const Plan &P, const Platform &Pl, size_t MaxBoxes,
+                             const std::vector<std::string> &StageNotes) {
   const std::string &Unit = G.timeUnit;
   const size_t N = G.numNodes();
   const bool HasStages = P.stage.size() == N;
@@ -155,6 +156,8 @@ std::string groupedPlanToDot(const CostGraph &G, const Plan &P, const Platform &
     if (HasStages) L << "stage " << C << " on " << Dev;
     else L << Dev;
     L << "\n" << Nodes << " nodes, " << ms(Compute, Unit);
+    if (HasStages && C >= 0 && C < static_cast<int>(StageNotes.size()) && !StageNotes[C].empty())
+      L << "\n" << StageNotes[C];
     OS << "  subgraph cluster_" << (C < 0 ? "none" : std::to_string(C)) << " {\n"
        << "    label=" << quote(L.str())
        << ";\n    style=dashed;\n    color=" << quote(D >= 0 ? borderColor(Pl, D) : "black")
@@ -201,7 +204,7 @@ Expected<DotDetail> onnxp::parseDotDetail(const std::string &Name) {
 
 std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &Pl, const DotOptions &O) {
   if (O.detail == DotDetail::Groups || (O.detail == DotDetail::Auto && G.numNodes() > O.maxBoxes))
-    return groupedPlanToDot(G, P, Pl, O.maxBoxes);
+    return groupedPlanToDot(G, P, Pl, O.maxBoxes, O.stageNotes);
   std::ostringstream OS;
   const std::string &Unit = G.timeUnit;
   bool HasStages = P.stage.size() == G.numNodes();
@@ -234,6 +237,8 @@ std::string onnxp::planToDot(const CostGraph &G, const Plan &P, const Platform &
     if (HasStages) L << "stage " << C << " on " << Dev;
     else L << Dev;
     L << "\n" << Nodes.size() << " nodes, " << ms(Compute, Unit);
+    if (HasStages && C >= 0 && C < static_cast<int>(O.stageNotes.size()) && !O.stageNotes[C].empty())
+      L << "\n" << O.stageNotes[C];
     OS << "  subgraph cluster_" << (C < 0 ? "none" : std::to_string(C)) << " {\n"
        << "    label=" << quote(L.str())
        << ";\n    style=dashed;\n    color=" << quote(D >= 0 ? borderColor(Pl, D) : "black")

@@ -11,11 +11,18 @@
 // "tensor_parallel" lists, per all-reduce, the tensor, its partials, the
 // shard stages that make them and "sum"; the runner (tools/ort-runner)
 // sums them before any consumer runs. Pieces after a stage's last block
-// run on its first accelerator. The graph's backward nodes are not
-// written: a model with backward ONNX nodes (an ORT training graph) is a
-// usage error, a forward model planned with --training gets its forward
-// stages. -o writes the model with the plan in ONNX IR 11's multi-device
-// annotations.
+// run on its first accelerator. A forward model planned with --training
+// gets its forward stages. A model with backward ONNX nodes (an ORT
+// training graph) gets per stage a forward and a backward model (nodes
+// reading a backward node's output run in the backward too), forward ones
+// in stage order, then the backward ones last stage first, with each
+// data-parallel replica's accumulated gradients listed as
+// "reduced_gradients"; the layers the plan recomputes are rewritten first
+// (PiperRecompute.h, seed 001's rewrite): their forward runs again in the
+// backward model. A tensor-parallel stage of a training graph is a usage
+// error (its sharded weight gradients are not written). -o writes the
+// model (recomputation rewritten) with the plan in ONNX IR 11's
+// multi-device annotations.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_API_PIPERGRAPHSTAGES_H

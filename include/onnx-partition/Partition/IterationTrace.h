@@ -19,9 +19,13 @@
 
 namespace onnxp {
 
-/// The trace of Price, the simulator's replay of Stages under R.
+/// The trace of Price, the simulator's replay of Stages under R. Shards[s]
+/// > 1 (issue 34, piper's tensor parallelism): each replica of stage s is
+/// that many accelerators from its device on, each drawn ("shard k of t")
+/// with the replica's timeline.
 ChromeTrace traceIteration(const std::vector<IterationStage> &Stages, const Platform &P,
-                           const IterationRequest &R, const IterationPrice &Price);
+                           const IterationRequest &R, const IterationPrice &Price,
+                           const std::vector<int> &Shards = {});
 
 } // namespace onnxp
 

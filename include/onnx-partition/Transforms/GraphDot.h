@@ -27,6 +27,7 @@
 #include "onnx-partition/Support/HumanUnits.h" // humanBytes, used by the picture
 
 #include <string>
+#include <vector>
 
 namespace onnxp {
 
@@ -40,6 +41,9 @@ struct DotOptions {
   /// Most boxes a grouped picture aims for, and the most nodes drawn one
   /// by one under auto (dot lays out ~250 boxes in about a second).
   size_t maxBoxes = 250;
+  /// Issue 34: a line added under stage s's cluster label (piper's
+  /// PP x DP x TP of the stage); empty or missing: none.
+  std::vector<std::string> stageNotes;
 };
 
 /// The picture of plan P of graph G on platform Pl. Stages come from

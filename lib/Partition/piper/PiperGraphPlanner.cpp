@@ -101,6 +101,14 @@ PiperGraphPlan planAtCap(const std::vector<MegatronLayer> &Layers, const Platfor
 }
 } // namespace
 
+IterationRequest onnxp::piperGraphIterationRequest(const PiperGraphOptions &O) {
+  IterationRequest Req;
+  Req.microbatches = O.microbatches;
+  Req.schedule = O.schedule;
+  Req.training = true;
+  return Req;
+}
+
 void onnxp::pricePiperGraphPlan(const std::vector<MegatronLayer> &Layers, PiperGraphPlan &Pl,
                                 const Platform &P, const PiperGraphOptions &O) {
   Expected<std::vector<IterationStage>> Sim = piperGraphIterationStages(Layers, Pl.stages, P, O);
@@ -108,11 +116,7 @@ void onnxp::pricePiperGraphPlan(const std::vector<MegatronLayer> &Layers, PiperG
     Pl.status = Sim.takeError().message();
     return;
   }
-  IterationRequest Req;
-  Req.microbatches = O.microbatches;
-  Req.schedule = O.schedule;
-  Req.training = true;
-  Expected<IterationPrice> Price = simulateIteration(*Sim, P, Req);
+  Expected<IterationPrice> Price = simulateIteration(*Sim, P, piperGraphIterationRequest(O));
   if (!Price) Pl.status = Price.takeError().message();
   else Pl.price = std::move(*Price);
 }

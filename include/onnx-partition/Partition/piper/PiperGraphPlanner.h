@@ -91,6 +91,9 @@ Expected<std::vector<IterationStage>> piperGraphIterationStages(const std::vecto
                                                                 const Platform &P,
                                                                 const PiperGraphOptions &O);
 
+/// The simulator's request for a plan under O (training, O's M and schedule).
+IterationRequest piperGraphIterationRequest(const PiperGraphOptions &O);
+
 /// Prices Pl's stages (laid out already) with the simulator: sets
 /// Pl.price, or Pl.status when they do not fit.
 void pricePiperGraphPlan(const std::vector<MegatronLayer> &Layers, PiperGraphPlan &Pl, const Platform &P,
