@@ -15,6 +15,19 @@
 
 using namespace onnxp;
 
+namespace {
+/// A gradient tensor as ORT's gradient builder names them: "<x>_grad", or a
+/// partial "<x>_grad_<n>" (issue 25: the Sum adding them up, e.g.
+/// "AccumulateGrad_/layer_norm1/Add_1_output_0_grad", has no _Grad/ scope).
+bool isGradientName(const std::string &T) {
+  const size_t P = T.rfind("_grad");
+  if (P == std::string::npos || P == 0) return false;
+  const size_t End = P + 5;
+  return End == T.size() || (T[End] == '_' && End + 1 < T.size() &&
+                             T.find_first_not_of("0123456789", End + 1) == std::string::npos);
+}
+} // namespace
+
 bool onnxp::isBackwardWork(const onnx::NodeProto &N) {
   // The roles Analysis/TrainingGraph.cpp (assignRoles) gives: ORT's gradient
   // builder names backward nodes "<forward>_Grad/..."; its com.microsoft
@@ -22,7 +35,10 @@ bool onnxp::isBackwardWork(const onnx::NodeProto &N) {
   // the parameters from their gradients.
   const std::string &Op = N.op_type();
   const bool GradOp = Op.size() > 4 && Op.compare(Op.size() - 4, 4, "Grad") == 0;
-  return N.name().find("_Grad/") != std::string::npos || GradOp || isOptimizerOp(N.domain(), Op);
+  bool GradientOutputs = N.output_size() > 0;
+  for (const std::string &O : N.output()) GradientOutputs &= isGradientName(O);
+  return N.name().find("_Grad/") != std::string::npos || GradOp || isOptimizerOp(N.domain(), Op) ||
+         GradientOutputs;
 }
 
 std::vector<char> onnxp::weightGradientNodes(const onnx::GraphProto &G, const ModelPlacement &P) {

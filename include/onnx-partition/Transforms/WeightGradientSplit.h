@@ -8,7 +8,8 @@
 //
 // A node of a stage is W when it is backward work (ONNX Runtime's training
 // conventions, Analysis/TrainingGraph.h: a `<forward>_Grad/` name scope, a
-// `*Grad` op, or a gradient accumulator / optimizer op) not inserted by
+// `*Grad` op, a gradient accumulator / optimizer op, or only gradient
+// tensors `*_grad`, `*_grad_<n>` as outputs) not inserted by
 // onnx-partition, or a Transfer node (Transforms/InsertTransfers.h, which
 // puts it in its readers' stage) with readers; no other stage reads its
 // outputs, and every node of its

@@ -88,6 +88,29 @@ TEST(WeightGradientSplit, WHoldsOnlyWorkOffTheInputGradientPath) {
   EXPECT_EQ(weightGradientNodes(Unnamed, P), std::vector<char>(8, 0));
 }
 
+TEST(WeightGradientSplit, BackwardWorkByOrtsConventions) {
+  auto Node = [](const std::string &Name, const std::string &Op, const std::string &Domain,
+                 std::vector<std::string> Outputs) {
+    onnx::NodeProto N;
+    N.set_name(Name);
+    N.set_op_type(Op);
+    N.set_domain(Domain);
+    for (const std::string &O : Outputs) N.add_output(O);
+    return N;
+  };
+  EXPECT_TRUE(isBackwardWork(Node("/fc/Gemm_Grad/Gemm_1", "Gemm", "", {"fc.weight_grad"})));
+  EXPECT_TRUE(isBackwardWork(Node("r", "ReluGrad", "com.microsoft", {"dx"})));
+  EXPECT_TRUE(isBackwardWork(Node("acc", "InPlaceAccumulatorV2", "com.microsoft", {"flag"})));
+  // Issue 25's Sum of partial gradients has no _Grad/ scope.
+  EXPECT_TRUE(
+      isBackwardWork(Node("AccumulateGrad_/ln/Add_1_output_0_grad", "Sum", "", {"/ln/Add_1_output_0_grad"})));
+  EXPECT_TRUE(isBackwardWork(Node("s", "Sum", "", {"x_grad_1"})));
+  EXPECT_FALSE(isBackwardWork(Node("/fc/Gemm", "Gemm", "", {"y"})));
+  EXPECT_FALSE(isBackwardWork(Node("g", "Identity", "", {"x_gradient"})));
+  EXPECT_FALSE(isBackwardWork(Node("g", "Split", "", {"x_grad", "y"})));
+  EXPECT_FALSE(isBackwardWork(Node("g", "Grad", "", {"y"})));
+}
+
 TEST(WeightGradientSplit, ATransferGoesWithItsReaders) {
   Expected<OnnxModel> M = model();
   ASSERT_EXPECTED(M);
