@@ -15,6 +15,7 @@
 #include "onnx-partition/IR/SafeShapeInference.h"
 #include "onnx-partition/Transforms/OrtLayerAssignment.h"
 #include "onnx-partition/Transforms/PlacementFields.h"
+#include "onnx-partition/Transforms/WeightGradientSplit.h"
 
 #include <onnx/shape_inference/implementation.h>
 
@@ -141,6 +142,11 @@ private:
   void indexStages();
   Error findReaders();
   nlohmann::json pipelineHeader() const;
+  /// Issue 35, item 3: the stage whose backward W stage St was split from
+  /// (itself for an all-W stage), or -1 (Transforms/WeightGradientSplit.h).
+  int weightGradientsOf(int St) const {
+    return St < static_cast<int>(P.weightGradientsOf.size()) ? P.weightGradientsOf[St] : -1;
+  }
   /// Device D's CUDA id on its node (-1 for CPUs or an old placement).
   int localId(int D) const {
     return D >= 0 && D < static_cast<int>(P.localDeviceId.size()) ? P.localDeviceId[D] : -1;
@@ -311,8 +317,11 @@ StageModel StageExtractor::stageShell(int St) const {
   Out.set_producer_version(M.producer_version());
   Out.set_domain(M.domain());
   Out.set_model_version(M.model_version());
-  Out.set_doc_string("onnx-partition stage " + std::to_string(St) + " of '" + M.graph().name() + "' on " +
-                     P.deviceNames[SM.device]);
+  const int Of = weightGradientsOf(St);
+  Out.set_doc_string(
+      "onnx-partition stage " + std::to_string(St) +
+      (Of < 0 ? std::string() : " (the weight gradients of stage " + std::to_string(Of) + "'s backward)") +
+      " of '" + M.graph().name() + "' on " + P.deviceNames[SM.device]);
   *Out.mutable_functions() = M.functions();
   // Keep the device configuration (field 26) so the stage's node
   // annotations refer to a configuration that exists in the stage model.
@@ -337,6 +346,9 @@ std::set<std::string> StageExtractor::copyNodes(int St, onnx::GraphProto &OG) co
     // it as `onnx-partition --profile` expects.
     if (Node->name().empty() && !P.inserted[I])
       Node->set_name(G.node(I).op_type() + "_" + std::to_string(OriginalIndex[I]));
+    // Split off after annotate-placement: the annotations name the stage
+    // the node came from.
+    if (weightGradientsOf(St) >= 0 && weightGradientsOf(St) != St) setNodeStage(*Node, St);
     for (const std::string &T : G.node(I).output())
       if (!T.empty()) Produced.insert(T);
   }
@@ -521,6 +533,11 @@ nlohmann::json StageExtractor::stageJson(const StageModel &SM, const StageLists 
                           {"outputs", L.outputs}};
   if (P.multiNode && SM.device < static_cast<int>(P.deviceNode.size()))
     Stage["node"] = P.deviceNode[SM.device];
+  // Issue 35, item 3: a runner runs a W stage at its W actions.
+  if (const int Of = weightGradientsOf(SM.stage); Of >= 0) {
+    Stage["kind"] = "W";
+    Stage["weight_gradients_of"] = Of;
+  }
   if (!L.constants.empty()) Stage["constants"] = L.constants;
   if (!L.recomputed.empty()) Stage["recomputed"] = L.recomputed;
   if (SM.stage < static_cast<int>(O.prediction.stageTime.size()))

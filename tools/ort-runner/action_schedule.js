@@ -9,18 +9,24 @@
 // other ranks' earlier actions):
 //   F  runs the rank's forward stages (kind F, and FB: the loss stage,
 //      whose forward and backward are one model) for the micro-batch;
-//   I  and B run the rank's backward stages (kind B);
-//   W  runs nothing. The stage models hold a device's whole backward in one
-//      model (B and W are not written as separate models), so the backward
-//      of a micro-batch runs at its I and its W is a no-op: the F and I
-//      order is the schedule's, the W's only mark where the zero-bubble
-//      schedule would compute the weight gradients.
+//   I  runs the rank's backward stages (kind B);
+//   W  runs the rank's weight-gradient stages (kind W: pipeline.json's
+//      `"kind": "W"`). Under zb-h1, zb-h2, zb-v and v-half onnx-partition
+//      writes a stage's backward as a B model (the nodes leading to the
+//      stage's input gradients) and a W model (the nodes that only feed the
+//      parameter gradients and their accumulators), the W model reading
+//      the saved activations and output gradients that the F and B models
+//      output for it (Transforms/WeightGradientSplit.h). A rank without W
+//      stages (stages written whole, e.g. --schedule auto) runs nothing at
+//      W: its backward then runs at I;
+//   B  (the whole backward) runs its backward stages, then its W stages.
 // The written stages a rank runs are its entry's "stages" (stage ids).
 // Under interleaved-1f1b (chunks dealt round-robin), zb-v and v-half (in a
 // V) the stage models are the schedule's chunks: the rank's
 // "virtual_stages" pairs each stage id with its virtual stage v, and
 // "<v>F<m>" runs only the forward stages of v, "<v>I<m>" / "<v>B<m>" only
 // its backward ones (without "virtual_stages": all of the rank's).
+// A W stage's accumulators chain over its W runs in the listed order (below).
 // Every stage must run each micro-batch once, every written stage must
 // belong to one rank, and every action must name the rank's own virtual
 // stage: otherwise an error before anything runs. A stage's gradient
@@ -67,8 +73,16 @@ function virtualOf(rank, r) {
   return V;
 }
 
+/// Whether an action of KIND runs a stage of worker kind WK (F, FB, B, W).
+function runsAt(kind, wk) {
+  if (kind === 'F') return wk === 'F' || wk === 'FB';
+  if (kind === 'W') return wk === 'W';
+  return wk === 'B' || (kind === 'B' && wk === 'W');
+}
+
 /// Per rank, the steps its actions expand to: {worker, mb, action} (W
-/// expands to none). Throws on lists that do not fit the stages.
+/// expands to the rank's W stages, none without them). Throws on lists that
+/// do not fit the stages.
 function expand(workers, A, M) {
   const byId = new Map(workers.map((w, i) => [w.stage.id, i]));
   const owner = new Map();
@@ -98,9 +112,9 @@ function expand(workers, A, M) {
       if (Array.isArray(A.stage_ranks) && A.stage_ranks[stage] !== r)
         throw new Error(`pipeline.json: rank ${r} lists ${label}, an action of stage ${stage} of rank ${A.stage_ranks[stage]}`);
       if (mb >= M) throw new Error(`pipeline.json: rank ${r} lists ${label}, beyond the ${M} micro-batches`);
-      if (kind === 'W') continue;
-      const backward = kind !== 'F';
-      for (const i of of(stage).filter((k) => (workers[k].kind === 'B') === backward)) out.push({worker: i, mb, action: label});
+      // At B the backward stages come first (their ids are lower: W stages
+      // are appended after every other stage).
+      for (const i of of(stage).filter((k) => runsAt(kind, workers[k].kind))) out.push({worker: i, mb, action: label});
     }
     return out;
   });

@@ -9,6 +9,9 @@
 //     `..`, not absolute, no symbolic link leading out), as ONNX Runtime
 //     confines external data; the file exists, is a regular file and is not
 //     empty;
+//   - a stage's `kind`, when given, is "W" (issue 35: a weight-gradient
+//     model, run at the action lists' W; run_pipeline.js checks that its
+//     model holds backward nodes only);
 //   - every stage input comes from the graph or from a stage listed, and
 //     the stage graph those inputs make is acyclic;
 //   - every graph output is made by a stage or a tensor-parallel all-reduce
@@ -164,6 +167,8 @@ function checkPipeline(p, dir) {
     if (st.outputs !== undefined && !Array.isArray(st.outputs)) throw new Error(`${what}: "outputs" is not a list`);
     st.inputs = st.inputs || [];
     st.outputs = st.outputs || [];
+    // Issue 35: the one stage kind pipeline.json marks, run at W actions.
+    if (st.kind !== undefined && st.kind !== 'W') throw new Error(`${what}: "kind" is ${JSON.stringify(st.kind)}, not "W"`);
   });
   for (const g of p.graph_inputs)
     if (!g || typeof g.name !== 'string') throw new Error(`${where}: a graph input has no name`);

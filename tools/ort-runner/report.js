@@ -1,6 +1,6 @@
 // ===- tools/ort-runner/report.js - Measured against predicted -===//
 //
-// Per stage: its kind (F forward, B backward, FB the loss stage's forward
+// Per stage: its kind (F forward, B backward, W weight gradients (issue 35), FB the loss stage's forward
 // and backward), the build it ran in, the plan's predicted time
 // (pipeline.json predicted_time) and the measured mean per micro-batch.
 // Per device: the sum of its stages, forward and backward apart.
@@ -54,8 +54,8 @@ async function buildReport(a, pipeline, workers, result, t0, extra) {
     // share of the period is its stage sum over R (seed 004 App. C.2).
     const R = d.replicas || 1;
     return {device, stages: d.stages.length, position: d.position, ...(R > 1 ? {replicas: R} : {}),
-            predicted: sum('predicted', ['F', 'B', 'FB']) / R, measured: sum('measured', ['F', 'B', 'FB']) / R,
-            measured_forward: sum('measured', ['F']), measured_backward: sum('measured', ['B']),
+            predicted: sum('predicted', ['F', 'B', 'FB', 'W']) / R, measured: sum('measured', ['F', 'B', 'FB', 'W']) / R,
+            measured_forward: sum('measured', ['F']), measured_backward: sum('measured', ['B', 'W']),
             measured_forward_backward: sum('measured', ['FB'])};
   });
   const bottleneck = Math.max(...devices.map((d) => d.measured));

@@ -51,8 +51,10 @@
 // carries each device's ordered actions ("schedule_actions"); unless
 // --schedule gpipe|1f1b says otherwise, the runner runs them (--schedule
 // actions; action_schedule.js): F runs the device's forward stages, I or B
-// its backward stages, and W nothing (the stage models hold the whole
-// backward, so it runs at I), for the plan's micro-batch count. Lists the
+// its backward stages, and W its weight-gradient stages (pipeline.json
+// stages of kind W, written under zb-h1, zb-h2, zb-v and v-half; without
+// them W runs nothing and the whole backward runs at I), for the plan's
+// micro-batch count. Lists the
 // stage models cannot run (zb-v, v-half, interleaved-1f1b price the
 // plan's stages cut into chunks the models do not have) are said on
 // stderr, and the default GPipe runs instead.
@@ -318,6 +320,11 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
   // Issue 33 item 5: a stage's data-parallel replicas each get their own
   // session in their own device's thread, from the one stage file.
   stages.forEach((st, s) => checkReducedGradients(st, exposed[s]));
+  // Issue 35: a W stage (run at the W actions) holds backward work only.
+  stages.forEach((st, s) => {
+    if (st.kind === 'W' && exposed[s].kind !== 'B')
+      throw new Error(`pipeline.json: ${st.name} is of kind W but ${st.file} holds forward nodes`);
+  });
   const workers = stages.flatMap((st, s) => st.replica_devices.map((device, r) => {
     const ex = exposed[s];
     const cudaWanted = st.execution_provider === 'CUDAExecutionProvider' && a.ep === 'auto';
@@ -328,7 +335,7 @@ async function runAll(a, pipeline, stageFiles, originalFile) {
       cuda: cudaWanted && cudaLibrary() ? {deviceId: Number(r ? st.replica_device_ids[r] : st.device_id) || 0} : null},
       threadOf(device),
       {device, replica: r, replicas: st.replica_devices.length});
-    Object.assign(w, {kind: ex.kind, accumulators: ex.accumulators});
+    Object.assign(w, {kind: st.kind === 'W' ? 'W' : ex.kind, accumulators: ex.accumulators});
     if (r === 1 && ex.seededDropouts)
       log(`run_pipeline: ${st.name} has Dropout and runs as replicas: each replica's session draws its own masks, ` +
           'so its outputs differ from the unpartitioned run\'s beyond rounding');
@@ -482,9 +489,12 @@ function chooseActions(a, pipeline) {
     throw new UsageError('the action lists do not run data-parallel replicas; use --schedule gpipe or 1f1b');
   a.schedule = 'actions';
   a.micro = lists.microbatches;
+  const wStages = pipeline.stages.filter((st) => st.kind === 'W').length;
+  const split = wStages ? ` (W runs the ${wStages} weight-gradient stage model${wStages === 1 ? '' : 's'}, ` +
+                          'I the rest of the backward)'
+                        : ' (each stage\'s backward runs at its I, its W runs nothing: the stage models do not split B from W)';
   process.stderr.write(`run_pipeline: pipeline.json's ${lists.schedule} action lists, ${a.micro} micro-batches` +
-                       (lists.splits_backward ? ' (each stage\'s backward runs at its I, its W runs nothing: ' +
-                                                'the stage models do not split B from W)' : '') + '\n');
+                       (lists.splits_backward ? split : '') + '\n');
   return lists;
 }
 

@@ -141,7 +141,9 @@ function runSchedule(workers, pipeline, inputs, schedule, onFinish) {
       const before = m - (stageCount - stageIndex[s]);
       if (schedule === '1f1b' && before >= 0 && !finished[before]) return false;
     } else if (schedule === '1f1b') {
-      const last = dev.stages[dev.stages.length - 1];
+      // A device's last stage but its W stages (issue 35), which run
+      // once their micro-batch's backward has.
+      const last = [...dev.stages].reverse().find((t) => workers[t].kind !== 'W');
       const k = next[s] - (P - dev.position);
       if (w.kind === 'F' && s !== last && k >= 0 && next[last] <= k) return false;
     } else if (w.kind === 'B') {

@@ -8,7 +8,8 @@
 // own data file: IR/ExternalData.h). Running the
 // stages in id order, feeding each the tensors earlier stages produced,
 // computes what the whole model computes (checked in ONNX Runtime by
-// test/ort/run_stages.js).
+// test/ort/run_stages.js). A placement split by Transforms/WeightGradientSplit.h
+// writes its W stages with pipeline.json "kind": "W" (issue 35, item 3).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TRANSFORMS_EXTRACTSTAGES_H

@@ -49,6 +49,11 @@ struct ModelPlacement {
   std::vector<int> stageKey;
   /// Per stage id: its virtual stage, when stageKey is set; else empty.
   std::vector<int> stageVirtual;
+  /// Issue 35, item 3: per stage id, when the backward is written as B and W
+  /// models (Transforms/WeightGradientSplit.h): -1, or for a W stage the
+  /// stage whose backward it was split from (itself when all of it is W).
+  /// Empty: no stage split.
+  std::vector<int> weightGradientsOf;
   /// Then also, per cost node, the device and stage written (the plan JSON
   /// the annotated model records).
   std::vector<int> writtenDevice, writtenStage;

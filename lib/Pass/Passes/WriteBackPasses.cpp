@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/IR/PlanReplicas.h"
+#include "onnx-partition/Partition/PipeActions.h"
 #include "onnx-partition/Partition/VirtualStagePlan.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
@@ -33,6 +34,7 @@
 #include "onnx-partition/Transforms/Placement.h"
 #include "onnx-partition/Transforms/SinkCopies.h"
 #include "onnx-partition/Transforms/VerifyOutput.h"
+#include "onnx-partition/Transforms/WeightGradientSplit.h"
 
 #include <algorithm>
 #include <optional>
@@ -388,6 +390,38 @@ public:
   }
 };
 
+/// Issue 35, item 3: a named schedule that runs B and W apart (zb-h1, zb-h2,
+/// zb-v, v-half) gets each stage's backward written as a B and a W model
+/// (Transforms/WeightGradientSplit.h), so that a runner computes the weight
+/// gradients at the W actions. Not for data-parallel replicas (their lists
+/// are not run) nor the iteration objectives (no lists). The stages' predicted
+/// times are then their written nodes' (a cost node's time shared evenly
+/// by its ONNX nodes).
+void splitWeightGradients(PassContext &Ctx, ExtractOptions &EO) {
+  const Plan &Pl = *Ctx.plan;
+  if (!pipeScheduleSplitsBackward(Pl.pipelineSchedule) || isIterationObjective(Pl.objectiveKind) ||
+      hasReplicas(Pl))
+    return;
+  ModelPlacement &P = *Ctx.placement;
+  const int Split = splitWeightGradientStages(Ctx.annotated->graph(), P);
+  if (!Split) return;
+  Ctx.notes.push_back(std::string(pipelineScheduleName(Pl.pipelineSchedule)) + " runs B and W apart: " +
+                      std::to_string(Split) + " stage" + (Split == 1 ? "'s" : "s'") +
+                      " weight gradients written as W models (pipeline.json's stages of kind W)");
+  if (EO.prediction.stageTime.empty() || Pl.device.size() != Ctx.graph.numNodes()) return;
+  std::vector<int> Annotated; // original node index -> annotated one
+  for (size_t I = 0; I < P.numNodes(); ++I)
+    if (!P.inserted[I]) Annotated.push_back(static_cast<int>(I));
+  EO.prediction.stageTime.assign(P.numStages(), 0.0);
+  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V) {
+    const CostNode &N = Ctx.graph.node(V);
+    const double T = Ctx.platform.isAccelerator(Pl.device[V]) ? N.accTime : N.cpuTime;
+    for (int O : N.onnxNodes)
+      if (O < static_cast<int>(Annotated.size()))
+        EO.prediction.stageTime[P.stage[Annotated[O]]] += T / static_cast<double>(N.onnxNodes.size());
+  }
+}
+
 class ExtractStagesPass final : public Pass {
 public:
   const char *name() const override { return "extract-stages"; }
@@ -459,6 +493,7 @@ public:
       std::stable_sort(EO.pipeline.devices.begin(), EO.pipeline.devices.end(),
                        [](const auto &A, const auto &B) { return A.position < B.position; });
     }
+    splitWeightGradients(Ctx, EO);
     EO.dimBindings = M.dimBindings;
     // A sink copy's tensors are typed as the ones they stand for.
     EO.fallbackType = [&](const std::string &N) {

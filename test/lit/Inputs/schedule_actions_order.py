@@ -1,7 +1,8 @@
 # Whether each device of a runner trace (run_pipeline.js --trace) ran its
 # stages in the order pipeline.json's schedule_actions list (issue 35): F
 # runs the rank's forward stages (kinds F and FB, from the runner's --json
-# report), I or B its backward stages (kind B), W nothing; with the rank's
+# report), I its backward stages (kind B), W its weight-gradient stages
+# (kind W; none when the backward is written whole), B both; with the rank's
 # "virtual_stages" (zb-v's chunks) only the stages of the action's chunk.
 # Usage: schedule_actions_order.py STAGE_DIR TRACE.json REPORT.json
 import json
@@ -24,12 +25,11 @@ for r in pj["schedule_actions"]["ranks"]:
     chunk = dict((sid, v) for sid, v in r["virtual_stages"]) if "virtual_stages" in r else None
     for a in r["actions"]:
         v, k, mb = re.fullmatch(r"(\d+)([FIWB])(\d+)", a).groups()
-        if k == "W":
-            continue
+        runs = {"F": ("F", "FB"), "I": ("B",), "W": ("W",), "B": ("B", "W")}[k]
         for sid in sorted(r["stages"]):
             if chunk is not None and chunk[sid] != int(v):
                 continue
-            if (kind[name[sid]] == "B") == (k != "F"):
+            if kind[name[sid]] in runs:
                 want.append((name[sid], int(mb)))
     got = ran.get(r["device"], [])
     print(r["device"], "ran its listed order" if got == want else f"ran {got}, the lists say {want}")

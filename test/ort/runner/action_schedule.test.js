@@ -154,3 +154,56 @@ test('a stage\'s gradient accumulators chain over its runs in the listed order',
   assert.deepStrictEqual(fed, ['mb1 reset=1 buf=initial', 'mb0 reset=0 buf=sum after 1']);
   assert.strictEqual(r.gradients.buf_out, 'sum after 0');
 });
+
+/// Issue 35, item 3: zb-h1's stages with the backward written as B and W
+/// models (Transforms/WeightGradientSplit.h): s2 is acc0's B (the input
+/// gradient G0, read by nobody here but kept to have one), w3 the loss
+/// stage's weight gradients on acc1, w4 acc0's, each W model reading a
+/// saved activation and an output gradient and accumulating into a buffer.
+function wPlan(ranks) {
+  const stages = [
+    {id: 0, name: 's0', device: 'acc0', kind: 'F', inputs: ['X'], outputs: ['A']},
+    {id: 1, name: 's1', device: 'acc1', kind: 'FB', inputs: ['A', 'L'], outputs: ['loss', 'A_grad', 'Y_grad']},
+    {id: 2, name: 's2', device: 'acc0', kind: 'B', inputs: ['A_grad'], outputs: ['H_grad']},
+    {id: 3, name: 'w3', device: 'acc1', kind: 'W', inputs: ['Y_grad', 'A', 'buf1', 'reset'], outputs: ['W1_grad']},
+    {id: 4, name: 'w4', device: 'acc0', kind: 'W', inputs: ['H_grad', 'X', 'buf0', 'reset'], outputs: ['W0_grad']},
+  ];
+  const pipeline = {graph_inputs: [{name: 'X'}, {name: 'L'}], graph_outputs: [{name: 'loss'}],
+                    schedule_actions: {schedule: 'zb-h1', microbatches: 2, runnable: true, stage_ranks: [0, 1], ranks}};
+  return {stages, pipeline};
+}
+
+test('W runs the rank\'s weight-gradient stages, their accumulators chained over the W runs', async () => {
+  const lists = [{rank: 0, device: 'acc0', stages: [0, 2, 4], actions: ['0F0', '0F1', '0I0', '0W0', '0I1', '0W1']},
+                 {rank: 1, device: 'acc1', stages: [1, 3], actions: ['1F0', '1I0', '1F1', '1I1', '1W0', '1W1']}];
+  const {stages, pipeline} = wPlan(lists);
+  const order = [], fed = [];
+  const workers = stages.map((st) => ({stage: st, inputs: st.inputs, kind: st.kind,
+    accumulators: st.kind === 'W' ? [{buffer: st.inputs[2], reset: 'reset', out: `${st.inputs[2]}_out`}] : [],
+    request(msg) {
+      order.push(`${st.name}:${msg.mb}`);
+      for (const n of st.inputs) assert.ok(msg.feeds[n] !== undefined, `${st.name} ran micro-batch ${msg.mb} without '${n}'`);
+      if (st.kind === 'W') fed.push(`${st.name} mb${msg.mb} reset=${msg.feeds.reset.data[0]} buf=${msg.feeds[st.inputs[2]]}`);
+      const outputs = Object.fromEntries(st.outputs.map((n) => [n, `${n}:${msg.mb}`]));
+      if (st.kind === 'W') outputs[`${st.inputs[2]}_out`] = `${st.name} sum after ${msg.mb}`;
+      return Promise.resolve({ms: 1, start: 0, end: 1, outputs});
+    }}));
+  const inputs = [0, 1].map((m) => ({X: m, L: m, buf0: 'initial', buf1: 'initial'}));
+  const r = await runActions(workers, pipeline, inputs, actionLists(pipeline), () => {});
+  // acc0: F F, then per micro-batch I (s2) and W (w4); acc1: w3 at its W's.
+  const on = (d) => order.filter((s) => stages.find((st) => st.name === s.split(':')[0]).device === d);
+  assert.deepStrictEqual(on('acc0'), ['s0:0', 's0:1', 's2:0', 'w4:0', 's2:1', 'w4:1']);
+  assert.deepStrictEqual(on('acc1'), ['s1:0', 's1:1', 'w3:0', 'w3:1']);
+  assert.deepStrictEqual(fed.filter((f) => f.startsWith('w4')), ['w4 mb0 reset=1 buf=initial', 'w4 mb1 reset=0 buf=w4 sum after 0']);
+  assert.strictEqual(r.gradients.buf0_out, 'w4 sum after 1');
+  assert.strictEqual(r.gradients.buf1_out, 'w3 sum after 1');
+  // A B action runs the backward stages, then the W ones; a list without the
+  // W stages' actions leaves them unrun: refused.
+  const whole = [{...lists[0], actions: ['0F0', '0F1', '0B0', '0B1']}, {...lists[1], actions: ['1F0', '1F1', '1B0', '1B1']}];
+  order.length = 0;
+  await runActions(workers, wPlan(whole).pipeline, inputs, actionLists(wPlan(whole).pipeline), () => {});
+  assert.deepStrictEqual(on('acc0'), ['s0:0', 's0:1', 's2:0', 'w4:0', 's2:1', 'w4:1']);
+  const noW = [{...lists[0], actions: ['0F0', '0F1', '0I0', '0I1']}, lists[1]];
+  await assert.rejects(runActions(workers, wPlan(noW).pipeline, inputs, actionLists(wPlan(noW).pipeline), () => {}),
+                       /run w4 for micro-batches none, not each of 0..1 once/);
+});

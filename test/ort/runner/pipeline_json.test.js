@@ -132,6 +132,7 @@ test('malformed pipeline.json: one error line, never a JavaScript TypeError', ()
     [(p) => (p.graph_inputs[0].elem_type = 99), /graph input 'X' has element type 99, not supported here/],
     [(p) => (p.graph_inputs[0].shape = 'big'), /graph input 'X': "shape" is not a list/],
     [(p) => (p.graph_inputs[0].shape = [1e6, 1e6]), /graph input 'X' of shape \[1000000, 1000000\] has more than/],
+    [(p) => (p.stages[0].kind = 'B'), /stage 0: "kind" is "B", not "W"/],
   ];
   // Every case in-process (checkPipeline, or the runner's input checks
   // through a spawn for the graph-input cases), and a few through the
