@@ -19,8 +19,13 @@ one markdown row per model:
               plans (the derived backward is priced, not written)
   first error the first `error:` (or FAIL) line of the first step that failed
 
-Symbolic dimensions of the graph inputs are bound to 1 (--dim NAME=1), for
-the tool and for the runner alike. Models stay outside the repository
+Symbolic dimensions of the graph inputs are bound to 1 (--dim NAME=1), or
+to MODEL.dims's values beside the model (lines NAME=V), for the tool and
+the runner alike; MODEL.data/input_K.pb (ONNX's test_data_set_0 layout)
+feeds the runner's K-th graph input. When the stages do not reproduce, the
+whole graph as one stage runs on the same inputs: "whole graph too" means
+ONNX Runtime cannot run the model on them, whatever the plan. Models stay
+outside the repository
 (docs/benchmarks/model-study.md lists where each came from). Exits 0 with
 a message when FOLDER is absent; never run by the tests.
 
