@@ -152,12 +152,14 @@ async function openSession(o) {
   const fetches = session.outputNames.filter((n) => !nonTensor.includes(n));
   if (nonTensor.length)
     console.error(`run_pipeline: ${path.basename(o.file)}: output(s) ${nonTensor.join(', ')} not tensors ` +
-                  '(onnxruntime-node returns no sequence or map): not fetched, not checked');
+                  '(onnxruntime-node returns no sequence or map): not fetched, not checked' +
+                  (fetches.length ? '' : '; no tensor output left, so this stage is not run'));
   return {
     backend: 'node', ep, inputNames: session.inputNames, outputNames: fetches, nonTensorOutputs: nonTensor,
     async run(feeds) {
       const f = {};
       for (const [n, t] of Object.entries(feeds)) f[n] = new ort.Tensor(t.type, t.data, t.dims);
+      if (!fetches.length) return {};
       const out = nonTensor.length ? await session.run(f, fetches) : await session.run(f);
       const r = {};
       for (const [n, t] of Object.entries(out)) r[n] = wire(t);
