@@ -562,9 +562,13 @@ void typeGraphOutputs(OnnxModel &M, const onnx::GraphProto *G) {
 /// Tensor infos from the inferred copy, completed from gradient naming.
 void collectTensorInfos(OnnxModel &M, const onnx::GraphProto *G) {
   M.tensors.clear();
+  M.nonTensorValues.clear();
   for (const auto &I : G->initializer()) M.tensors[I.name()] = infoFromInitializer(I);
   for (const auto *List : {&G->input(), &G->value_info(), &G->output()})
     for (const auto &VI : *List) {
+      const onnx::TypeProto &T = VI.type();
+      if (T.has_sequence_type() || T.has_map_type() || T.has_optional_type())
+        M.nonTensorValues.insert(VI.name());
       TensorInfo Info = infoFromType(VI.type());
       auto [It, New] = M.tensors.try_emplace(VI.name(), Info);
       if (!New && !It->second.fullyKnown() && Info.fullyKnown()) It->second = Info;

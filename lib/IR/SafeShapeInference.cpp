@@ -434,6 +434,9 @@ private:
   void seedTypes();
   /// A contrib op without schema: output types from its type rule.
   void applyContribTypeRule(const onnx::NodeProto &N);
+  /// ONNX 1.12's Gemm inference never compares A's and B's inner dims (its
+  /// MatMul's does): the mismatch, as a failure to note, or "".
+  std::string gemmInnerDimsDiffer(const onnx::NodeProto &N) const;
   /// Ranks are known here: check what convPoolShapeInference would index.
   Error checkConvPoolRanks(const onnx::NodeProto &N, int Index);
   /// Inference functions of older opsets read constant inputs only
@@ -558,6 +561,27 @@ void SafeInference::synthesizeConstantInputs(const onnx::NodeProto &N) {
       Data[In] = &Synthesized.back();
     }
   }
+}
+
+std::string SafeInference::gemmInnerDimsDiffer(const onnx::NodeProto &N) const {
+  if (N.op_type() != "Gemm" || !(N.domain().empty() || N.domain() == "ai.onnx") || N.input_size() < 2)
+    return "";
+  // Issue 37's study: an MLP export's feature dim bound by --dim to a value
+  // its weight contradicts planned silently, and ONNX Runtime then refused
+  // every stage ("GEMM: Dimension mismatch"). Inner dim of A: dim 1, or 0
+  // under transA; of B: dim 0, or 1 under transB (ONNX Gemm).
+  auto InnerDim = [&](int I, const char *Trans) -> int64_t {
+    auto It = TypePtrs.find(N.input(I));
+    if (It == TypePtrs.end() || !It->second->has_tensor_type()) return -1;
+    const auto &S = It->second->tensor_type().shape();
+    if (!It->second->tensor_type().has_shape() || S.dim_size() != 2) return -1;
+    const auto &D = S.dim(static_cast<int>((nodeIntAttribute(N, Trans, 0) != 0) == (I == 0) ? 0 : 1));
+    return D.has_dim_value() ? D.dim_value() : -1;
+  };
+  const int64_t KA = InnerDim(0, "transA"), KB = InnerDim(1, "transB");
+  if (KA < 0 || KB < 0 || KA == KB) return "";
+  return "[ShapeInferenceError] Incompatible dimensions for Gemm: A's inner dimension is " +
+         std::to_string(KA) + ", B's is " + std::to_string(KB) + " (ONNX Runtime refuses to run it)";
 }
 
 bool SafeInference::runInference(const onnx::NodeProto &N, int Index, const onnx::OpSchema *Schema,
@@ -685,6 +709,10 @@ Error SafeInference::inferNode(int Index) {
   if (!AllInputsTyped) return Error::success();
 
   ONNXP_RETURN_IF_ERROR(checkConvPoolRanks(N, Index));
+  if (std::string Why = gemmInnerDimsDiffer(N); !Why.empty()) {
+    fail(N, Index, Why);
+    return Error::success();
+  }
   synthesizeConstantInputs(N);
   onnx::shape_inference::GraphInferenceContext GraphCtx(TypePtrs, Opsets, nullptr, Functions,
                                                         onnx::OpSchemaRegistry::Instance(), &ShapeData,

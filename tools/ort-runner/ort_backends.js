@@ -145,12 +145,22 @@ async function openSession(o) {
   // its external data, if any, resolves against the current folder).
   const source = o.changed && !o.external.length ? new Uint8Array(o.model) : o.file;
   if (!session) session = await ort.InferenceSession.create(source, {...opts, executionProviders: ['cpu']});
+  // onnxruntime-node returns no sequence or map ("Non tensor type is
+  // temporarily not supported"): such graph outputs (a ZipMap's, issue 37's
+  // study) are not fetched, and so not checked, and the run says so.
+  const nonTensor = (session.outputMetadata || []).filter((m) => m.isTensor === false).map((m) => m.name);
+  const fetches = session.outputNames.filter((n) => !nonTensor.includes(n));
+  if (nonTensor.length)
+    console.error(`run_pipeline: ${path.basename(o.file)}: output(s) ${nonTensor.join(', ')} not tensors ` +
+                  '(onnxruntime-node returns no sequence or map): not fetched, not checked' +
+                  (fetches.length ? '' : '; no tensor output left, so this stage is not run'));
   return {
-    backend: 'node', ep, inputNames: session.inputNames, outputNames: session.outputNames,
+    backend: 'node', ep, inputNames: session.inputNames, outputNames: fetches, nonTensorOutputs: nonTensor,
     async run(feeds) {
       const f = {};
       for (const [n, t] of Object.entries(feeds)) f[n] = new ort.Tensor(t.type, t.data, t.dims);
-      const out = await session.run(f);
+      if (!fetches.length) return {};
+      const out = nonTensor.length ? await session.run(f, fetches) : await session.run(f);
       const r = {};
       for (const [n, t] of Object.entries(out)) r[n] = wire(t);
       return r;

@@ -49,6 +49,7 @@ function workerMain() {
         const session = await open(msg.options);
         sessions.set(msg.key, session);
         reply({type: 'ready', inputs: session.inputNames, outputs: session.outputNames, backend: session.backend,
+               nonTensorOutputs: session.nonTensorOutputs || [],
                ep: session.ep});
       } else if (msg.type === 'run') {
         const session = sessions.get(msg.key);

@@ -65,6 +65,11 @@ struct OnnxModel {
   /// on their path failed inference): the ONNX checker rejects such a model,
   /// so the write-back refuses it before the solve.
   std::vector<std::string> untypedOutputs;
+  /// Values inference (or the model) types as a sequence, map or optional
+  /// rather than a tensor (issue 37's study: an opset-12 SequenceInsert
+  /// chain). Their TensorInfo holds only a size estimate; a Transfer
+  /// (Identity) and a stage boundary carry tensors only.
+  std::set<std::string> nonTensorValues;
   /// What import and shape inference changed or could not do (for the report).
   std::vector<std::string> notes;
 

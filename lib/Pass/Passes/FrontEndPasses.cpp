@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <numeric>
 #include <set>
 
@@ -138,6 +139,37 @@ public:
   }
 };
 
+/// The tensors of the edges Pick selects keep their producer and readers on
+/// one device: their classes are joined. Returns how many distinct tensors
+/// and the first with its producer ("Op 'name'"), or 0 when none.
+struct JoinedTensors {
+  size_t count = 0;
+  std::string first, producer;
+};
+JoinedTensors colocateTensors(CostGraph &G, const std::function<bool(const std::string &)> &Pick) {
+  std::vector<int> Parent(G.numClasses());
+  std::iota(Parent.begin(), Parent.end(), 0);
+  auto Find = [&](int X) {
+    while (Parent[X] != X) X = Parent[X] = Parent[Parent[X]];
+    return X;
+  };
+  std::set<std::string> Picked;
+  JoinedTensors J;
+  for (const CostEdge &E : G.edges()) {
+    if (E.tensor.empty() || !Pick(E.tensor)) continue;
+    if (Picked.insert(E.tensor).second && J.first.empty()) {
+      J.first = E.tensor;
+      J.producer = G.node(E.src).op + " '" + G.node(E.src).name + "'";
+    }
+    Parent[Find(G.classOf(E.src))] = Find(G.classOf(E.dst));
+  }
+  J.count = Picked.size();
+  if (!J.count) return J;
+  for (size_t V = 0; V < G.numNodes(); ++V) G.node(V).colocClass = Find(G.classOf(V));
+  G.normalizeClasses();
+  return J;
+}
+
 /// Issue 20: a stage boundary needs the type of the tensor crossing it
 /// (ExtractStages), and a model with deprecated or unknown ops (an op of an
 /// unknown domain fed by no typed tensor) can leave a tensor with no
@@ -147,30 +179,30 @@ public:
 /// plan that leaves the device and comes back still makes two stages of
 /// it). Returns the note, or "" when every edge's tensor has a type.
 std::string colocateUntypedTensors(CostGraph &G, const OnnxModel &M) {
-  std::vector<int> Parent(G.numClasses());
-  std::iota(Parent.begin(), Parent.end(), 0);
-  auto Find = [&](int X) {
-    while (Parent[X] != X) X = Parent[X] = Parent[Parent[X]];
-    return X;
-  };
-  std::set<std::string> Untyped;
-  std::string First, Producer;
-  for (const CostEdge &E : G.edges()) {
-    if (E.tensor.empty()) continue;
-    const TensorInfo *T = M.tensor(E.tensor);
-    if (T && T->elemType != 0) continue;
-    if (Untyped.insert(E.tensor).second && First.empty()) {
-      First = E.tensor;
-      Producer = G.node(E.src).op + " '" + G.node(E.src).name + "'";
-    }
-    Parent[Find(G.classOf(E.src))] = Find(G.classOf(E.dst));
-  }
-  if (Untyped.empty()) return "";
-  for (size_t V = 0; V < G.numNodes(); ++V) G.node(V).colocClass = Find(G.classOf(V));
-  G.normalizeClasses();
-  return "--emit-stages: " + std::to_string(Untyped.size()) + " tensor(s) have no known type (first: '" +
-         First + "', made by " + Producer +
+  JoinedTensors J = colocateTensors(G, [&](const std::string &Name) {
+    const TensorInfo *T = M.tensor(Name);
+    return (!T || T->elemType == 0) && !M.nonTensorValues.count(Name);
+  });
+  if (!J.count) return "";
+  return "--emit-stages: " + std::to_string(J.count) + " tensor(s) have no known type (first: '" + J.first +
+         "', made by " + J.producer +
          "); a stage cannot be cut there, so each stays on its producer's device with its readers";
+}
+
+/// Issue 37 (the public-model study: an opset-12 SequenceInsert chain cut
+/// in two): a Transfer is an Identity, which takes tensors only below
+/// opset 14, and a stage boundary is a tensor the runner feeds. A sequence,
+/// map or optional value therefore stays on its producer's device with its
+/// readers, with or without --emit-stages. Returns the note, or "".
+std::string colocateNonTensorValues(CostGraph &G, const OnnxModel &M) {
+  if (M.nonTensorValues.empty()) return "";
+  JoinedTensors J =
+      colocateTensors(G, [&](const std::string &Name) { return M.nonTensorValues.count(Name) > 0; });
+  if (!J.count) return "";
+  return std::to_string(J.count) + " value(s) are sequences, maps or optionals, not tensors (first: '" +
+         J.first + "', made by " + J.producer +
+         "); a Transfer and a stage boundary carry tensors only, so each stays on its producer's device with "
+         "its readers";
 }
 
 class ClassifyTrainingPass final : public Pass {
@@ -180,6 +212,8 @@ public:
     ONNXP_RETURN_IF_ERROR(needModel(Ctx, name()));
     ONNXP_RETURN_IF_ERROR(needGraph(Ctx, name()));
     size_t Multi = classifyTrainingGraph(Ctx.graph, *Ctx.model, Ctx.options.splitStatelessBackward);
+    if (std::string Note = colocateNonTensorValues(Ctx.graph, *Ctx.model); !Note.empty())
+      Ctx.notes.push_back(Note);
     if (!Ctx.options.stagesDir.empty()) {
       // Issue 20: element types the op schemas imply first (StageTypes.h);
       // what stays untyped is kept off every stage boundary.
