@@ -111,12 +111,18 @@ Error onnxp::chooseScheduleCut(PassContext &Ctx, const OutputOptions &O) {
       " candidates (the planner's cut and moves of its stage boundaries, priced by the schedule's "
       "simulator at no more saved activations in flight)";
   if (OutOfTime) Note += "; the time limit stopped the search";
+  // auto's choice is the plan's schedule from here on: the write-back
+  // writes its chunks and B/W models, the memory check counts its in-flight
+  // micro-batches, and the pricing reports it (ScheduleOutput.cpp).
+  const bool Auto = O.schedule == PipelineScheduleKind::Auto;
+  if (Auto) Ctx.plan->pipelineSchedule = Best->schedule;
   if (F.moves == 0 || !(F.iterationMs < BestOnStart * (1 - 1e-12))) {
     Ctx.plan->notes.push_back(Note + ": the planner's cut, " + formatNumber(F.startMs) +
                               " ms; no move shortens it");
     return Error::success();
   }
   Plan Moved = F.plan;
+  if (Auto) Moved.pipelineSchedule = Best->schedule;
   if (Error E = finalizePlan(Ctx.graph, Ctx.platform, Moved)) {
     Ctx.plan->notes.push_back(Note + ": the planner's cut is kept; the searched one (" +
                               formatNumber(F.iterationMs) + " ms) fails the plan check: " + E.message());

@@ -129,8 +129,12 @@ std::optional<Chain> chunkChain(const PassContext &Ctx, const Chain &Stages, con
 /// is not a multiple of the devices) skipped; the shortest iteration wins,
 /// ties to the earlier schedule in PipelineScheduleKind's order. Price(K)
 /// prices the cut under K.
+/// Chosen, when a named kind, is the schedule auto already chose with the
+/// cut (API/ScheduleCut.h) and the write-back wrote: it is the result, the
+/// others still priced beside it for the note.
 template <typename PriceFn, typename FitsFn>
-Expected<StagedSchedulePrice> autoSchedule(PriceFn Price, FitsFn Fits) {
+Expected<StagedSchedulePrice> autoSchedule(PriceFn Price, FitsFn Fits, PipelineScheduleKind Chosen) {
+  const bool Fixed = Chosen != PipelineScheduleKind::None && Chosen != PipelineScheduleKind::Auto;
   std::optional<StagedSchedulePrice> Best;
   std::string Tried;
   for (const std::string &Name : pipelineScheduleNames()) {
@@ -147,7 +151,8 @@ Expected<StagedSchedulePrice> autoSchedule(PriceFn Price, FitsFn Fits) {
       continue;
     }
     Tried += "; " + Name + " " + formatNumber(R->iterationTime) + " ms";
-    if (!Best || R->iterationTime < Best->iterationTime * (1 - 1e-12)) Best = std::move(*R);
+    if (Fixed ? K == Chosen : !Best || R->iterationTime < Best->iterationTime * (1 - 1e-12))
+      Best = std::move(*R);
   }
   if (!Best) return makeError("--schedule auto: no schedule fits the plan", Tried);
   Best->notes.push_back(std::string("auto chose ") + pipelineScheduleName(Best->schedule) + " (" +
@@ -223,8 +228,9 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   };
   if (O.schedule == PipelineScheduleKind::Auto && Trace)
     return makeUsageError("--schedule auto: --trace needs a named schedule");
-  Expected<StagedSchedulePrice> R =
-      O.schedule == PipelineScheduleKind::Auto ? autoSchedule(PriceAs, Fits) : PriceAs(O.schedule);
+  Expected<StagedSchedulePrice> R = O.schedule == PipelineScheduleKind::Auto
+                                        ? autoSchedule(PriceAs, Fits, Ctx.plan->pipelineSchedule)
+                                        : PriceAs(O.schedule);
   if (!R) return R.takeError().withContext("--schedule");
   // Issue 37, item 5: the optimizer state memory accounting charged the
   // stage's nodes (--optimizer) is resident all iteration: it adds to every
@@ -270,7 +276,8 @@ Expected<StagedSchedulePrice> onnxp::scheduleChainPlan(const Chain &C, const Pla
   // re-check per schedule): every schedule is a candidate.
   Expected<StagedSchedulePrice> R =
       O.schedule == PipelineScheduleKind::Auto
-          ? autoSchedule(PriceAs, [](PipelineScheduleKind) { return Error::success(); })
+          ? autoSchedule(
+                PriceAs, [](PipelineScheduleKind) { return Error::success(); }, PipelineScheduleKind::Auto)
           : PriceAs(O.schedule);
   if (!R) return R.takeError().withContext("--schedule");
   return R;
