@@ -562,6 +562,7 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
 
   Expected<IdealLattice> FullL = IdealLattice();
   bool ExactTimedOut = false;
+  bool OverBudget = false; // the exact DP passed Tuning.pairBudget
   if (!Linearize && Best.TimedOut) {
     ExactTimedOut = true; // no time left for the exact DP: dpl's split stands
   } else if (!Linearize) {
@@ -577,16 +578,22 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
       // still cost the exact DP 1e8 pairs; past the DP's work budget it is
       // contracted as a big graph is.
       if (Tuning.autoContract) D.PairBudget = kDPPairBudget;
+      else if (Tuning.pairBudget > 0) D.PairBudget = Tuning.pairBudget;
       return D.solve(UB);
     }();
     Pairs += Exact.Pairs;
-    if (Exact.OverBudget) {
+    if (Exact.OverBudget && !Tuning.autoContract) {
+      // A refinement round (AutoContract.cpp) past its work budget: dpl's
+      // split of this graph stands, not proven optimal on it.
+      ExactTimedOut = true;
+      OverBudget = true;
+    } else if (Exact.OverBudget) {
       Expected<Plan> Pl = solveOverBudget(G, P, O, Tuning, Ideals, Exact, Pairs);
       if (Pl)
         Pl->solveSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
       return Pl;
     }
-    ExactTimedOut = Exact.TimedOut;
+    ExactTimedOut |= Exact.TimedOut;
     if (Exact.Value <= Best.Value && !Exact.Segments.empty()) {
       Best = std::move(Exact);
       UsedUG = &Full;
@@ -634,7 +641,8 @@ Expected<Plan> onnxp::runIdealDP(const CostGraph &G, const Platform &P, const Pa
     Pl.lowerBound = Best.Value; // optimal over contiguous splits
     Pl.lowerBoundScope = "contiguous plans (dp's optimum)";
   }
-  if (Best.TimedOut) Pl.notes.push_back(timedOutNote(Linearize ? "the DP" : "dpl's DP (dp's warm-up)"));
+  if (OverBudget) Pl.stats["over_pair_budget"] = 1;
+  else if (Best.TimedOut) Pl.notes.push_back(timedOutNote(Linearize ? "the DP" : "dpl's DP (dp's warm-up)"));
   else if (ExactTimedOut)
     Pl.notes.push_back(timedOutNote("the exact DP over ideals") +
                        (UsedUG == &Chain ? " (dpl's split, computed first)" : ""));

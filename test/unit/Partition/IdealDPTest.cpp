@@ -249,3 +249,40 @@ TEST(IdealDP, EvaluatorChargesTransferGroups) {
   Pl.device = {0, 0, 0, 0};
   EXPECT_FALSE(static_cast<bool>(validatePlan(H, P, Pl)));
 }
+
+// Issue 37, item 8: AutoContract's refinement rounds run the exact DP with
+// a work budget (IdealDPTuning::pairBudget): past it dpl's split of the
+// graph stands, marked "over_pair_budget", and is never better than the
+// exact optimum; without a budget the same graph is solved exactly.
+TEST(IdealDP, PairBudgetKeepsDplsSplit) {
+  // Two independent chains of 30 nodes: 31^2 = 961 ideals, far more pairs
+  // than the budget of 50 below.
+  CostGraph G;
+  for (int C = 0; C < 2; ++C)
+    for (int I = 0; I < 30; ++I) {
+      CostNode N;
+      N.name = "c" + std::to_string(C) + "_" + std::to_string(I);
+      N.accTime = 1 + (I * 7 + C) % 5;
+      N.cpuTime = 5;
+      int V = G.addNode(N);
+      if (I > 0) G.addEdge({V - 1, V, "", 0, 0});
+    }
+  Platform P = makePlatform(3, 0);
+  PartitionOptions O;
+  IdealDPTuning Budgeted;
+  Budgeted.autoContract = false;
+  Budgeted.pairBudget = 50;
+  Expected<Plan> Cut = runIdealDP(G, P, O, /*Linearize=*/false, Budgeted);
+  ASSERT_EXPECTED(Cut);
+  EXPECT_EQ(Cut->stats.count("over_pair_budget"), 1u);
+  EXPECT_TRUE(std::isnan(Cut->lowerBound)) << "a budgeted DP proves nothing";
+  Expected<Plan> Lin = runPartitioner("dpl", G, P, O);
+  ASSERT_EXPECTED(Lin);
+  EXPECT_DOUBLE_EQ(Cut->objective, Lin->objective);
+  IdealDPTuning Exact;
+  Exact.autoContract = false;
+  Expected<Plan> Full = runIdealDP(G, P, O, /*Linearize=*/false, Exact);
+  ASSERT_EXPECTED(Full);
+  EXPECT_EQ(Full->stats.count("over_pair_budget"), 0u);
+  EXPECT_LE(Full->objective, Cut->objective + 1e-12);
+}

@@ -46,6 +46,10 @@ struct IdealDPTuning {
   /// Mixed platforms: among the optimal splits, the one with the most even
   /// compute across accelerators (issue 21, IdealDP.cpp balanceCompute).
   bool balanceCompute = true;
+  /// > 0 and autoContract off: the exact DP stops after this many ideal
+  /// pairs and dpl's split stands (AutoContract.cpp's refinement rounds,
+  /// issue 37 item 8); stats "over_pair_budget" says so.
+  double pairBudget = 0;
 };
 /// `dp` (Linearize false) or `dpl` (true) with explicit tuning.
 Expected<Plan> runIdealDP(const CostGraph &G, const Platform &P, const PartitionOptions &O, bool Linearize,
