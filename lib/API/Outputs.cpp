@@ -110,10 +110,18 @@ std::string scheduleMemoryScope(const PassContext &Ctx, const StagedSchedulePric
            optimizerName(Ctx.options.optimizer) +
            ") of the weights that train; one micro-batch's saved activations and transients at its "
            "peak step) with the saved activations of every further micro-batch the schedule holds there\n";
-  return "  note: this schedule's pricer counts each device's chunks' weights twice (a version and its "
-         "gradient, whether they train or not), the optimizer state of its stage and, per micro-batch "
-         "in flight, only the activations crossing its chunks' boundaries; the liveness figures above "
-         "count gradients of the weights that train and every activation saved for the backward pass\n";
+  // Chunks (interleaved-1f1b, zb-v, v-half): the action-list pricer's terms.
+  if (S.virtualStages > static_cast<int>(S.gpus.size()))
+    return "  note: this schedule's pricer counts each device's chunks' weights twice (a version and its "
+           "gradient, whether they train or not), the optimizer state of its stage and, per micro-batch "
+           "in flight, only the activations crossing its chunks' boundaries; the liveness figures above "
+           "count gradients of the weights that train and every activation saved for the backward pass\n";
+  // A plan of another memory model (a periodic pattern's "schedule"): its
+  // simulator's terms, as its device table's.
+  return "  note: the schedule's peaks count each stage's weights with their gradient (and, for 1f1b, a "
+         "stashed version), its optimizer state, and per micro-batch in flight only the activations "
+         "crossing its boundaries; the liveness figures above count every activation saved for the "
+         "backward pass\n";
 }
 
 /// Issue 37, item 6: 1f1b runs the stages of a device on one GPU, so its
