@@ -10,7 +10,10 @@
 //    (buildModuloPattern, seed 000 §3) replayed for M micro-batches by
 //    simulatePipeline (PipelineSimulator.h).
 // Iteration time and every GPU's peak memory (with the stash of the
-// micro-batches in flight) come from those simulators only.
+// micro-batches in flight) come from those simulators only; a training
+// graph plan's memory is then re-stated in its device table's terms with
+// the micro-batches they measured (deviceMemory, API/ScheduleOutput.cpp;
+// issue 37 item 5).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_STAGEDSCHEDULE_H
