@@ -63,13 +63,6 @@ int chunksPerStage(PipelineScheduleKind K, const PipelineOptions &O) {
   }
 }
 
-/// Whether the write-back may write Pl's stages as its schedule's chunks
-/// (scheduledPlacement's conditions but the cut itself).
-bool mayWriteChunks(const PassContext &Ctx, const Plan &Pl) {
-  return chunksPerStage(Pl.pipelineSchedule, Ctx.options) > 1 && !isIterationObjective(Pl.objectiveKind) &&
-         Ctx.foldedOnnxNodes.empty() && Ctx.graph.sharedParameters.empty() && !hasReplicas(Pl);
-}
-
 /// Issue 35: under interleaved-1f1b, zb-v and v-half the written stages are
 /// the schedule's chunks as its pricer cuts them (virtualStagePlanOf): each
 /// chunk's nodes on the device the schedule deals it to (round-robin, or
@@ -158,16 +151,12 @@ Expected<WrittenPlacement> onnxp::writtenPlacement(const PassContext &Ctx, const
 
 Plan onnxp::withWrittenStages(const PassContext &Ctx, const Plan &Pl) {
   if (!Ctx.model || Ctx.placement || Pl.device.size() != Ctx.graph.numNodes()) return Pl;
-  // Derived backward nodes (--training) have no written stage: the plan
-  // keeps none unless its stages are a schedule's chunks, so there is
-  // nothing to place (the cut search prices many plans).
-  bool AllMapped = true;
-  for (const CostNode &N : Ctx.graph.nodes()) AllMapped &= !N.onnxNodes.empty();
-  if (!AllMapped && !mayWriteChunks(Ctx, Pl)) {
-    Plan Unstaged = Pl;
-    Unstaged.stage.clear();
-    return Unstaged;
-  }
+  // Derived backward nodes (--training) have no written stage: the
+  // write-back then clears the plan's stages, and the 1F1B view of the
+  // plan's own stages (a backward joins its device's forward stage) is the
+  // nearer to the forward stages written; those are priced as before.
+  for (const CostNode &N : Ctx.graph.nodes())
+    if (N.onnxNodes.empty()) return Pl;
   Expected<WrittenPlacement> W = writtenPlacement(Ctx, Pl);
   // A plan the write-back cannot write: -o fails and says why; the price
   // stays the plan's own stages.
@@ -176,7 +165,7 @@ Plan onnxp::withWrittenStages(const PassContext &Ctx, const Plan &Pl) {
     return Pl;
   }
   // The write-back replaces a planner's stages (one per device) with the
-  // written ones, or clears them (ensurePlacement); under chunks it keeps them.
+  // written ones (ensurePlacement); under chunks it keeps them.
   if (W->chunks) return Pl;
   Plan Staged = Pl;
   Staged.stage = std::move(W->planStage);

@@ -48,8 +48,10 @@ Expected<WrittenPlacement> writtenPlacement(const PassContext &Ctx, const Plan &
 /// Pl with the stages the write-back would give it (they replace a
 /// planner's stages), for pricing its pipeline: Pl itself when the
 /// write-back already ran (Ctx.placement), the input is not an ONNX model,
-/// the stages are a schedule's chunks, or Pl cannot be written (the
-/// write-back says why).
+/// the stages are a schedule's chunks, some cost node has no ONNX node
+/// (--training's derived backward: the write-back then clears the plan's
+/// stages, a gap left open), or Pl cannot be written (the write-back says
+/// why).
 Plan withWrittenStages(const PassContext &Ctx, const Plan &Pl);
 
 } // namespace onnxp
