@@ -16,6 +16,7 @@
 #include "onnx-partition/Partition/PipelineBaseline.h"
 #include "onnx-partition/Partition/StagedPlanChain.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
+#include "onnx-partition/Pass/WrittenPlacement.h"
 #include "onnx-partition/Transforms/GraphDot.h"
 
 #include <nlohmann/json.hpp>
@@ -131,7 +132,7 @@ std::string scheduleMemoryScope(const PassContext &Ctx, const StagedSchedulePric
 /// whose nodes sit in other devices' stages may still compute more than the
 /// period says; name it.
 std::string devicesBeyondPeriod(const PassContext &Ctx, const StagedSchedulePrice &S) {
-  const Plan &Pl = *Ctx.plan;
+  const Plan Pl = withWrittenStages(Ctx, *Ctx.plan); // the stages priced (issue 35)
   if (isIterationObjective(Pl.objectiveKind)) return "";
   std::vector<int> DeviceOfStage;
   if (!stagesAsChain(Ctx.graph, Ctx.platform, Pl, &DeviceOfStage)) return "";

@@ -12,6 +12,7 @@
 #include "onnx-partition/Partition/VirtualStagePlan.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/PlanValidator.h"
+#include "onnx-partition/Pass/WrittenPlacement.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,8 +28,7 @@ namespace {
 /// included), so the line "schedule NAME, M micro-batches: iteration X ms"
 /// prints the objective; one row per stage, its busiest replica's memory;
 /// Trace, when set, gets the replay (IterationTrace.h).
-Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx, ChromeTrace *Trace) {
-  const Plan &Pl = *Ctx.plan;
+Expected<StagedSchedulePrice> iterationSchedule(const PassContext &Ctx, const Plan &Pl, ChromeTrace *Trace) {
   Expected<std::vector<IterationStage>> Stages = iterationStages(Ctx.graph, Ctx.platform, Pl);
   if (!Stages) return Stages.takeError().withContext("--schedule");
   const IterationRequest Req = iterationRequest(Ctx.graph, Pl);
@@ -143,12 +143,13 @@ PipeScheduleOptions pipeOptions(const OutputOptions &O) {
 /// virtual stage, cut by virtualStagePlan as the write-back writes them;
 /// nullopt for one chunk per stage, or with Why when the nodes cannot be
 /// cut so (the pricer then takes equal parts).
-std::optional<Chain> chunkChain(const PassContext &Ctx, const Chain &Stages, const std::vector<int> &Devices,
-                                PipelineScheduleKind K, const PipeScheduleOptions &O, std::string &Why) {
+std::optional<Chain> chunkChain(const PassContext &Ctx, const Plan &Pl, const Chain &Stages,
+                                const std::vector<int> &Devices, PipelineScheduleKind K,
+                                const PipeScheduleOptions &O, std::string &Why) {
   const int P = static_cast<int>(Stages.size());
   const int S = pipeVirtualStages(K, P, O);
   if (S <= P) return std::nullopt;
-  Expected<Plan> VP = virtualStagePlan(Ctx.graph, Ctx.platform, *Ctx.plan, Stages, Devices, K, S);
+  Expected<Plan> VP = virtualStagePlan(Ctx.graph, Ctx.platform, Pl, Stages, Devices, K, S);
   if (!VP) {
     Why = VP.takeError().message();
     return std::nullopt;
@@ -206,14 +207,17 @@ Expected<StagedSchedulePrice> autoSchedule(PriceFn Price, FitsFn Fits, PipelineS
 
 Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                        ChromeTrace *Trace) {
-  if (isIterationObjective(Ctx.plan->objectiveKind)) {
+  // Issue 35: the stages priced are the ones the write-back writes (a
+  // device may run several), with or without -o: one plan, one price.
+  const Plan Pl = withWrittenStages(Ctx, *Ctx.plan);
+  if (isIterationObjective(Pl.objectiveKind)) {
     if (isActionListSchedule(O.schedule))
       return makeUsageError("--schedule ", pipelineScheduleName(O.schedule),
                             ": the iteration objectives (--global-batch) simulate gpipe and 1f1b only");
-    return iterationSchedule(Ctx, Trace);
+    return iterationSchedule(Ctx, Pl, Trace);
   }
   std::vector<int> Devices;
-  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, *Ctx.plan, &Devices);
+  Expected<Chain> Stages = stagesAsChain(Ctx.graph, Ctx.platform, Pl, &Devices);
   if (!Stages) return Stages.takeError().withContext("--schedule");
   std::vector<int> Gpu(Stages->size());
   std::vector<std::string> Names;
@@ -249,7 +253,7 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
     PipeProgram Program;
     PipeTimeline Timeline;
     std::string NotCut;
-    const std::optional<Chain> Chunked = chunkChain(Ctx, *Stages, Devices, K, pipeOptions(O), NotCut);
+    const std::optional<Chain> Chunked = chunkChain(Ctx, Pl, *Stages, Devices, K, pipeOptions(O), NotCut);
     Expected<StagedSchedulePrice> R =
         priceActionSchedule(*Stages, Gpu, Links, K, O.microbatches, pipeOptions(O), Names, &Program,
                             &Timeline, Chunked ? &*Chunked : nullptr);
@@ -265,14 +269,14 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
     return R;
   };
   auto Fits = [&](PipelineScheduleKind K) {
-    Plan Copy = *Ctx.plan;
+    Plan Copy = Pl;
     Copy.pipelineSchedule = K;
     return validatePlan(Ctx.graph, Ctx.platform, Copy);
   };
   if (O.schedule == PipelineScheduleKind::Auto && Trace)
     return makeUsageError("--schedule auto: --trace needs a named schedule");
   Expected<StagedSchedulePrice> R = O.schedule == PipelineScheduleKind::Auto
-                                        ? autoSchedule(PriceAs, Fits, Ctx.plan->pipelineSchedule)
+                                        ? autoSchedule(PriceAs, Fits, Pl.pipelineSchedule)
                                         : PriceAs(O.schedule);
   if (!R) return R.takeError().withContext("--schedule");
   // Issue 37, item 5: the optimizer state memory accounting charged the

@@ -24,6 +24,7 @@
 #include "onnx-partition/Partition/eval/IterationObjective.h"
 #include "onnx-partition/Partition/eval/TiedWeights.h"
 #include "onnx-partition/Pass/Passes.h"
+#include "onnx-partition/Pass/WrittenPlacement.h"
 #include "onnx-partition/Support/HumanUnits.h"
 
 #include "onnx-partition/Transforms/AnnotatePlacement.h"
@@ -73,40 +74,6 @@ Error needPlanAndModel(const PassContext &Ctx, const char *Pass) {
   return Error::success();
 }
 
-/// Issue 22, item 4: each replicated parameter's sinks copied to the
-/// devices making its partial gradients (Transforms/SinkCopies.h), on the
-/// model as written so far (Copied, or the input) placed by P; NewIndex
-/// maps the input's nodes to it and is updated. A sink without an ONNX node
-/// (backward nodes derived from a forward model) leaves its parameter out:
-/// the written model holds no gradient of it.
-Error writeSinkCopies(PassContext &Ctx, ModelPlacement &P, std::vector<int> &NewIndex,
-                      std::optional<onnx::ModelProto> &Copied, const std::vector<char> &Joining) {
-  const CostGraph &G = Ctx.graph;
-  const std::vector<int> &Device = Ctx.plan->device;
-  if (Device.size() != G.numNodes()) return Error::success();
-  std::vector<SinkGroup> Groups;
-  for (const ReplicatedParameter &R : replicatedParameters(G, Device)) {
-    SinkGroup Group{R.name, {}};
-    bool Written = true;
-    for (int S : G.sharedParameters[R.index].sinks) {
-      Written &= !G.node(S).onnxNodes.empty();
-      for (int O : G.node(S).onnxNodes) Group.sinks.push_back(NewIndex[O]);
-    }
-    if (Written && !Group.sinks.empty()) Groups.push_back(std::move(Group));
-  }
-  if (Groups.empty()) return Error::success();
-  Expected<SinkCopies> SC = copySinks(Copied ? *Copied : Ctx.model->proto, P, Groups, Joining);
-  if (!SC) return SC.takeError();
-  size_t Copies = 0;
-  for (const WrittenSinks &W : SC->groups) Copies += W.copies;
-  Ctx.count("insert-transfers", "Number of sink nodes copied to a device making partial gradients", Copies);
-  for (int &I : NewIndex) I = SC->newIndex[I];
-  P = std::move(SC->placement);
-  Copied = std::move(SC->model);
-  Ctx.sinkCopies = std::move(SC->groups);
-  return Error::success();
-}
-
 /// Issue 22, item 1: a pipeline's in-flight micro-batches follow its
 /// stages' order. A non-contiguous plan was checked with each device as one
 /// stage; its written stages (a device may hold several, and sink or
@@ -141,71 +108,8 @@ Error recheckWrittenInFlight(PassContext &Ctx, const std::vector<int> &Checked) 
   return Error::success();
 }
 
-/// Chunks per stage schedule K runs (issue 35): zb-v and v-half 2 (the V),
-/// interleaved-1f1b --virtual-stages v (Narayanan et al. SC'21 §2.2); 1 for
-/// the others.
-int chunksPerStage(PipelineScheduleKind K, const PipelineOptions &O) {
-  switch (K) {
-  case PipelineScheduleKind::ZbV:
-  case PipelineScheduleKind::VHalf: return 2;
-  case PipelineScheduleKind::Interleaved1F1B: return O.virtualStages;
-  default: return 1;
-  }
-}
-
-/// Issue 35: under interleaved-1f1b, zb-v and v-half the written stages are
-/// the schedule's chunks as its pricer cuts them (virtualStagePlanOf): each
-/// chunk's nodes on the device the schedule deals it to (round-robin, or
-/// the V), one stage per chunk and direction (forward, backward),
-/// stageVirtual naming each stage's chunk. Otherwise, or when the chunks
-/// cannot be written so (notVirtual says why), the plan's placement.
-Expected<ModelPlacement> scheduledPlacement(PassContext &Ctx, bool &Virtual) {
-  const OnnxModel &M = *Ctx.model;
-  const Plan &Pl = *Ctx.plan;
-  const PipelineScheduleKind K = Pl.pipelineSchedule;
-  const int Chunks = chunksPerStage(K, Ctx.options);
-  Virtual = false;
-  std::string Why;
-  std::optional<Plan> VPlan;
-  if (Chunks > 1 && !isIterationObjective(Pl.objectiveKind)) {
-    Expected<Plan> V = virtualStagePlanOf(Ctx.graph, Ctx.platform, Pl, K, Chunks);
-    if (!V) Why = V.takeError().message();
-    else if (!Ctx.foldedOnnxNodes.empty() || !Ctx.graph.sharedParameters.empty() || hasReplicas(Pl))
-      Why = "the chunks are written only for plans without folded constants, shared parameters or replicas";
-    else VPlan = std::move(*V);
-  }
-  Expected<ModelPlacement> P =
-      placementFromPlan(M, Ctx.graph, VPlan ? *VPlan : Pl, Ctx.platform, Ctx.foldedOnnxNodes);
-  if (!P || !VPlan) {
-    if (P) P->notVirtual = Why;
-    return P;
-  }
-  const int S = *std::max_element(VPlan->stage.begin(), VPlan->stage.end()) + 1;
-  P->stageKey.assign(P->numNodes(), 0);
-  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
-    for (int I : Ctx.graph.node(V).onnxNodes)
-      P->stageKey[I] = virtualStageRunOrder(Ctx.graph.node(V), VPlan->stage[V], S);
-  ONNXP_RETURN_IF_ERROR(assignStages(M.graph(), *P));
-  P->stageVirtual.assign(P->numStages(), -1);
-  P->writtenDevice = VPlan->device;
-  P->writtenStage.assign(Ctx.graph.numNodes(), 0);
-  for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
-    P->writtenStage[V] = P->stage[Ctx.graph.node(V).onnxNodes.front()];
-  for (size_t I = 0; I < P->numNodes(); ++I) {
-    const int Key = P->stageKey[I];
-    P->stageVirtual[P->stage[I]] = Key < S ? Key : 2 * S - 1 - Key;
-  }
-  Virtual = true;
-  Ctx.notes.push_back(std::string("the written stages are ") + pipelineScheduleName(K) + "'s " +
-                      std::to_string(S) + " chunks as priced, dealt " +
-                      (K == PipelineScheduleKind::Interleaved1F1B ? "round-robin" : "in a V") +
-                      " to the devices (" + std::to_string(P->numStages()) +
-                      " stage models, forward and backward of each chunk)");
-  return P;
-}
-
 /// The plan JSON the annotated model records: the plan's, or under a
-/// schedule's chunks (scheduledPlacement) the plan as written, every node on
+/// schedule's chunks (Pass/WrittenPlacement.h) the plan as written, every node on
 /// its chunk's device and stage, so that the model reads back as written.
 std::string writtenPlanJson(PassContext &Ctx) {
   const ModelPlacement &MP = *Ctx.placement;
@@ -219,48 +123,29 @@ std::string writtenPlanJson(PassContext &Ctx) {
 }
 
 /// Maps the plan onto the ONNX nodes once (the first write-back pass to run
-/// does it) and starts the output model as a copy of the input.
+/// does it) and starts the output model as a copy of the input. The stages
+/// are writtenPlacement's, which the schedule's pricer shares (issue 35).
 Error ensurePlacement(PassContext &Ctx) {
   if (Ctx.placement) return Error::success();
-  const OnnxModel &M = *Ctx.model;
-  bool Virtual = false;
-  Expected<ModelPlacement> P = scheduledPlacement(Ctx, Virtual);
-  if (!P) return P.takeError();
-  // Issues 21/23: the folded nodes no plan places go with their readers.
-  std::vector<int> NewIndex(M.graph().node_size());
-  for (size_t I = 0; I < NewIndex.size(); ++I) NewIndex[I] = static_cast<int>(I);
-  std::optional<onnx::ModelProto> Copied;
-  std::vector<char> Joining; // per node of the model so far: joins its readers' stage
-  if (!Ctx.foldedOnnxNodes.empty()) {
-    Expected<FoldedCopies> FC = copyFoldedNodes(M, *P, Ctx.foldedOnnxNodes);
-    if (!FC) return FC.takeError();
-    *P = std::move(FC->placement);
-    NewIndex = std::move(FC->newIndex);
-    Copied = std::move(FC->model);
-    Joining = std::move(FC->joining);
-    Ctx.count("insert-transfers", "Number of folded nodes copied to a second device", FC->copies);
+  Expected<WrittenPlacement> W = writtenPlacement(Ctx, *Ctx.plan);
+  if (!W) return W.takeError();
+  Ctx.notes.insert(Ctx.notes.end(), W->notes.begin(), W->notes.end());
+  if (!Ctx.foldedOnnxNodes.empty())
+    Ctx.count("insert-transfers", "Number of folded nodes copied to a second device", W->foldedCopies);
+  if (!W->sinkCopies.empty()) {
+    Ctx.count("insert-transfers", "Number of sink nodes copied to a device making partial gradients",
+              W->sinkCopyNodes);
+    Ctx.sinkCopies = std::move(W->sinkCopies);
   }
-  ONNXP_RETURN_IF_ERROR(writeSinkCopies(Ctx, *P, NewIndex, Copied, Joining));
-  // The report and the model's plan JSON list the stages the model records
-  // (one stage vector for every reader); derived nodes without an ONNX node
-  // have no written stage, and then the plan keeps none.
-  bool AllMapped = true;
-  for (const CostNode &N : Ctx.graph.nodes()) AllMapped &= !N.onnxNodes.empty();
   std::vector<int> CheckedInFlight; // what the plan's memory check counted
   if (Ctx.plan->memoryModel == MemoryModel::Liveness && Ctx.plan->iterationMicrobatches > 1)
     CheckedInFlight = inFlightMicrobatches(Ctx.graph, *Ctx.plan, Ctx.platform.numDevices());
   // The chunks' stages stay the write-back's: the plan keeps its stages,
   // which the schedule cuts again to price (ScheduleOutput.cpp).
-  if (!Virtual && AllMapped) {
-    Ctx.plan->stage.assign(Ctx.graph.numNodes(), 0);
-    for (size_t V = 0; V < Ctx.graph.numNodes(); ++V)
-      Ctx.plan->stage[V] = P->stage[NewIndex[Ctx.graph.node(V).onnxNodes.front()]];
-  } else if (!Virtual) {
-    Ctx.plan->stage.clear();
-  }
+  if (!W->chunks) Ctx.plan->stage = std::move(W->planStage);
   if (!CheckedInFlight.empty()) ONNXP_RETURN_IF_ERROR(recheckWrittenInFlight(Ctx, CheckedInFlight));
-  Ctx.placement = std::move(*P);
-  Ctx.annotated = Copied ? std::move(*Copied) : M.proto;
+  Ctx.placement = std::move(W->placement);
+  Ctx.annotated = W->model ? std::move(*W->model) : Ctx.model->proto;
   return Error::success();
 }
 
@@ -440,7 +325,7 @@ public:
     EO.prediction.timeUnit = Ctx.graph.timeUnit;
     EO.prediction.objective = Pl.objective;
     // Under a schedule's chunks the written stages are the chunks'
-    // (scheduledPlacement), not the plan's, which the plan keeps.
+    // (Pass/WrittenPlacement.h), not the plan's, which the plan keeps.
     const ModelPlacement &MP = *Ctx.placement;
     const bool Chunks = !MP.stageVirtual.empty();
     const std::vector<int> &StageOf = Chunks ? MP.writtenStage : Pl.stage;
