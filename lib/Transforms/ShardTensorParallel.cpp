@@ -101,6 +101,8 @@ private:
   std::string tag(const std::string &Name) const { return shardName(Name, R.shard, R.degree); }
   Error splitInputWeight(int V, bool Column);
   std::string renamed(const std::string &T, bool Output) const;
+  Error addValue(const std::map<std::string, onnx::TypeProto> &Types, onnx::ValueInfoProto *V,
+                 const std::string &Name, const std::string &Typed) const;
   Expected<const onnx::TensorProto *> weightOf(int V) const;
   Error splitWeight(int V, bool Column);
   Error reshapeHeads(int V);
@@ -353,30 +355,33 @@ Expected<onnx::ModelProto> Sharder::run(const std::map<std::string, onnx::TypePr
   for (auto &[Name, T] : Added)
     if (Read.count(Name)) *OG.add_initializer() = T;
   auto AddValue = [&](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> *To, const std::string &Name,
-                      const std::string &Typed) -> Error {
-    auto It = Types.find(Typed);
-    if (It == Types.end()) return makeInternalError("tensor parallelism: no type for '", Typed, "'");
-    onnx::ValueInfoProto *V = To->Add();
-    V->set_name(Name);
-    *V->mutable_type() = It->second;
-    if (!R.perShard.count(Typed)) return Error::success();
-    // A shard's own tensor: a sliced parameter (or its gradient buffer)
-    // has the slice's shape; an activation's split axis is not tracked, so
-    // it is typed by its element type only.
-    auto Axis = R.slicedAxes.find(Typed);
-    auto *Shape = V->mutable_type()->mutable_tensor_type()->mutable_shape();
-    if (Axis == R.slicedAxes.end() || Axis->second >= Shape->dim_size() ||
-        !Shape->dim(Axis->second).has_dim_value())
-      V->mutable_type()->mutable_tensor_type()->clear_shape();
-    else Shape->mutable_dim(Axis->second)->set_dim_value(Shape->dim(Axis->second).dim_value() / R.degree);
-    return Error::success();
-  };
+                      const std::string &Typed) { return addValue(Types, To->Add(), Name, Typed); };
   for (const std::string &I : R.inputs)
     ONNXP_RETURN_IF_ERROR(AddValue(OG.mutable_input(), renamed(I, false), I));
   for (const std::string &O : R.outputs)
     ONNXP_RETURN_IF_ERROR(
         AddValue(OG.mutable_output(), O == RowOutput ? partialName(O, R.shard) : renamed(O, true), O));
   return Out;
+}
+
+/// V: tensor Typed of the input (of type Types' entry) under Name.
+Error Sharder::addValue(const std::map<std::string, onnx::TypeProto> &Types, onnx::ValueInfoProto *V,
+                        const std::string &Name, const std::string &Typed) const {
+  auto It = Types.find(Typed);
+  if (It == Types.end()) return makeInternalError("tensor parallelism: no type for '", Typed, "'");
+  V->set_name(Name);
+  *V->mutable_type() = It->second;
+  if (!R.perShard.count(Typed)) return Error::success();
+  // A shard's own tensor: a sliced parameter (or its gradient buffer) has
+  // the slice's shape; an activation's split axis is not tracked, so it is
+  // typed by its element type only.
+  auto Axis = R.slicedAxes.find(Typed);
+  auto *Shape = V->mutable_type()->mutable_tensor_type()->mutable_shape();
+  if (Axis == R.slicedAxes.end() || Axis->second >= Shape->dim_size() ||
+      !Shape->dim(Axis->second).has_dim_value())
+    V->mutable_type()->mutable_tensor_type()->clear_shape();
+  else Shape->mutable_dim(Axis->second)->set_dim_value(Shape->dim(Axis->second).dim_value() / R.degree);
+  return Error::success();
 }
 
 /// T as this shard names it: its own copy (perShard), or its partial sum
