@@ -97,11 +97,27 @@ std::string stashBeyondMemoryCheck(const PassContext &Ctx, const StagedScheduleP
          std::to_string(Stages) + " stage(s): " + List + "\n";
 }
 /// Issue 37, item 5: the schedule's peaks and the liveness figures of the
-/// device table are two models of one device's memory; say what each counts.
-std::string scheduleMemoryScope(const PassContext &Ctx) {
+/// device table are one model of a device's memory (ScheduleOutput.cpp,
+/// chargeDeviceMemory); say what the schedule's adds, or, for schedules of
+/// chunks, what their pricer counts instead.
+std::string scheduleMemoryScope(const PassContext &Ctx, const StagedSchedulePrice &S) {
   // The iteration objectives' schedule is the iteration simulator's, whose
   // peaks the device table shows too: one figure, nothing to tell apart.
   if (!Ctx.graph.isTraining() || isIterationObjective(Ctx.plan->objectiveKind)) return "";
+  if (!S.deviceMemory.empty())
+    return std::string("  note: each stage's peak is its device's memory as the device table counts it "
+                       "(weights; gradients and optimizer state (") +
+           optimizerName(Ctx.options.optimizer) +
+           ") of the weights that train; one micro-batch's saved activations and transients at its "
+           "peak step) with the saved activations of every further micro-batch the schedule holds there\n";
+  // Chunks (interleaved-1f1b, zb-v, v-half): the action-list pricer's terms.
+  if (S.virtualStages > static_cast<int>(S.gpus.size()))
+    return "  note: this schedule's pricer counts each device's chunks' weights twice (a version and its "
+           "gradient, whether they train or not), the optimizer state of its stage and, per micro-batch "
+           "in flight, only the activations crossing its chunks' boundaries; the liveness figures above "
+           "count gradients of the weights that train and every activation saved for the backward pass\n";
+  // A plan of another memory model (a periodic pattern's "schedule"): its
+  // simulator's terms, as its device table's.
   return "  note: the schedule's peaks count each stage's weights with their gradient (and, for 1f1b, a "
          "stashed version), its optimizer state, and per micro-batch in flight only the activations "
          "crossing its boundaries; the liveness figures above count every activation saved for the "
@@ -183,7 +199,7 @@ Expected<RunOutputs> onnxp::makeOutputs(const PassContext &Ctx, const OutputOpti
     std::ostringstream OS;
     printRunSummary(OS, Ctx, O);
     if (Out.staged)
-      OS << describeStagedSchedule(*Out.staged) << scheduleMemoryScope(Ctx)
+      OS << describeStagedSchedule(*Out.staged) << scheduleMemoryScope(Ctx, *Out.staged)
          << stashBeyondMemoryCheck(Ctx, *Out.staged) << devicesBeyondPeriod(Ctx, *Out.staged);
     Out.summary = OS.str();
   }

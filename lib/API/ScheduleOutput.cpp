@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "onnx-partition/API/ScheduleOutput.h"
 
+#include "onnx-partition/Cost/PipelineInFlight.h"
 #include "onnx-partition/Partition/IterationTrace.h"
 #include "onnx-partition/Partition/PipeActions.h"
 #include "onnx-partition/Partition/StagedPlanChain.h"
@@ -87,6 +88,48 @@ DeviceGpus deviceGpus(const Chain &Stages, const std::vector<int> &DeviceOfStage
     D.names.push_back(P.deviceName(D.device[G]) + " (stages " + List + ")");
   }
   return D;
+}
+
+/// Issue 37, item 5: a training graph plan's memory per GPU of R in the
+/// terms of the device table (Cost/MemoryAccounting.h livenessMemory, the
+/// memory check's model): the nodes of each stage (Stages, on GPU
+/// GpuOfStage[s], platform device DeviceOfGpu[g]) as one device, with the
+/// micro-batches R's simulator measured in flight there. The chain
+/// simulators' own terms (seed 000 eq. 33: every weight x3 or x2, whether
+/// it trains or not; only the boundary activation stashed) are replaced,
+/// so a GPU has one figure, and where it is one device of the table, the
+/// table's figure when both count the same micro-batches.
+void chargeDeviceMemory(const PassContext &Ctx, const Chain &Stages, const std::vector<int> &GpuOfStage,
+                        const std::vector<int> &DeviceOfGpu, StagedSchedulePrice &R) {
+  const CostGraph &G = Ctx.graph;
+  const int NumGpus = static_cast<int>(R.gpus.size());
+  std::vector<int> Row(G.numNodes(), 0);
+  for (size_t S = 0; S < Stages.size(); ++S)
+    for (int V : Stages.blocks[S].nodes) Row[V] = GpuOfStage[S];
+  LivenessOptions LO;
+  for (const PipelineGpuMemory &M : R.gpus) LO.inFlight.push_back(std::max(1, M.maxStashedMicrobatches));
+  R.deviceMemory = livenessMemory(G, Row, NumGpus, {}, LO);
+  const int D = Ctx.platform.numDevices();
+  const std::vector<DeviceMemory> Table = planMemoryByTerm(G, Ctx.platform, *Ctx.plan);
+  const std::vector<int> Counted = inFlightMicrobatches(G, *Ctx.plan, D);
+  std::vector<int> GpusOn(D, 0);
+  for (int Dev : DeviceOfGpu)
+    if (Dev >= 0 && Dev < D) ++GpusOn[Dev];
+  R.checkedPeak.assign(NumGpus, -1);
+  R.checkedInFlight.assign(NumGpus, -1);
+  R.peakMemory = 0;
+  for (int Gp = 0; Gp < NumGpus; ++Gp) {
+    R.gpus[Gp].peak = R.deviceMemory[Gp].peak;
+    if (R.gpus[Gp].blocks > 0) R.peakMemory = std::max(R.peakMemory, R.gpus[Gp].peak);
+    const int Dev = Gp < static_cast<int>(DeviceOfGpu.size()) ? DeviceOfGpu[Gp] : -1;
+    // The table's figure stands for this GPU alone when the GPU is its
+    // device's only one (host memory is not in the table).
+    if (Dev < 0 || Dev >= D || GpusOn[Dev] != 1 || !Ctx.platform.isAccelerator(Dev) ||
+        Dev >= static_cast<int>(Table.size()))
+      continue;
+    R.checkedPeak[Gp] = Table[Dev].peak;
+    R.checkedInFlight[Gp] = Counted[Dev];
+  }
 }
 
 PipeScheduleOptions pipeOptions(const OutputOptions &O) {
@@ -237,6 +280,17 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
   // instant, so to the peak, as in the liveness figure.
   const bool OnDevice = R->schedule == PipelineScheduleKind::OneFOneB;
   if (OnDevice) R->gpuStages = OnDevices.stages;
+  // Issue 37, item 5: one memory figure per device on training graphs.
+  // Schedules of chunks deal a stage's nodes over several devices, which
+  // the GPUs here do not say: they keep the pricer's terms.
+  // Plans checked by another model (a periodic pattern's "schedule") keep
+  // the simulators' terms, which their device table shows too.
+  if (Ctx.graph.isTraining() && Ctx.plan->memoryModel == MemoryModel::Liveness &&
+      R->virtualStages <= static_cast<int>(Stages->size())) {
+    chargeDeviceMemory(Ctx, *Stages, OnDevice ? OnDevices.gpu : Gpu, OnDevice ? OnDevices.device : Devices,
+                       *R);
+    return R;
+  }
   for (size_t S = 0; S < Stages->size(); ++S) {
     const size_t G = OnDevice ? OnDevices.gpu[S] : S;
     if (G >= R->gpus.size()) continue;

@@ -10,12 +10,16 @@
 //    (buildModuloPattern, seed 000 §3) replayed for M micro-batches by
 //    simulatePipeline (PipelineSimulator.h).
 // Iteration time and every GPU's peak memory (with the stash of the
-// micro-batches in flight) come from those simulators only.
+// micro-batches in flight) come from those simulators only; a training
+// graph plan's memory is then re-stated in its device table's terms with
+// the micro-batches they measured (deviceMemory, API/ScheduleOutput.cpp;
+// issue 37 item 5).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_PARTITION_STAGEDSCHEDULE_H
 #define ONNXP_PARTITION_STAGEDSCHEDULE_H
 
+#include "onnx-partition/Cost/MemoryAccounting.h"
 #include "onnx-partition/IR/Chain.h"
 #include "onnx-partition/IR/Plan.h"
 #include "onnx-partition/Partition/PipelineSchedule.h"
@@ -53,6 +57,19 @@ struct StagedSchedulePrice {
   /// they were priced as equal parts (not what a write-back would run).
   bool equalChunks = false;
   std::vector<std::string> notes;
+  /// Issue 37, item 5: a training graph plan's memory per GPU by the plan's
+  /// own model (Cost/MemoryAccounting.h livenessMemory, the device table's
+  /// terms: weights, the gradients and optimizer state of those that train,
+  /// one micro-batch's saved activations and transients at its peak step)
+  /// with the saved activations of the further micro-batches this schedule
+  /// holds (maxStashedMicrobatches) in inFlight. Set, one per GPU: the GPU's
+  /// peak is this figure, not the chain simulators' seed 000 terms.
+  std::vector<DeviceMemory> deviceMemory;
+  /// Per GPU, with deviceMemory: the device table's peak for the same
+  /// device and the micro-batches its memory check counts (-1: the GPU is
+  /// not one device of the table, e.g. one of a device's several stages).
+  std::vector<double> checkedPeak;
+  std::vector<int> checkedInFlight;
   /// Issue 35, item 3: the action lists behind the figures (pipeline.json's
   /// "schedule_actions"; set by scheduleGraphPlan for every named schedule
   /// outside the iteration objectives) and each of its ranks' platform device.

@@ -9,6 +9,7 @@
 #include "onnx-partition/Partition/GpipeSimulator.h"
 #include "onnx-partition/Partition/PipeActions.h"
 #include "onnx-partition/Partition/PipelineSchedule.h"
+#include "onnx-partition/Support/HumanUnits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -103,6 +104,32 @@ std::string human(double Bytes) {
   OS << std::setprecision(U == 0 ? 12 : 4) << Bytes << " " << Units[U];
   return OS.str();
 }
+/// Issue 37, item 5: a GPU's figure in the device table's terms, which add
+/// up to its peak, then how it stands to the device table's own figure.
+std::string deviceMemoryLine(const StagedSchedulePrice &S, size_t G) {
+  const DeviceMemory &M = S.deviceMemory[G];
+  const int Held = std::max(1, S.gpus[G].maxStashedMicrobatches);
+  std::string Out = "peak " + humanBytes(M.peak) + " =";
+  bool First = true;
+  auto Add = [&](const std::string &Name, double B) {
+    if (!(B > 0)) return;
+    Out += (First ? " " : " + ") + Name + " " + humanBytes(B);
+    First = false;
+  };
+  Add("weights", M.weights);
+  Add("gradients", M.gradients);
+  Add("optimizer state", M.optimizerState);
+  Add("saved activations", M.savedActivations);
+  Add("transient", M.transient);
+  Add("saved activations of " + std::to_string(Held - 1) + " more micro-batch(es) in flight", M.inFlight);
+  if (First) Out += " 0 bytes";
+  const double Checked = G < S.checkedPeak.size() ? S.checkedPeak[G] : -1;
+  const int Counted = G < S.checkedInFlight.size() ? S.checkedInFlight[G] : -1;
+  if (Checked < 0 || Counted < 0) return Out;
+  if (Held == Counted) return Out + " (the device table's figure)";
+  return Out + " (the device table's " + humanBytes(Checked) + " counts " + std::to_string(Counted) +
+         " micro-batch(es) in flight, this schedule holds " + std::to_string(Held) + ")";
+}
 } // namespace
 
 std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
@@ -115,15 +142,20 @@ std::string onnxp::describeStagedSchedule(const StagedSchedulePrice &S) {
   if (S.bubbleMs >= 0)
     OS << ", bubble " << S.bubbleMs << " ms, " << S.virtualStages
        << " virtual stages, pipeline communication " << human(S.commBytes);
-  OS << "), peak memory " << human(S.peakMemory);
+  // Issue 37, item 5: with the device table's figures, in its units.
+  OS << "), peak memory " << (S.deviceMemory.empty() ? human(S.peakMemory) : humanBytes(S.peakMemory));
   if (S.bubbleMs >= 0) OS << ", peak saved activations " << human(S.peakActivation);
   OS << "\n";
   for (const std::string &N : S.notes) OS << "  note: " << N << "\n";
   for (size_t G = 0; G < S.gpus.size(); ++G) {
     const PipelineGpuMemory &M = S.gpus[G];
     if (M.blocks == 0) continue;
-    OS << "  " << (G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)) << ": peak "
-       << human(M.peak);
+    OS << "  " << (G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)) << ": ";
+    if (G < S.deviceMemory.size()) {
+      OS << deviceMemoryLine(S, G) << "\n";
+      continue;
+    }
+    OS << "peak " << human(M.peak);
     // Issue 37, item 6: a GPU whose steps hold nothing has no peak step;
     // item 5: the iteration simulator's stages (no step named) hold their
     // model states and the activations of the micro-batches in flight.
@@ -163,7 +195,24 @@ std::string onnxp::stagedScheduleJson(const StagedSchedulePrice &S) {
   for (size_t G = 0; G < S.gpus.size(); ++G) {
     const PipelineGpuMemory &M = S.gpus[G];
     if (M.blocks == 0) continue;
-    Gpus.push_back({{"device", G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G)},
+    const std::string Name = G < S.gpuNames.size() ? S.gpuNames[G] : "GPU " + std::to_string(G);
+    if (G < S.deviceMemory.size()) {
+      // Issue 37, item 5: the device table's terms (memory_model "liveness").
+      const DeviceMemory &D = S.deviceMemory[G];
+      Gpus.push_back({{"device", Name},
+                      {"memory_model", "liveness"},
+                      {"peak_bytes", D.peak},
+                      {"weights_bytes", D.weights},
+                      {"gradients_bytes", D.gradients},
+                      {"optimizer_state_bytes", D.optimizerState},
+                      {"saved_activations_bytes", D.savedActivations},
+                      {"transient_bytes", D.transient},
+                      {"in_flight_bytes", D.inFlight},
+                      {"microbatches_in_flight", std::max(1, M.maxStashedMicrobatches)},
+                      {"compute_ms", M.computeLoad}});
+      continue;
+    }
+    Gpus.push_back({{"device", Name},
                     {"peak_bytes", M.peak},
                     {"peak_at", M.peakTask},
                     {"weights_bytes", M.weights},
