@@ -31,8 +31,10 @@ struct Piece {
   int block = -1;         ///< into Blocks; -1: no split
   int degree = 1;
   std::vector<std::string> inputs, outputs;
-  int firstId = 0;  ///< pipeline.json id of shard 0; shard k is firstId + k
-  std::string part; ///< a training graph's "forward" or "backward" piece; empty: cut at blocks
+  int firstId = 0;       ///< pipeline.json id of shard 0; shard k is firstId + k
+  std::string part;      ///< a training graph's "forward" or "backward" piece; empty: cut at blocks
+  bool numbered = false; ///< a tensor-parallel training stage's piece: part + index
+  std::vector<std::string> partials; ///< tensors it makes partial sums of (degree > 1): all-reduced
 };
 
 class StageWriter {
@@ -61,12 +63,26 @@ private:
   std::set<std::string> Initializers;
   std::map<std::string, int> Producer;     // tensor -> piece making it
   std::map<std::string, int> ProducerNode; // tensor -> ONNX node making it
+  // A training graph's tensor-parallel stages: the tensors each shard holds
+  // its own of (ShardRequest::perShard), by block; the sliced parameters
+  // and gradient buffers (graph inputs), by axis; the buffers whose shards
+  // the runner concatenates for the check.
+  std::map<std::string, int> PerShard;
+  std::map<std::string, int> SlicedAxes;
+  std::vector<std::pair<std::string, int>> Gathered; // buffer, block
 
+  bool isOwn(const Piece &P, const std::string &T) const {
+    return PerShard.count(T) || (P.degree > 1 && std::count(P.partials.begin(), P.partials.end(), T));
+  }
   const onnx::GraphProto &graph() const { return Written.graph(); }
   Error assignNodes();
   Error rewriteRecomputed();
   Error cutStage(int S);
-  void cutTraining();
+  Error cutTraining();
+  Error markBlock(int B);
+  Error cutBackward(int S);
+  Expected<int> backwardBlock(int I, int S) const;
+  Error noteShardedBackward(int I, int B, int Level, std::map<std::string, int> &Levels, Piece &P);
   void addUnassigned(Piece &P) const;
   Error wire();
   Error checkBlockOutputs(const Piece &P) const;
@@ -75,6 +91,9 @@ private:
     return "acc" + std::to_string(St.firstDevice + Replica * St.tensorParallel + Shard);
   }
   std::string nameOf(const Piece &P, int Shard) const {
+    if (P.numbered)
+      return "stage" + std::to_string(P.stage) + "_" + P.part + std::to_string(P.index) +
+             (P.degree > 1 ? "_tp" + std::to_string(Shard) : "") + "_" + deviceOf(P, Shard, 0);
     if (!P.part.empty())
       return "stage" + std::to_string(P.stage) + "_" + P.part + "_" + deviceOf(P, Shard, 0);
     return "stage" + std::to_string(P.stage) + "_piece" + std::to_string(P.index) +
@@ -82,6 +101,7 @@ private:
   }
   json stageJson(const Piece &P, int Shard, json &Groups) const;
   json pipelineJson(const PiperGraphOptions &PO) const;
+  json tensorParallelJson(json Reduces) const;
 };
 
 /// Backward marks the backward and optimizer nodes; every node reading
@@ -111,11 +131,11 @@ Error StageWriter::assignNodes() {
   for (int V = 0; V < static_cast<int>(G.numNodes()) && !Training; ++V)
     for (int I : G.node(V).onnxNodes) Training |= !Forward[I];
   for (size_t S = 0; S < Plan.stages.size() && Training; ++S)
-    if (Plan.stages[S].tensorParallel > 1)
-      return makeUsageError("--algo piper -o/--emit-stages: stage ", S, " is tensor-parallel (TP ",
-                            Plan.stages[S].tensorParallel,
-                            ") on a training graph with backward nodes; its sharded weight gradients are not "
-                            "written yet: write the forward model and plan it with --training");
+    if (Plan.stages[S].tensorParallel > 1 && Plan.stages[S].dataParallel > 1)
+      return makeUsageError("--algo piper --emit-stages: stage ", S, " is tensor-parallel (TP ",
+                            Plan.stages[S].tensorParallel, ") and data-parallel (DP ",
+                            Plan.stages[S].dataParallel,
+                            ") on a training graph; the replicas of its shards are not written yet");
   NodeStage.assign(Input.node_size(), -1);
   for (size_t S = 0; S < Plan.stages.size(); ++S)
     for (int L : Plan.stages[S].layers)
@@ -182,7 +202,7 @@ std::vector<int> onnxNodesOf(const CostGraph &G, const std::vector<int> &Nodes) 
 /// then the backward ones last stage first (a stage's backward reads the
 /// next one's input gradient), as the runner orders a pipeline's F and B
 /// stages (docs/output-format.md §3).
-void StageWriter::cutTraining() {
+Error StageWriter::cutTraining() {
   const int Stages = static_cast<int>(Plan.stages.size());
   auto Add = [&](int S, bool Backward) {
     Piece P;
@@ -193,8 +213,135 @@ void StageWriter::cutTraining() {
       if (NodeStage[I] == S && (BackwardNode[I] != 0) == Backward) P.nodes.push_back(I);
     if (!P.nodes.empty()) Pieces.push_back(std::move(P));
   };
-  for (int S = 0; S < Stages; ++S) Add(S, false);
-  for (int S = Stages - 1; S >= 0; --S) Add(S, true);
+  for (int S = 0; S < Stages; ++S) {
+    if (Plan.stages[S].tensorParallel < 2) {
+      Add(S, false);
+      continue;
+    }
+    for (char Recomputed : Plan.stages[S].recompute)
+      if (Recomputed)
+        return makeUsageError(
+            "--algo piper --emit-stages: stage ", S, " is tensor-parallel (TP ",
+            Plan.stages[S].tensorParallel,
+            ") and recomputes a layer; a recomputed tensor-parallel block is not written yet");
+    const size_t First = Blocks.size();
+    ONNXP_RETURN_IF_ERROR(cutStage(S));
+    for (size_t B = First; B < Blocks.size(); ++B) ONNXP_RETURN_IF_ERROR(markBlock(static_cast<int>(B)));
+  }
+  for (int S = Stages - 1; S >= 0; --S) {
+    if (Plan.stages[S].tensorParallel < 2) Add(S, true);
+    else ONNXP_RETURN_IF_ERROR(cutBackward(S));
+  }
+  return Error::success();
+}
+
+/// A training graph's block B: what each shard holds its own of in the
+/// forward (the split nodes' outputs but the row's partial sum) and the
+/// parameters the runner slices for it (graph inputs, parameterAxes).
+Error StageWriter::markBlock(int B) {
+  for (int I : Blocks[B].sharded)
+    if (I != Blocks[B].row)
+      for (const std::string &O : graph().node(I).output()) PerShard[O] = B;
+  Expected<std::map<std::string, int>> Axes = parameterAxes(graph(), Blocks[B]);
+  if (!Axes) return Axes.takeError();
+  for (const auto &[Name, Axis] : *Axes) {
+    PerShard[Name] = B;
+    SlicedAxes[Name] = Axis;
+  }
+  return Error::success();
+}
+
+/// The block backward node I of stage S is split with: the one whose
+/// shard tensors it reads (-1: none).
+Expected<int> StageWriter::backwardBlock(int I, int S) const {
+  int Block = -1;
+  for (const std::string &T : graph().node(I).input()) {
+    auto It = PerShard.find(T);
+    if (It == PerShard.end() || It->second == Block) continue;
+    if (Block >= 0)
+      return makeUsageError("--algo piper --emit-stages: '", graph().node(I).name(), "' of stage ", S,
+                            " reads the shards of two tensor-parallel blocks; it is not written yet");
+    Block = It->second;
+  }
+  return Block;
+}
+
+/// Backward node I, split with block B at all-reduce level Level: a
+/// column layer's input gradient is a partial sum (Megatron-LM §3: the f
+/// operator's backward is an all-reduce), an accumulator sums into the
+/// sliced buffer of its parameter, every other output is the shard's own.
+Error StageWriter::noteShardedBackward(int I, int B, int Level, std::map<std::string, int> &Levels,
+                                       Piece &P) {
+  const onnx::NodeProto &N = graph().node(I);
+  static const std::set<std::string> Shapes = {"Reshape", "Split",           "Expand",
+                                               "Tile",    "ConstantOfShape", "Concat"};
+  if (Shapes.count(N.op_type()))
+    return makeUsageError(
+        "--algo piper --emit-stages: ", N.op_type(), " '", N.name(),
+        "' in the backward of a tensor-parallel block; its shard's shapes are not written yet");
+  if (N.op_type() == "InPlaceAccumulatorV2" && N.domain() == "com.microsoft" && N.input_size() >= 2) {
+    // ORT names a parameter W's buffer "W_grad.accumulation.buffer".
+    const std::string &Buffer = N.input(0);
+    auto It = std::find_if(SlicedAxes.begin(), SlicedAxes.end(), [&](const auto &A) {
+      return PerShard.at(A.first) == B && Buffer == A.first + "_grad.accumulation.buffer";
+    });
+    if (It == SlicedAxes.end())
+      return makeUsageError("--algo piper --emit-stages: accumulator '", N.name(),
+                            "' sums a shard's gradient into '", Buffer,
+                            "', the buffer of no sliced parameter");
+    PerShard[Buffer] = B;
+    SlicedAxes[Buffer] = It->second;
+    Gathered.emplace_back(Buffer, B);
+    for (const std::string &O : N.output()) Levels[O] = Level + 1; // a whole flag: shard 0's
+    return Error::success();
+  }
+  std::set<std::string> InputGrads;
+  for (int C : Blocks[B].column) InputGrads.insert(graph().node(C).input(0) + "_grad");
+  for (const std::string &O : N.output()) {
+    if (InputGrads.count(O)) {
+      P.partials.push_back(O);
+      Levels[O] = Level + 1;
+    } else {
+      PerShard[O] = B;
+      Levels[O] = Level;
+    }
+  }
+  return Error::success();
+}
+
+/// A tensor-parallel stage's backward: the nodes split with a block (they
+/// read its shards) in one piece per block, once per shard, the rest
+/// whole; a piece's level counts the all-reduces before it, so that the
+/// pieces reading an all-reduced gradient come after the shards making it.
+Error StageWriter::cutBackward(int S) {
+  std::map<std::string, int> Levels;
+  std::map<std::pair<int, int>, Piece> Cut; // (level, block) -> piece
+  for (int I = 0; I < graph().node_size(); ++I) {
+    if (NodeStage[I] != S || !BackwardNode[I]) continue;
+    Expected<int> B = backwardBlock(I, S);
+    if (!B) return B.takeError();
+    int Level = 0;
+    for (const std::string &T : graph().node(I).input()) {
+      auto It = Levels.find(T);
+      if (It != Levels.end()) Level = std::max(Level, It->second);
+    }
+    Piece &P = Cut[{Level, *B}];
+    P.nodes.push_back(I);
+    if (*B >= 0) ONNXP_RETURN_IF_ERROR(noteShardedBackward(I, *B, Level, Levels, P));
+    else
+      for (const std::string &O : graph().node(I).output()) Levels[O] = Level;
+  }
+  int Index = 0;
+  for (auto &[Key, P] : Cut) {
+    P.stage = S;
+    P.index = Index++;
+    P.part = "backward";
+    P.numbered = true;
+    P.block = Key.second;
+    P.degree = Key.second >= 0 ? Plan.stages[S].tensorParallel : 1;
+    Pieces.push_back(std::move(P));
+  }
+  return Error::success();
 }
 
 /// Stage S's nodes in graph order, cut after each block's row projection
@@ -223,11 +370,16 @@ Error StageWriter::cutStage(int S) {
         std::count_if(Pieces.begin(), Pieces.end(), [&](const Piece &Q) { return Q.stage == S; }));
     P.block = Next < Rows.size() ? Rows[Next] : -1;
     P.degree = P.block >= 0 ? St.tensorParallel : 1;
+    if (P.block >= 0) P.partials = {graph().node(Blocks[P.block].row).output(0)};
+    if (Training) {
+      P.part = "forward";
+      P.numbered = true;
+    }
     Pieces.push_back(P);
   };
   NewPiece();
   for (int I = 0; I < graph().node_size(); ++I) {
-    if (NodeStage[I] != S) continue;
+    if (NodeStage[I] != S || (Training && BackwardNode[I])) continue;
     Pieces.back().nodes.push_back(I);
     if (Next < Rows.size() && I == Blocks[Rows[Next]].row) {
       ++Next;
@@ -272,10 +424,11 @@ Error StageWriter::checkBlockOutputs(const Piece &P) const {
       for (const std::string &O : graph().node(I).output()) Split.insert(O);
   std::set<int> Sharded(B.sharded.begin(), B.sharded.end());
   for (const std::string &O : P.outputs)
-    if (Split.count(O))
+    if (Split.count(O) && !PerShard.count(O))
       return makeUsageError(
           "--algo piper --emit-stages: '", O,
           "' inside a tensor-parallel block is read outside it; its shards are not written yet");
+  if (P.part == "backward") return Error::success(); // every node of it is split (cutBackward)
   for (int I : P.nodes)
     for (const std::string &T : graph().node(I).input())
       // A Shape of a shard's tensor is computed in each shard (an export's
@@ -305,6 +458,11 @@ Error StageWriter::wire() {
         if (T.empty() || Made.count(T) || Initializers.count(T) || !Seen.insert(T).second) continue;
         if (!GraphInputs.count(T) && !Producer.count(T))
           return makeInternalError("piper stages: '", T, "' is made by no stage");
+        auto Own = PerShard.find(T);
+        if (Own != PerShard.end() && P.block != Own->second)
+          return makeUsageError("--algo piper --emit-stages: '", T,
+                                "', a shard's own tensor of a tensor-parallel block, is "
+                                "read outside the block's shards");
         P.inputs.push_back(T);
         Wanted.insert(T);
       }
@@ -325,22 +483,28 @@ Error StageWriter::wire() {
 
 json StageWriter::stageJson(const Piece &P, int Shard, json &Groups) const {
   const PiperGraphStage &St = Plan.stages[P.stage];
-  const std::string Row = P.block >= 0 ? graph().node(Blocks[P.block].row).output(0) : "";
   json Inputs = json::array(), Outputs = json::array();
   for (const std::string &T : P.inputs) {
+    // A shard's own tensor comes from the same shard of its maker.
+    const bool Own = PerShard.count(T) > 0;
     auto It = Producer.find(T);
     Inputs.push_back(
-        {{"tensor", T}, {"from", It == Producer.end() ? json("graph") : json(Pieces[It->second].firstId)}});
+        {{"tensor", Own ? shardName(T, Shard, P.degree) : T},
+         {"from", It == Producer.end() ? json("graph") : json(Pieces[It->second].firstId + Own * Shard)}});
   }
   std::set<std::string> GraphOutputs;
   for (const onnx::ValueInfoProto &V : graph().output()) GraphOutputs.insert(V.name());
   for (const std::string &T : P.outputs) {
-    if (Shard > 0 && T != Row) continue; // shard 0 provides what every shard computes whole
+    if (Shard > 0 && !isOwn(P, T)) continue; // shard 0 provides what every shard computes whole
+    const bool Own = PerShard.count(T) > 0;
     json To = json::array();
     for (const Piece &Q : Pieces)
       if (std::count(Q.inputs.begin(), Q.inputs.end(), T))
-        for (int K = 0; K < Q.degree; ++K) To.push_back(Q.firstId + K);
-    Outputs.push_back({{"tensor", T == Row && P.degree > 1 ? partialName(T, Shard) : T},
+        for (int K = 0; K < Q.degree; ++K)
+          if (!Own || K == Shard) To.push_back(Q.firstId + K);
+    Outputs.push_back({{"tensor", Own           ? shardName(T, Shard, P.degree)
+                                  : isOwn(P, T) ? partialName(T, Shard)
+                                                : T},
                        {"to", To},
                        {"graph_output", GraphOutputs.count(T) > 0}});
   }
@@ -384,6 +548,34 @@ json StageWriter::stageJson(const Piece &P, int Shard, json &Groups) const {
   return J;
 }
 
+/// pipeline.json's "tensor_parallel": the all-reduces; on a training graph
+/// the parameters (and gradient buffers) each shard reads a slice of, and
+/// the buffers whose shards are concatenated into the original's
+/// (docs/output-format.md §4c).
+json StageWriter::tensorParallelJson(json Reduces) const {
+  json J = {{"all_reduces", std::move(Reduces)}};
+  if (SlicedAxes.empty()) return J;
+  json Sliced = json::array(), Gather = json::array();
+  for (const auto &[Name, Axis] : SlicedAxes) {
+    const int Degree = Plan.stages[BlockStage[PerShard.at(Name)]].tensorParallel;
+    for (int K = 0; K < Degree; ++K)
+      Sliced.push_back({{"tensor", shardName(Name, K, Degree)},
+                        {"of", Name},
+                        {"axis", Axis},
+                        {"shard", K},
+                        {"degree", Degree}});
+  }
+  for (const auto &[Buffer, Block] : Gathered) {
+    const int Degree = Plan.stages[BlockStage[Block]].tensorParallel;
+    json Shards = json::array();
+    for (int K = 0; K < Degree; ++K) Shards.push_back(shardName(Buffer, K, Degree));
+    Gather.push_back({{"accumulation_buffer", Buffer}, {"shards", Shards}, {"axis", SlicedAxes.at(Buffer)}});
+  }
+  J["sliced_inputs"] = Sliced;
+  J["gathered_gradients"] = Gather;
+  return J;
+}
+
 json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
   json Stages = json::array(), Groups = json::array(), Reduces = json::array(), Devices = json::array();
   std::set<std::string> Used;
@@ -394,13 +586,14 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
     }
   for (const Piece &P : Pieces) {
     if (P.degree < 2) continue;
-    const std::string Row = graph().node(Blocks[P.block].row).output(0);
-    json Partials = json::array(), Shards = json::array();
-    for (int K = 0; K < P.degree; ++K) {
-      Partials.push_back(partialName(Row, K));
-      Shards.push_back(P.firstId + K);
+    for (const std::string &Row : P.partials) {
+      json Partials = json::array(), Shards = json::array();
+      for (int K = 0; K < P.degree; ++K) {
+        Partials.push_back(partialName(Row, K));
+        Shards.push_back(P.firstId + K);
+      }
+      Reduces.push_back({{"tensor", Row}, {"op", "sum"}, {"partials", Partials}, {"shards", Shards}});
     }
-    Reduces.push_back({{"tensor", Row}, {"op", "sum"}, {"partials", Partials}, {"shards", Shards}});
   }
   for (int D = 0; D < 4096; ++D)
     if (Used.count("acc" + std::to_string(D))) Devices.push_back("acc" + std::to_string(D));
@@ -424,7 +617,7 @@ json StageWriter::pipelineJson(const PiperGraphOptions &PO) const {
       {"graph_inputs", Inputs},
       {"graph_outputs", Outputs},
       {"stages", Stages},
-      {"tensor_parallel", {{"all_reduces", Reduces}}},
+      {"tensor_parallel", tensorParallelJson(Reduces)},
       {"plan",
        {{"algorithm", "piper"},
         {"objective", Plan.price.iterationMs},
@@ -462,7 +655,7 @@ std::map<std::string, onnx::TypeProto> inferredTypes(const OnnxModel &M) {
 
 Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string &Dir, OutputTransaction &Tx) {
   ONNXP_RETURN_IF_ERROR(assignNodes());
-  if (Training) cutTraining();
+  if (Training) ONNXP_RETURN_IF_ERROR(cutTraining());
   for (size_t S = 0; S < Plan.stages.size() && !Training; ++S)
     ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
   for (Piece &P : Pieces) addUnassigned(P);
@@ -483,9 +676,11 @@ Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string 
       R.degree = P.degree;
       R.shard = K;
       R.inputs = P.inputs;
-      const std::string Row = R.block ? graph().node(R.block->row).output(0) : "";
       for (const std::string &O : P.outputs)
-        if (K == 0 || O == Row) R.outputs.push_back(O);
+        if (K == 0 || isOwn(P, O)) R.outputs.push_back(O);
+      for (const auto &[T, B] : PerShard) R.perShard.insert(T);
+      R.partials.insert(P.partials.begin(), P.partials.end());
+      R.slicedAxes = SlicedAxes;
       Expected<onnx::ModelProto> Shard = shardModel(Written, R, Types);
       if (!Shard) return Shard.takeError();
       std::string Bytes;
@@ -505,6 +700,12 @@ Expected<int> StageWriter::write(const PiperGraphOptions &PO, const std::string 
 /// Issue 34 item 3: the plan on the model, in IR 11's multi-device fields.
 Expected<onnx::ModelProto> StageWriter::annotated() {
   ONNXP_RETURN_IF_ERROR(assignNodes());
+  for (size_t S = 0; S < Plan.stages.size() && Training; ++S)
+    if (Plan.stages[S].tensorParallel > 1)
+      return makeUsageError(
+          "--algo piper -o: stage ", S, " is tensor-parallel (TP ", Plan.stages[S].tensorParallel,
+          ") on a training graph with backward nodes; the sharding specs of its backward are not "
+          "written yet (--emit-stages writes its shards)");
   for (size_t S = 0; S < Plan.stages.size() && !Training; ++S)
     ONNXP_RETURN_IF_ERROR(cutStage(static_cast<int>(S)));
   std::vector<AnnotatedStage> Stages(Plan.stages.size());

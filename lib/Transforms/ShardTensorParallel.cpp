@@ -98,9 +98,11 @@ private:
   std::map<int, std::map<int, std::string>> Renamed; // node -> input slot -> new tensor
   std::map<std::string, onnx::TensorProto> Added;    // new constants of this shard
 
-  std::string tag(const std::string &Name) const {
-    return Name + ".tp" + std::to_string(R.shard) + "of" + std::to_string(R.degree);
-  }
+  std::string tag(const std::string &Name) const { return shardName(Name, R.shard, R.degree); }
+  Error splitInputWeight(int V, bool Column);
+  std::string renamed(const std::string &T, bool Output) const;
+  Error addValue(const std::map<std::string, onnx::TypeProto> &Types, onnx::ValueInfoProto *V,
+                 const std::string &Name, const std::string &Typed) const;
   Expected<const onnx::TensorProto *> weightOf(int V) const;
   Error splitWeight(int V, bool Column);
   Error reshapeHeads(int V);
@@ -130,6 +132,7 @@ Expected<const onnx::TensorProto *> Sharder::weightOf(int V) const {
 /// the row projection the same slice of its input rows.
 Error Sharder::splitWeight(int V, bool Column) {
   const onnx::NodeProto &N = G.node(V);
+  if (N.input_size() >= 2 && R.slicedAxes.count(N.input(1))) return splitInputWeight(V, Column);
   Expected<const onnx::TensorProto *> W = weightOf(V);
   if (!W) return W.takeError();
   const bool TransB = N.op_type() == "Gemm" && attrInt(N, "transB") != 0;
@@ -165,6 +168,30 @@ Error Sharder::splitWeight(int V, bool Column) {
     Bias.set_raw_data(std::string(reinterpret_cast<const char *>(Zero.data()), Zero.size() * sizeof(float)));
     replace(V, 2, std::move(Bias));
   }
+  return Error::success();
+}
+
+/// A weight that is a graph input (a training graph's parameter): the
+/// runner slices it (parameterAxes' axis, read under its shard name); the
+/// column widths are recorded for the Reshapes between the projections,
+/// and a row Gemm's bias input is dropped from shards k > 0, so that it is
+/// added once (Megatron-LM §3).
+Error Sharder::splitInputWeight(int V, bool Column) {
+  const onnx::NodeProto &N = G.node(V);
+  const int Axis = R.slicedAxes.at(N.input(1));
+  for (const onnx::ValueInfoProto &I : G.input())
+    if (I.name() == N.input(1) && Column) {
+      const auto &Shape = I.type().tensor_type().shape();
+      if (Shape.dim_size() != 2 || !Shape.dim(Axis).has_dim_value() || Shape.dim(Axis).dim_value() % R.degree)
+        return makeUsageError("tensor parallelism: '", N.name(), "': its weight '", N.input(1),
+                              "' has no 2-D shape whose axis ", Axis, " splits ", R.degree, " ways");
+      Widths.insert(Shape.dim(Axis).dim_value());
+    }
+  if (N.op_type() != "Gemm" || N.input_size() < 3 || N.input(2).empty()) return Error::success();
+  if (Consts.count(N.input(2)))
+    return makeUsageError("tensor parallelism: Gemm '", N.name(),
+                          "' reads its weight as a graph input but its bias as a constant");
+  if (!Column && R.shard > 0) Renamed[V][2] = "";
   return Error::success();
 }
 
@@ -309,7 +336,10 @@ Expected<onnx::ModelProto> Sharder::run(const std::map<std::string, onnx::TypePr
   std::set<std::string> Read;
   for (int V : R.nodes) {
     onnx::NodeProto N = G.node(V);
+    for (int I = 0; I < N.input_size(); ++I) N.set_input(I, renamed(N.input(I), false));
+    for (int I = 0; I < N.output_size(); ++I) N.set_output(I, renamed(N.output(I), true));
     for (auto &[Slot, Name] : Renamed[V]) N.set_input(Slot, Name);
+    while (N.input_size() && N.input(N.input_size() - 1).empty()) N.mutable_input()->RemoveLast();
     if (NewInts.count(V))
       for (onnx::AttributeProto &A : *N.mutable_attribute())
         if (A.name() == "split") {
@@ -325,18 +355,42 @@ Expected<onnx::ModelProto> Sharder::run(const std::map<std::string, onnx::TypePr
   for (auto &[Name, T] : Added)
     if (Read.count(Name)) *OG.add_initializer() = T;
   auto AddValue = [&](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> *To, const std::string &Name,
-                      const std::string &Typed) -> Error {
-    auto It = Types.find(Typed);
-    if (It == Types.end()) return makeInternalError("tensor parallelism: no type for '", Typed, "'");
-    onnx::ValueInfoProto *V = To->Add();
-    V->set_name(Name);
-    *V->mutable_type() = It->second;
-    return Error::success();
-  };
-  for (const std::string &I : R.inputs) ONNXP_RETURN_IF_ERROR(AddValue(OG.mutable_input(), I, I));
+                      const std::string &Typed) { return addValue(Types, To->Add(), Name, Typed); };
+  for (const std::string &I : R.inputs)
+    ONNXP_RETURN_IF_ERROR(AddValue(OG.mutable_input(), renamed(I, false), I));
   for (const std::string &O : R.outputs)
-    ONNXP_RETURN_IF_ERROR(AddValue(OG.mutable_output(), O == RowOutput ? partialName(O, R.shard) : O, O));
+    ONNXP_RETURN_IF_ERROR(
+        AddValue(OG.mutable_output(), O == RowOutput ? partialName(O, R.shard) : renamed(O, true), O));
   return Out;
+}
+
+/// V: tensor Typed of the input (of type Types' entry) under Name.
+Error Sharder::addValue(const std::map<std::string, onnx::TypeProto> &Types, onnx::ValueInfoProto *V,
+                        const std::string &Name, const std::string &Typed) const {
+  auto It = Types.find(Typed);
+  if (It == Types.end()) return makeInternalError("tensor parallelism: no type for '", Typed, "'");
+  V->set_name(Name);
+  *V->mutable_type() = It->second;
+  if (!R.perShard.count(Typed)) return Error::success();
+  // A shard's own tensor: a sliced parameter (or its gradient buffer) has
+  // the slice's shape; an activation's split axis is not tracked, so it is
+  // typed by its element type only.
+  auto Axis = R.slicedAxes.find(Typed);
+  auto *Shape = V->mutable_type()->mutable_tensor_type()->mutable_shape();
+  if (Axis == R.slicedAxes.end() || Axis->second >= Shape->dim_size() ||
+      !Shape->dim(Axis->second).has_dim_value())
+    V->mutable_type()->mutable_tensor_type()->clear_shape();
+  else Shape->mutable_dim(Axis->second)->set_dim_value(Shape->dim(Axis->second).dim_value() / R.degree);
+  return Error::success();
+}
+
+/// T as this shard names it: its own copy (perShard), or its partial sum
+/// when it is an output of the backward's reductions (partials).
+std::string Sharder::renamed(const std::string &T, bool Output) const {
+  if (T.empty()) return T;
+  if (R.perShard.count(T)) return tag(T);
+  if (Output && R.partials.count(T)) return partialName(T, R.shard);
+  return T;
 }
 
 } // namespace
@@ -368,6 +422,33 @@ int64_t onnxp::fusedOutputs(const onnx::GraphProto &G, const ShardBlock &B, int 
 }
 
 std::string onnxp::partialName(const std::string &Y, int K) { return Y + ".partial" + std::to_string(K); }
+
+std::string onnxp::shardName(const std::string &T, int K, int Degree) {
+  return T + ".tp" + std::to_string(K) + "of" + std::to_string(Degree);
+}
+
+Expected<std::map<std::string, int>> onnxp::parameterAxes(const onnx::GraphProto &G, const ShardBlock &B) {
+  std::set<std::string> Inputs;
+  for (const onnx::ValueInfoProto &V : G.input()) Inputs.insert(V.name());
+  for (const onnx::TensorProto &T : G.initializer()) Inputs.erase(T.name());
+  std::map<std::string, int> Axes;
+  auto Add = [&](int V, bool Column) -> Error {
+    const onnx::NodeProto &N = G.node(V);
+    if (N.input_size() < 2 || !Inputs.count(N.input(1))) return Error::success();
+    if (Column && fusedOutputs(G, B, V) > 1)
+      return makeUsageError("tensor parallelism: the fused projection '", N.name(),
+                            "' reads its weight as a graph input; its slices are not written yet");
+    // The weight is [in, out], or [out, in] under a Gemm's transB.
+    const int OutAxis = N.op_type() == "Gemm" && attrInt(N, "transB") != 0 ? 0 : 1;
+    Axes[N.input(1)] = Column ? OutAxis : 1 - OutAxis;
+    if (Column && N.op_type() == "Gemm" && N.input_size() >= 3 && Inputs.count(N.input(2)))
+      Axes[N.input(2)] = 0;
+    return Error::success();
+  };
+  for (int V : B.column) ONNXP_RETURN_IF_ERROR(Add(V, true));
+  ONNXP_RETURN_IF_ERROR(Add(B.row, false));
+  return Axes;
+}
 
 Expected<onnx::ModelProto> onnxp::shardModel(const onnx::ModelProto &M, const ShardRequest &R,
                                              const std::map<std::string, onnx::TypeProto> &Types) {

@@ -46,7 +46,8 @@
 // ===----------------------------------------------------------------------===//
 'use strict';
 
-const {reducePartials} = require('./tensor_parallel');
+const {reducePartials, sliceInputs, gatherGradients} = require('./tensor_parallel');
+const {bufferOut} = require('./accumulators');
 
 /// The device a worker runs on (a replica's own) and the device holding
 /// its stage (the host of its replicas).
@@ -114,6 +115,7 @@ function runSchedule(workers, pipeline, inputs, schedule, onFinish) {
   const S = workers.length, M = inputs.length;
   const graphOutputs = pipeline.graph_outputs.map((o) => o.name);
   const pools = inputs.map((f) => new Map(Object.entries(f)));
+  for (const pool of pools) sliceInputs(pipeline, pool); // issue 34 item 3: a shard's parameter slices
   const reduces = (pipeline.tensor_parallel && pipeline.tensor_parallel.all_reduces) || [];
   const mbs = workers.map((w) => microBatchesOf(w, M));
   const next = new Array(S).fill(0); // per worker: index into its micro-batches
@@ -176,7 +178,7 @@ function runSchedule(workers, pipeline, inputs, schedule, onFinish) {
           if (x.accState.has(a.buffer)) parts.set(a.out, [...(parts.get(a.out) || []), x.accState.get(a.buffer)]);
       // simulateSchedule's stand-in outputs are not tensors: nothing to add.
       for (const [out, ts] of parts) gradients[out] = ts.every((t) => t && t.dims) ? sumTensors(out, ts) : ts[0];
-      return gradients;
+      return gatherGradients(pipeline, gradients, bufferOut);
     };
     const pump = () => {
       if (failed) return;

@@ -19,8 +19,13 @@
 // data-parallel replica's accumulated gradients listed as
 // "reduced_gradients"; the layers the plan recomputes are rewritten first
 // (PiperRecompute.h, seed 001's rewrite): their forward runs again in the
-// backward model. A tensor-parallel stage of a training graph is a usage
-// error (its sharded weight gradients are not written). -o writes the
+// backward model. A tensor-parallel stage of a training graph has its
+// forward cut as above and its backward split: the nodes reading a shard's
+// own tensors (activations, sliced parameters) per shard, the rest whole,
+// a column layer's input gradient all-reduced; the sliced parameters and
+// gradient buffers (graph inputs in ORT's graphs) are listed for the
+// runner to cut and to concatenate (docs/output-format.md §4c). Its
+// replicas, recomputation and -o annotations are usage errors. -o writes the
 // model (recomputation rewritten) with the plan in ONNX IR 11's
 // multi-device annotations.
 //

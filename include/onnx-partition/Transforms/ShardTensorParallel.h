@@ -23,6 +23,15 @@
 // Concats; anything else is an error naming the node. Every other node of
 // the piece is copied whole (each shard computes it; shard 0 provides its
 // outputs).
+// A training graph in ONNX Runtime's conventions keeps its parameters as
+// graph inputs: such a weight (or column bias) is not sliced here but read
+// under shardName(W, k, t), a graph input the runner slices from the full
+// tensor (parameterAxes gives the axis); a row Gemm's bias input is
+// dropped from shards k > 0. ShardRequest::perShard renames the tensors
+// each shard holds its own of (activations passed from a forward shard to
+// the backward one, the sliced gradients and their accumulation buffers),
+// ShardRequest::partials the backward's partial sums (a column layer's
+// input gradient, Megatron-LM §3: f's backward is an all-reduce).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ONNXP_TRANSFORMS_SHARDTENSORPARALLEL_H
@@ -34,6 +43,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,12 +59,24 @@ struct ShardBlock {
 
 /// What one shard model holds and exposes.
 struct ShardRequest {
-  std::vector<int> nodes;            ///< the piece's nodes (graph order)
-  const ShardBlock *block = nullptr; ///< null: no split (T must be 1)
-  int degree = 1, shard = 0;         ///< t and k
-  std::vector<std::string> inputs;   ///< graph inputs of the shard model
-  std::vector<std::string> outputs;  ///< outputs, the row output included (renamed)
+  std::vector<int> nodes;                ///< the piece's nodes (graph order)
+  const ShardBlock *block = nullptr;     ///< null: no split (T must be 1)
+  int degree = 1, shard = 0;             ///< t and k
+  std::vector<std::string> inputs;       ///< graph inputs of the shard model
+  std::vector<std::string> outputs;      ///< outputs, the row output included (renamed)
+  std::set<std::string> perShard;        ///< tensors renamed shardName(T, shard, degree) (training)
+  std::set<std::string> partials;        ///< outputs renamed partialName(T, shard) besides the row's
+  std::map<std::string, int> slicedAxes; ///< perShard graph inputs sliced along an axis (typed so)
 };
+
+/// The name shard K of T holds its own T under.
+std::string shardName(const std::string &T, int K, int Degree);
+
+/// The parameters of block B that are graph inputs of G (not initializers),
+/// each with the axis a shard keeps a slice of: a column weight's output
+/// axis and its Gemm bias, a row weight's input axis. A fused column
+/// projection (fusedOutputs > 1) with such a weight is an error.
+Expected<std::map<std::string, int>> parameterAxes(const onnx::GraphProto &G, const ShardBlock &B);
 
 /// How many tensors column projection V of B fuses in its output: the
 /// outputs of the Split among B's split nodes its output reaches through

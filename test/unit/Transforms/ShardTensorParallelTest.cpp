@@ -146,4 +146,84 @@ TEST(ShardTensorParallel, AWidthThatDoesNotSplitIsOneError) {
   EXPECT_NE(S.takeError().message().find("does not split 4 ways"), std::string::npos);
 }
 
+/// mlp() with its parameters as typed graph inputs, as ONNX Runtime's
+/// training graphs keep them.
+onnx::ModelProto mlpWithParameterInputs() {
+  onnx::ModelProto M = mlp();
+  onnx::GraphProto &G = *M.mutable_graph();
+  for (const onnx::TensorProto &T : G.initializer()) {
+    onnx::ValueInfoProto *V = G.add_input();
+    V->set_name(T.name());
+    V->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t D : T.dims())
+      V->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(D);
+  }
+  G.clear_initializer();
+  return M;
+}
+
+// Issue 34 item 3, training graphs: a parameter that is a graph input is
+// read under its shard name with the slice's shape (the runner cuts it),
+// the row Gemm's bias is dropped from shard 1, the activation each shard
+// holds its own of is renamed, and a backward partial sum is named so.
+TEST(ShardTensorParallel, ParameterInputsAreReadAsSlicesUnderShardNames) {
+  const onnx::ModelProto M = mlpWithParameterInputs();
+  ShardBlock B;
+  B.column = {0};
+  B.row = 2;
+  B.sharded = {0, 1, 2};
+  Expected<std::map<std::string, int>> Axes = parameterAxes(M.graph(), B);
+  ASSERT_EXPECTED(Axes);
+  // Wc is [out, in] under transB, Wr [in, out]: both keep hidden rows.
+  EXPECT_EQ(*Axes, (std::map<std::string, int>{{"Wc", 0}, {"bc", 0}, {"Wr", 0}}));
+  std::map<std::string, onnx::TypeProto> Types;
+  for (const onnx::ValueInfoProto &V : M.graph().input()) Types[V.name()] = V.type();
+  for (const char *Name : {"X", "Y", "A"})
+    Types[Name].mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int K = 0; K < 2; ++K) {
+    ShardRequest R;
+    R.nodes = {0, 1, 2};
+    R.block = &B;
+    R.degree = 2;
+    R.shard = K;
+    R.inputs = {"X", "Wc", "bc", "Wr", "br"};
+    R.outputs = {"A", "Y"};
+    R.slicedAxes = *Axes;
+    R.perShard = {"Wc", "bc", "Wr", "A"};
+    Expected<onnx::ModelProto> SE = shardModel(M, R, Types);
+    ASSERT_EXPECTED(SE);
+    const onnx::GraphProto &G = SE->graph();
+    EXPECT_EQ(G.initializer_size(), 0);
+    ASSERT_EQ(G.input_size(), 5);
+    EXPECT_EQ(G.input(1).name(), shardName("Wc", K, 2));
+    EXPECT_EQ(G.input(1).type().tensor_type().shape().dim(0).dim_value(), kHidden / 2);
+    EXPECT_EQ(G.input(1).type().tensor_type().shape().dim(1).dim_value(), kIn);
+    EXPECT_EQ(G.node(0).input(1), "Wc.tp" + std::to_string(K) + "of2");
+    EXPECT_EQ(G.node(1).output(0), shardName("A", K, 2));
+    EXPECT_EQ(G.output(0).name(), shardName("A", K, 2));
+    EXPECT_FALSE(G.output(0).type().tensor_type().has_shape()) << "an activation's split axis is not tracked";
+    EXPECT_EQ(G.node(2).input(0), shardName("A", K, 2));
+    EXPECT_EQ(G.node(2).input_size(), K == 0 ? 3 : 2) << "the row bias is added by shard 0 only";
+    EXPECT_EQ(G.node(2).output(0), partialName("Y", K));
+  }
+}
+
+TEST(ShardTensorParallel, BackwardPartialsAreRenamed) {
+  const onnx::ModelProto M = mlpWithParameterInputs();
+  ShardBlock B;
+  B.column = {0};
+  B.row = 2;
+  B.sharded = {0, 1, 2};
+  ShardRequest R;
+  R.nodes = {1};
+  R.block = &B;
+  R.degree = 2;
+  R.shard = 1;
+  R.slicedAxes = {{"Wc", 0}, {"bc", 0}, {"Wr", 0}};
+  R.partials = {"A"}; // as if the Relu made a column layer's input gradient
+  Expected<onnx::ModelProto> S = shardModel(M, R, {});
+  ASSERT_EXPECTED(S);
+  EXPECT_EQ(S->graph().node(0).output(0), partialName("A", 1));
+}
+
 } // namespace
