@@ -9,7 +9,6 @@
 #include "onnx-partition/Partition/ScheduleCutSearch.h"
 #include "onnx-partition/Partition/eval/FinalizePlan.h"
 #include "onnx-partition/Partition/eval/IterationObjective.h"
-#include "onnx-partition/Partition/eval/PlanValidator.h"
 
 #include <optional>
 #include <string>
@@ -26,12 +25,7 @@ struct ScheduleCutChoice {
 /// The schedules --schedule O asks for: the named one, or every one (auto).
 std::vector<PipelineScheduleKind> schedulesOf(const OutputOptions &O) {
   if (O.schedule != PipelineScheduleKind::Auto) return {O.schedule};
-  std::vector<PipelineScheduleKind> All;
-  for (const std::string &Name : pipelineScheduleNames()) {
-    const PipelineScheduleKind K = *parsePipelineSchedule(Name);
-    if (K != PipelineScheduleKind::Auto && K != PipelineScheduleKind::None) All.push_back(K);
-  }
-  return All;
+  return namedPipelineSchedules();
 }
 
 /// "0|1 +12, 3|4 -5": the nodes each boundary moved (+: to the later stage).
@@ -63,11 +57,7 @@ Error onnxp::chooseScheduleCut(PassContext &Ctx, const OutputOptions &O) {
   for (PipelineScheduleKind K : schedulesOf(O)) {
     OutputOptions As = O;
     As.schedule = K;
-    auto Fits = [&](const Plan &Cut) {
-      Plan Copy = Cut;
-      Copy.pipelineSchedule = K;
-      return validatePlan(Ctx.graph, Ctx.platform, Copy);
-    };
+    auto Fits = [&](const Plan &Cut) { return scheduleFits(Ctx, Cut, K); };
     if (Fits(Start)) continue; // the schedule does not fit the planner's cut: priced (and refused) later
     Expected<StagedSchedulePrice> OnStart = PriceOn(Start, As);
     if (!OnStart) {

@@ -181,9 +181,8 @@ Expected<StagedSchedulePrice> autoSchedule(PriceFn Price, FitsFn Fits, PipelineS
   const bool Fixed = Chosen != PipelineScheduleKind::None && Chosen != PipelineScheduleKind::Auto;
   std::optional<StagedSchedulePrice> Best;
   std::string Tried;
-  for (const std::string &Name : pipelineScheduleNames()) {
-    const PipelineScheduleKind K = *parsePipelineSchedule(Name);
-    if (K == PipelineScheduleKind::Auto) continue;
+  for (PipelineScheduleKind K : namedPipelineSchedules()) {
+    const std::string Name = pipelineScheduleName(K);
     Error Fit = Fits(K);
     if (Fit) {
       Tried += "; " + Name + ": " + Fit.message();
@@ -268,11 +267,7 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
     }
     return R;
   };
-  auto Fits = [&](PipelineScheduleKind K) {
-    Plan Copy = Pl;
-    Copy.pipelineSchedule = K;
-    return validatePlan(Ctx.graph, Ctx.platform, Copy);
-  };
+  auto Fits = [&](PipelineScheduleKind K) { return scheduleFits(Ctx, Pl, K); };
   if (O.schedule == PipelineScheduleKind::Auto && Trace)
     return makeUsageError("--schedule auto: --trace needs a named schedule");
   Expected<StagedSchedulePrice> R = O.schedule == PipelineScheduleKind::Auto
@@ -305,6 +300,21 @@ Expected<StagedSchedulePrice> onnxp::scheduleGraphPlan(const PassContext &Ctx, c
     R->peakMemory = std::max(R->peakMemory, M.peak);
   }
   return R;
+}
+
+std::vector<PipelineScheduleKind> onnxp::namedPipelineSchedules() {
+  std::vector<PipelineScheduleKind> Named;
+  for (const std::string &Name : pipelineScheduleNames()) {
+    const PipelineScheduleKind K = *parsePipelineSchedule(Name);
+    if (K != PipelineScheduleKind::Auto && K != PipelineScheduleKind::None) Named.push_back(K);
+  }
+  return Named;
+}
+
+Error onnxp::scheduleFits(const PassContext &Ctx, const Plan &Pl, PipelineScheduleKind K) {
+  Plan Copy = Pl;
+  Copy.pipelineSchedule = K;
+  return validatePlan(Ctx.graph, Ctx.platform, Copy);
 }
 
 Expected<StagedSchedulePrice> onnxp::scheduleChainPlan(const Chain &C, const Platform &P,

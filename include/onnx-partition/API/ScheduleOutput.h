@@ -17,11 +17,19 @@
 #include "onnx-partition/Partition/StagedSchedule.h"
 #include "onnx-partition/Pass/PassContext.h"
 
+#include <vector>
+
 namespace onnxp {
 
 /// The plan of Ctx (made on its cost graph) under O.schedule.
 Expected<StagedSchedulePrice> scheduleGraphPlan(const PassContext &Ctx, const OutputOptions &O,
                                                 ChromeTrace *Trace = nullptr);
+/// Every schedule --schedule auto weighs, in PipelineScheduleKind's order
+/// (the named kinds, not auto).
+std::vector<PipelineScheduleKind> namedPipelineSchedules();
+/// Whether Pl (a plan of Ctx's graph) fits in memory under K: the plan
+/// validator with K's own in-flight micro-batches.
+Error scheduleFits(const PassContext &Ctx, const Plan &Pl, PipelineScheduleKind K);
 /// A block-indexed plan of chain C under O.schedule.
 Expected<StagedSchedulePrice> scheduleChainPlan(const Chain &C, const Platform &P, const Plan &BlockPlan,
                                                 const OutputOptions &O, ChromeTrace *Trace = nullptr);
